@@ -1,0 +1,169 @@
+"""Feature binning: raw values to uint8 codes (pure NumPy; used inside Spark tasks and in tests).
+
+Sketch
+------
+Trees see every feature as codes 0..254 plus 255 for missing:
+
+* numeric, at most 255 distinct values: lossless, one code per distinct value (sorted); the split
+  "code <= b" is reported with the threshold halfway between the b-th and (b+1)-th value, as
+  scikit-learn does;
+* numeric, more distinct values: the cut points are up to 254 quantiles of the column (exact quantiles of
+  a hash-selected sample, see :mod:`spark_fr.data.encode`); code b holds ``cut[b-1] < x <= cut[b]`` and
+  the threshold of "code <= b" is ``cut[b]``;
+* nominal: code = index of the category in the feature's domain (at most 255 categories; the rarest
+  ones beyond 254 share the last code, named ``__other__``).
+
+:class:`FeatureBins` holds, per feature, the cut points, the value range of each bin (``lower``/``upper``,
+used by the extra-trees splitter) and the reporting thresholds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+MISSING_CODE = 255
+MAX_BINS = 255
+OTHER_CATEGORY = "__other__"
+
+
+@dataclass
+class FeatureBins:
+    """Binning of one feature.
+
+    Attributes
+    ----------
+    name : str
+    nominal : bool
+    cuts : ndarray
+        Numeric: sorted cut points (length = number of bins - 1). Nominal: empty.
+    categories : list of str or None
+        Nominal: the category of each code.
+    lower, upper : ndarray
+        Smallest / largest value of each numeric bin.
+    thresholds : ndarray
+        Raw threshold reported for the test "code <= b".
+    lossless : bool
+        Numeric: one code per distinct value.
+    """
+
+    name: str
+    nominal: bool
+    cuts: np.ndarray
+    categories: list | None
+    lower: np.ndarray
+    upper: np.ndarray
+    thresholds: np.ndarray
+    lossless: bool
+
+    @property
+    def n_bins(self) -> int:
+        return len(self.categories) if self.nominal else len(self.cuts) + 1
+
+    def encode(self, values) -> np.ndarray:
+        """Codes (uint8) of raw values: floats (NaN = missing) for numeric, category indices for nominal.
+
+        Parameters
+        ----------
+        values : ndarray
+            Numeric features: float64 values. Nominal features: float64 category indices (NaN missing).
+        """
+        v = np.asarray(values, dtype=np.float64)
+        missing = np.isnan(v)
+        if self.nominal:
+            codes = np.where(missing, MISSING_CODE, np.minimum(np.nan_to_num(v), MAX_BINS - 1))
+            return codes.astype(np.uint8)
+        codes = np.searchsorted(self.cuts, v, side="left")
+        codes[missing] = MISSING_CODE
+        return codes.astype(np.uint8)
+
+
+def numeric_bins(name: str, distinct: np.ndarray | None, quantile_cuts: np.ndarray | None,
+                 vmin: float, vmax: float) -> FeatureBins:
+    """Binning of a numeric feature from its distinct values (if few) or its quantile cut points.
+
+    Parameters
+    ----------
+    name : str
+    distinct : ndarray or None
+        All distinct non-missing values, when there are at most 255 of them.
+    quantile_cuts : ndarray or None
+        Candidate cut points (quantiles) otherwise.
+    vmin, vmax : float
+        Minimum and maximum of the known values (NaN when the column is all missing).
+
+    Returns
+    -------
+    FeatureBins
+    """
+    if distinct is not None:
+        v = np.unique(np.asarray(distinct, dtype=np.float64))
+        if v.size == 0:
+            v = np.zeros(1)
+        cuts = v[:-1]
+        thresholds = np.r_[(v[:-1] + v[1:]) / 2.0, np.inf]
+        return FeatureBins(name, False, cuts, None, v.copy(), v.copy(), thresholds, True)
+    cuts = np.unique(np.asarray(quantile_cuts, dtype=np.float64))
+    cuts = cuts[(cuts < vmax)]
+    if cuts.size > MAX_BINS - 1:
+        idx = np.linspace(0, cuts.size - 1, MAX_BINS - 1).round().astype(int)
+        cuts = np.unique(cuts[idx])
+    lower = np.r_[vmin, cuts]
+    upper = np.r_[cuts, vmax]
+    thresholds = np.r_[cuts, np.inf]
+    return FeatureBins(name, False, cuts, None, lower, upper, thresholds, False)
+
+
+def nominal_bins(name: str, categories: list) -> FeatureBins:
+    """Binning of a nominal feature with the given categories (code = position; at most 255)."""
+    cats = list(categories)[:MAX_BINS]
+    nan = np.full(max(len(cats), 1), np.nan)
+    return FeatureBins(name, True, np.empty(0), cats, nan, nan, nan, True)
+
+
+def fit_bins(values: np.ndarray, name: str = "x", nominal: bool = False, categories=None,
+             max_bins: int = MAX_BINS) -> FeatureBins:
+    """Binning of one column held in memory (tests and small local data).
+
+    Parameters
+    ----------
+    values : ndarray
+        Numeric values (NaN = missing), or category indices for a nominal feature.
+    name : str
+    nominal : bool
+    categories : list of str, optional
+        Nominal domain (default: the observed indices as strings).
+    max_bins : int
+        At most this many numeric bins.
+
+    Returns
+    -------
+    FeatureBins
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if nominal:
+        if categories is None:
+            k = int(np.nanmax(v)) + 1 if np.any(~np.isnan(v)) else 1
+            categories = [str(i) for i in range(k)]
+        return nominal_bins(name, categories)
+    known = v[~np.isnan(v)]
+    distinct = np.unique(known)
+    if distinct.size <= max_bins:
+        return numeric_bins(name, distinct, None, np.nan, np.nan)
+    q = np.quantile(known, np.arange(1, max_bins) / max_bins, method="inverted_cdf")
+    return numeric_bins(name, None, q, float(known.min()), float(known.max()))
+
+
+def stack_bins(bins: list) -> tuple:
+    """(lower, upper, thresholds) as (D, 255) float64 arrays, NaN-padded, for the kernels."""
+    D = len(bins)
+    lower = np.full((D, MAX_BINS), np.nan)
+    upper = np.full((D, MAX_BINS), np.nan)
+    thr = np.full((D, MAX_BINS), np.nan)
+    for f, b in enumerate(bins):
+        if not b.nominal:
+            k = min(len(b.lower), MAX_BINS)
+            lower[f, :k] = b.lower[:k]
+            upper[f, :k] = b.upper[:k]
+            thr[f, :k] = b.thresholds[:k]
+    return lower, upper, thr

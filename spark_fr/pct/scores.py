@@ -1,0 +1,119 @@
+"""Per-tree feature-importance scores: Symbolic, Genie3 and the Random-Forest (OOB permutation) score.
+
+Sketch
+------
+For one tree T grown on a bag with weights w (|E_train| = n rows):
+
+* Symbolic: ``sum_{N in T(x_i)} |E(N)| / n`` (default), or ``sum w_s^depth(N)`` with a weight w_s.
+* Genie3: ``sum_{N in T(x_i)} h*(N)`` (canonical form: h* already scales with |E(N)|). Per target, the
+  reductions of the target's clustering columns, scaled by the task's ``per_target_scale``.
+* RF score: on the out-of-bag rows (weight 0), ``(Err(OOB with x_i permuted) - Err(OOB)) / Err(OOB)``,
+  one permutation per tree and feature; features the tree does not use score 0 (permuting them changes
+  nothing). Per target, the same with the target's own error. A zero OOB error is replaced by the task's
+  error floor (one unit mistake), so the score stays finite.
+
+The ensemble score is the mean of the per-tree scores over all trees (see :mod:`spark_fr.ensemble`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .grow import permutation
+from .tree import Tree, leaf_prototypes
+from .rng import tree_seed
+
+
+def symbolic(tree: Tree, n_features: int, n_rows: int, weight: float | None = None) -> np.ndarray:
+    """Symbolic score of every feature in one tree.
+
+    Parameters
+    ----------
+    tree : Tree
+    n_features : int
+    n_rows : int
+        |E_train|.
+    weight : float, optional
+        If given, use ``weight ** depth`` per node instead of ``|E(N)| / |E_train|``.
+
+    Returns
+    -------
+    ndarray (n_features,)
+    """
+    nodes = tree.internal
+    if weight is None:
+        vals = tree.weight[nodes] / float(n_rows)
+    else:
+        vals = float(weight) ** tree.depth[nodes].astype(np.float64)
+    return np.bincount(tree.feature[nodes], weights=vals, minlength=n_features).astype(np.float64)
+
+
+def genie3(tree: Tree, n_features: int) -> np.ndarray:
+    """Genie3 score (sum of h*(N) over the nodes testing each feature) of one tree."""
+    nodes = tree.internal
+    return np.bincount(tree.feature[nodes], weights=tree.gain[nodes], minlength=n_features).astype(np.float64)
+
+
+def genie3_per_target(tree: Tree, column_target: np.ndarray, per_target_scale: np.ndarray) -> np.ndarray:
+    """Per-target Genie3 (T, D) from the per-column reductions tracked while growing."""
+    T = per_target_scale.shape[0]
+    D = tree.column_gain.shape[0]
+    out = np.zeros((T, D))
+    for k, t in enumerate(column_target):
+        out[t] += tree.column_gain[:, k]
+    return out * per_target_scale[:, None]
+
+
+def permutation_scores(tree: Tree, X: np.ndarray, Y: np.ndarray, proto_columns: np.ndarray,
+                       weights: np.ndarray, task, seed: int, per_target: bool = False):
+    """Random-Forest score of one tree: relative error increase on the OOB rows when a feature is permuted.
+
+    Parameters
+    ----------
+    tree : Tree
+    X : ndarray of uint8 (D, n)
+    Y : ndarray (n, T)
+        Raw targets.
+    proto_columns : ndarray (n, P)
+        The task's prototype columns for all rows.
+    weights : ndarray (n,)
+        Bootstrap counts used for the tree (0 = out of bag).
+    task : FittedTask
+    seed : int
+        Tree seed; permutation of feature f uses ``tree_seed(seed, f, stream=2)``.
+    per_target : bool
+        Also return per-target scores.
+
+    Returns
+    -------
+    joint : ndarray (D,)
+    per_target : ndarray (T, D) or None
+    """
+    D = X.shape[0]
+    T = Y.shape[1]
+    joint = np.zeros(D)
+    per_t = np.zeros((T, D)) if per_target else None
+    oob = np.flatnonzero(weights == 0)
+    if oob.size < 2:
+        return joint, per_t
+    proto = leaf_prototypes(tree, proto_columns, weights, task.default_prototype())
+    y_oob = Y[oob]
+    base_t = task.target_errors(y_oob, task.predict(proto[tree.apply(X, oob)]))
+    base = _mean_known(base_t)
+    if np.isnan(base):
+        return joint, per_t
+    floor = task.error_floor(oob.size, T)
+    floor_t = task.error_floor(oob.size, 1)
+    for f in np.unique(tree.feature[tree.internal]):
+        perm = permutation(np.uint64(tree_seed(seed, int(f), stream=2)), oob.size)
+        leaves = tree.apply_permuted(X, oob, oob[perm], int(f))
+        err_t = task.target_errors(y_oob, task.predict(proto[leaves]))
+        joint[f] = (_mean_known(err_t) - base) / max(base, floor)
+        if per_target:
+            with np.errstate(invalid="ignore"):
+                per_t[:, f] = np.nan_to_num((err_t - base_t) / np.maximum(base_t, floor_t))
+    return joint, per_t
+
+
+def _mean_known(e: np.ndarray) -> float:
+    e = e[~np.isnan(e)]
+    return float(e.mean()) if e.size else float("nan")

@@ -1,0 +1,149 @@
+"""A grown PCT as plain arrays, with leaf prototypes and prediction (NumPy around the numba kernels).
+
+Sketch
+------
+:func:`grow` calls the numba grower (:func:`spark_fr.pct.grow.grow_tree`) on the in-bag rows and wraps the
+node arrays in a :class:`Tree`. :func:`leaf_prototypes` averages the task's prototype columns over the
+in-bag rows of every leaf (weighted by the bootstrap counts; a leaf without a known value in a column
+takes the training prototype). :meth:`Tree.apply` sends rows down the tree; predictions are the task's
+prediction from the leaf prototypes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .grow import SPLITTER_BEST, SPLITTER_RANDOM, apply_tree, apply_tree_permuted, grow_tree
+
+SPLITTERS = {"best": SPLITTER_BEST, "random": SPLITTER_RANDOM}
+
+
+@dataclass
+class Tree:
+    """Node arrays of one tree (index 0 is the root; ``feature < 0`` marks a leaf).
+
+    Attributes
+    ----------
+    feature, threshold, missing_left, mask, left, right : ndarray
+        The test of each internal node: numeric ``code <= threshold``, nominal ``code in mask``; missing
+        values go left when ``missing_left``.
+    weight : ndarray
+        |E(N)|: total (bootstrap-weighted) number of training rows reaching the node.
+    depth : ndarray
+        Node depth (root = 0).
+    gain : ndarray
+        h*(N), the impurity reduction of the node's test (0 for leaves).
+    leaf_of_row : ndarray
+        Leaf of every in-bag training row (-1 for the others).
+    column_gain : ndarray
+        (D, K) summed reductions per feature and clustering column (if tracked).
+    """
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    missing_left: np.ndarray
+    mask: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    weight: np.ndarray
+    depth: np.ndarray
+    gain: np.ndarray
+    leaf_of_row: np.ndarray
+    column_gain: np.ndarray
+    nominal: np.ndarray
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def internal(self) -> np.ndarray:
+        """Indices of the internal (split) nodes."""
+        return np.flatnonzero(self.feature >= 0)
+
+    def apply(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Leaf index of each of ``rows`` (columns of the code matrix ``X``)."""
+        return apply_tree(X, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
+                          self.missing_left, self.mask, self.left, self.right, self.nominal)
+
+    def apply_permuted(self, X: np.ndarray, rows: np.ndarray, perm_rows: np.ndarray, feature: int):
+        """Leaf of each row when feature ``feature`` takes the value of the row ``perm_rows[i]``."""
+        return apply_tree_permuted(X, np.asarray(rows, dtype=np.int64), np.asarray(perm_rows, dtype=np.int64),
+                                   int(feature), self.feature, self.threshold, self.missing_left, self.mask,
+                                   self.left, self.right, self.nominal)
+
+
+def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, max_features=None,
+         splitter="best", track_columns=False, seed=0) -> Tree:
+    """Grow one PCT on the rows with positive weight.
+
+    Parameters
+    ----------
+    X : ndarray of uint8, shape (D, n)
+        Feature codes (255 = missing).
+    nominal : ndarray of bool, shape (D,)
+    lower, upper : ndarray of float64, shape (D, 255)
+        Value range of each numeric bin (extra-trees thresholds).
+    Z : ndarray of float64, shape (n, K)
+        Clustering matrix from the task.
+    weights : ndarray of float64, shape (n,)
+        Row weights (bootstrap counts).
+    min_leaf : float
+        Minimal (weighted) number of examples in a leaf.
+    max_depth : int
+        Maximal depth; negative for unlimited.
+    max_features : int, optional
+        Non-constant features evaluated per node (None = all).
+    splitter : {'best', 'random'}
+        Best threshold per feature, or one random threshold per feature (extra trees).
+    track_columns : bool
+        Keep per-feature, per-column reductions (for per-target Genie3).
+    seed : int
+        64-bit tree seed.
+
+    Returns
+    -------
+    Tree
+    """
+    D = X.shape[0]
+    w = np.ascontiguousarray(weights, dtype=np.float64)
+    rows = np.flatnonzero(w > 0).astype(np.int64)
+    mf = D if max_features is None else int(max_features)
+    out = grow_tree(X, nominal, lower, upper, Z, w, rows, float(min_leaf), int(max_depth), mf,
+                    SPLITTERS[splitter], bool(track_columns), np.uint64(seed))
+    n = out[0]
+    (feature, threshold, missing_left, mask, left, right, weight, depth, gain) = (a[:n] for a in out[1:10])
+    return Tree(feature, threshold, missing_left, mask, left, right, weight, depth, gain, out[10], out[11],
+                nominal)
+
+
+def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, default: np.ndarray) -> np.ndarray:
+    """Weighted mean of the prototype columns over the in-bag rows of each node (rows = nodes).
+
+    Parameters
+    ----------
+    tree : Tree
+    columns : ndarray (n, P)
+        Prototype columns of all rows (NaN = missing).
+    weights : ndarray (n,)
+        Bootstrap counts used to grow the tree.
+    default : ndarray (P,)
+        Prototype used where a leaf has no known value.
+
+    Returns
+    -------
+    ndarray (n_nodes, P)
+    """
+    rows = np.flatnonzero(tree.leaf_of_row >= 0)
+    leaf = tree.leaf_of_row[rows]
+    w = weights[rows]
+    vals = columns[rows]
+    known = ~np.isnan(vals)
+    wk = np.where(known, w[:, None], 0.0)
+    num = np.zeros((tree.n_nodes, columns.shape[1]))
+    den = np.zeros((tree.n_nodes, columns.shape[1]))
+    np.add.at(num, leaf, np.where(known, vals, 0.0) * wk)
+    np.add.at(den, leaf, wk)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), default[None, :])
