@@ -137,21 +137,32 @@ class FittedTask:
             return (prototypes >= 0.5).astype(np.float64)
         return prototypes
 
-    def target_errors(self, Y: np.ndarray, pred: np.ndarray) -> np.ndarray:
-        """Per-target errors (T,) of predictions on rows with known targets (NaN when none is known)."""
+    def elementwise_errors(self, Y: np.ndarray, pred: np.ndarray) -> np.ndarray:
+        """Error of every (row, target) pair: squared error (regression, MTR) or 0/1 mistake; 0 if unknown."""
         Y = np.asarray(Y, dtype=np.float64)
         known = ~np.isnan(Y)
         if self.name in ("regression", "mtr"):
-            sq = np.where(known, (Y - pred) ** 2, 0.0)
-            cnt = known.sum(axis=0)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mse = sq.sum(axis=0) / cnt
-                return np.where(self.train_variance > 0, mse / np.where(self.train_variance > 0,
-                                                                       self.train_variance, 1.0), 0.0)
-        wrong = np.where(known, Y != pred, False)
-        cnt = known.sum(axis=0)
+            return np.where(known, (Y - pred) ** 2, 0.0)
+        return np.where(known, Y != pred, False).astype(np.float64)
+
+    def errors_from_sums(self, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Per-target errors from summed elementwise errors and counts of known values (NaN if none)."""
         with np.errstate(invalid="ignore", divide="ignore"):
-            return wrong.sum(axis=0) / cnt
+            mean = np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
+        if self.name in ("regression", "mtr"):
+            var = self.train_variance
+            return np.where(var > 0, mean / np.where(var > 0, var, 1.0), 0.0)
+        return mean
+
+    def target_errors(self, Y: np.ndarray, pred: np.ndarray) -> np.ndarray:
+        """Per-target errors (T,) of predictions on rows with known targets (NaN when none is known).
+
+        Relative MSE ``MSE_j / Var(E_train, y_j)`` for regression and MTR, the error rate of the class or
+        of each label otherwise.
+        """
+        e = self.elementwise_errors(Y, pred)
+        counts = (~np.isnan(np.asarray(Y, dtype=np.float64))).sum(axis=0)
+        return self.errors_from_sums(e.sum(axis=0), counts)
 
     def error(self, Y: np.ndarray, pred: np.ndarray) -> float:
         """Task error: the mean of the per-target errors over targets with known values."""

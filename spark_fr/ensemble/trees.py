@@ -34,6 +34,9 @@ class TreeData:
     Attributes
     ----------
     codes : uint8 (D, n)
+        Column-major codes (the grower scans one feature at a time).
+    codes_rows : uint8 (n, D) or None
+        Row-major copy (prediction walks one row at a time); needed by the RF score only.
     nominal : bool (D,)
     lower, upper : float64 (D, 255)
     Z : float64 (n, K)
@@ -55,6 +58,13 @@ class TreeData:
     proto: np.ndarray
     row_keys: np.ndarray
     task: object
+    codes_rows: np.ndarray | None = None
+
+    def with_row_major(self) -> "TreeData":
+        """Add the row-major code matrix (for the RF score) if it is missing."""
+        if self.codes_rows is None:
+            self.codes_rows = np.ascontiguousarray(self.codes.T)
+        return self
 
     @property
     def n_features(self) -> int:
@@ -98,7 +108,7 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
                                                                  data.task.per_target_scale)
     if "rf" in scores:
         per_target = params.per_target and data.Y.shape[1] > 1
-        joint, per_t = pct_scores.permutation_scores(tree, data.codes, data.Y, data.proto, weights,
+        joint, per_t = pct_scores.permutation_scores(tree, data.with_row_major().codes_rows, data.Y, data.proto, weights,
                                                      data.task, seed, per_target)
         out["rf"] = joint
         if per_target:

@@ -661,25 +661,33 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
             leaf_of_row, column_gain)
 
 
+@njit(cache=True, inline="always")
+def _next_node(node, code, nominal_f, threshold, missing_left, mask, left, right):
+    if code == MISSING:
+        go_left = missing_left[node]
+    elif nominal_f:
+        go_left = (mask[node, code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
+    else:
+        go_left = code <= threshold[node]
+    return left[node] if go_left else right[node]
+
+
 @njit(cache=True)
-def apply_tree(X, rows, feature, threshold, missing_left, mask, left, right, nominal):
-    """Leaf reached by each row of ``rows``."""
+def apply_tree(XR, rows, feature, threshold, missing_left, mask, left, right, nominal):
+    """Leaf reached by each row of ``rows``; ``XR`` is the row-major code matrix (n, D)."""
     out = np.empty(rows.shape[0], np.int32)
     for i in range(rows.shape[0]):
         r = rows[i]
         node = 0
         while feature[node] >= 0:
             f = feature[node]
-            if _goes_left(X[f, r], nominal[f], threshold[node], mask[node], missing_left[node]):
-                node = left[node]
-            else:
-                node = right[node]
+            node = _next_node(node, XR[r, f], nominal[f], threshold, missing_left, mask, left, right)
         out[i] = node
     return out
 
 
 @njit(cache=True)
-def apply_tree_permuted(X, rows, perm_rows, pf, feature, threshold, missing_left, mask, left, right, nominal):
+def apply_tree_permuted(XR, rows, perm_rows, pf, feature, threshold, missing_left, mask, left, right, nominal):
     """Leaf reached by each row when feature ``pf`` takes the value of row ``perm_rows[i]`` instead."""
     out = np.empty(rows.shape[0], np.int32)
     for i in range(rows.shape[0]):
@@ -687,13 +695,54 @@ def apply_tree_permuted(X, rows, perm_rows, pf, feature, threshold, missing_left
         node = 0
         while feature[node] >= 0:
             f = feature[node]
-            code = X[f, perm_rows[i]] if f == pf else X[f, r]
-            if _goes_left(code, nominal[f], threshold[node], mask[node], missing_left[node]):
-                node = left[node]
-            else:
-                node = right[node]
+            code = XR[perm_rows[i], f] if f == pf else XR[r, f]
+            node = _next_node(node, code, nominal[f], threshold, missing_left, mask, left, right)
         out[i] = node
     return out
+
+
+@njit(cache=True)
+def rows_by_path_feature(XR, rows, feature, threshold, missing_left, mask, left, right, nominal, n_features):
+    """For every feature, the positions (in ``rows``) of the rows whose path tests that feature.
+
+    Permuting feature f can only change the leaf of these rows, so the permutation score re-routes them
+    alone. Returns CSR arrays (indptr (D+1,), positions) and the unpermuted leaf of every row.
+    """
+    m = rows.shape[0]
+    seen = np.full(n_features, -1, np.int64)
+    counts = np.zeros(n_features + 1, np.int64)
+    pair_f = np.empty(16 * m + 16, np.int64)
+    pair_i = np.empty(16 * m + 16, np.int64)
+    n_pairs = 0
+    leaves = np.empty(m, np.int32)
+    for i in range(m):
+        r = rows[i]
+        node = 0
+        while feature[node] >= 0:
+            f = feature[node]
+            if seen[f] != i:
+                seen[f] = i
+                if n_pairs == pair_f.shape[0]:
+                    pf2 = np.empty(2 * n_pairs, np.int64)
+                    pi2 = np.empty(2 * n_pairs, np.int64)
+                    pf2[:n_pairs] = pair_f
+                    pi2[:n_pairs] = pair_i
+                    pair_f = pf2
+                    pair_i = pi2
+                pair_f[n_pairs] = f
+                pair_i[n_pairs] = i
+                n_pairs += 1
+                counts[f + 1] += 1
+            node = _next_node(node, XR[r, f], nominal[f], threshold, missing_left, mask, left, right)
+        leaves[i] = node
+    indptr = np.cumsum(counts)
+    fill = indptr[:-1].copy()
+    positions = np.empty(n_pairs, np.int64)
+    for p in range(n_pairs):
+        f = pair_f[p]
+        positions[fill[f]] = pair_i[p]
+        fill[f] += 1
+    return indptr, positions, leaves
 
 
 @njit(cache=True)

@@ -63,14 +63,19 @@ def genie3_per_target(tree: Tree, column_target: np.ndarray, per_target_scale: n
     return out * per_target_scale[:, None]
 
 
-def permutation_scores(tree: Tree, X: np.ndarray, Y: np.ndarray, proto_columns: np.ndarray,
+def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns: np.ndarray,
                        weights: np.ndarray, task, seed: int, per_target: bool = False):
     """Random-Forest score of one tree: relative error increase on the OOB rows when a feature is permuted.
+
+    Only the OOB rows whose path tests feature f can change leaf when f is permuted, so those alone are
+    re-routed, and the permuted error is the baseline error plus their change (errors are sums of
+    per-row terms, see :meth:`spark_fr.tasks.FittedTask.elementwise_errors`).
 
     Parameters
     ----------
     tree : Tree
-    X : ndarray of uint8 (D, n)
+    XR : ndarray of uint8 (n, D)
+        Row-major feature codes.
     Y : ndarray (n, T)
         Raw targets.
     proto_columns : ndarray (n, P)
@@ -79,7 +84,7 @@ def permutation_scores(tree: Tree, X: np.ndarray, Y: np.ndarray, proto_columns: 
         Bootstrap counts used for the tree (0 = out of bag).
     task : FittedTask
     seed : int
-        Tree seed; permutation of feature f uses ``tree_seed(seed, f, stream=2)``.
+        Tree seed; the permutation of feature f uses ``tree_seed(seed, f, stream=2)``.
     per_target : bool
         Also return per-target scores.
 
@@ -88,7 +93,7 @@ def permutation_scores(tree: Tree, X: np.ndarray, Y: np.ndarray, proto_columns: 
     joint : ndarray (D,)
     per_target : ndarray (T, D) or None
     """
-    D = X.shape[0]
+    D = XR.shape[1]
     T = Y.shape[1]
     joint = np.zeros(D)
     per_t = np.zeros((T, D)) if per_target else None
@@ -97,16 +102,26 @@ def permutation_scores(tree: Tree, X: np.ndarray, Y: np.ndarray, proto_columns: 
         return joint, per_t
     proto = leaf_prototypes(tree, proto_columns, weights, task.default_prototype())
     y_oob = Y[oob]
-    base_t = task.target_errors(y_oob, task.predict(proto[tree.apply(X, oob)]))
+    counts = (~np.isnan(y_oob)).sum(axis=0)
+    indptr, positions, leaves = tree.rows_by_path_feature(XR, oob)
+    e_base = task.elementwise_errors(y_oob, task.predict(proto[leaves]))
+    base_sum = e_base.sum(axis=0)
+    base_t = task.errors_from_sums(base_sum, counts)
     base = _mean_known(base_t)
     if np.isnan(base):
         return joint, per_t
     floor = task.error_floor(oob.size, T)
     floor_t = task.error_floor(oob.size, 1)
-    for f in np.unique(tree.feature[tree.internal]):
+    for f in np.flatnonzero(np.diff(indptr)):
+        pos = positions[indptr[f]:indptr[f + 1]]
         perm = permutation(np.uint64(tree_seed(seed, int(f), stream=2)), oob.size)
-        leaves = tree.apply_permuted(X, oob, oob[perm], int(f))
-        err_t = task.target_errors(y_oob, task.predict(proto[leaves]))
+        new_leaves = tree.apply_permuted(XR, oob[pos], oob[perm[pos]], int(f))
+        changed = new_leaves != leaves[pos]
+        if not changed.any():
+            continue
+        pos = pos[changed]
+        e_new = task.elementwise_errors(y_oob[pos], task.predict(proto[new_leaves[changed]]))
+        err_t = task.errors_from_sums(base_sum - e_base[pos].sum(axis=0) + e_new.sum(axis=0), counts)
         joint[f] = (_mean_known(err_t) - base) / max(base, floor)
         if per_target:
             with np.errstate(invalid="ignore"):

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .grow import SPLITTER_BEST, SPLITTER_RANDOM, apply_tree, apply_tree_permuted, grow_tree
+from .grow import (SPLITTER_BEST, SPLITTER_RANDOM, apply_tree, apply_tree_permuted, grow_tree,
+                   rows_by_path_feature)
 
 SPLITTERS = {"best": SPLITTER_BEST, "random": SPLITTER_RANDOM}
 
@@ -62,16 +63,22 @@ class Tree:
         """Indices of the internal (split) nodes."""
         return np.flatnonzero(self.feature >= 0)
 
-    def apply(self, X: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Leaf index of each of ``rows`` (columns of the code matrix ``X``)."""
-        return apply_tree(X, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
+    def apply(self, XR: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """Leaf index of each of ``rows``; ``XR`` is the row-major code matrix (n, D)."""
+        return apply_tree(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
                           self.missing_left, self.mask, self.left, self.right, self.nominal)
 
-    def apply_permuted(self, X: np.ndarray, rows: np.ndarray, perm_rows: np.ndarray, feature: int):
+    def apply_permuted(self, XR: np.ndarray, rows: np.ndarray, perm_rows: np.ndarray, feature: int):
         """Leaf of each row when feature ``feature`` takes the value of the row ``perm_rows[i]``."""
-        return apply_tree_permuted(X, np.asarray(rows, dtype=np.int64), np.asarray(perm_rows, dtype=np.int64),
+        return apply_tree_permuted(XR, np.asarray(rows, dtype=np.int64), np.asarray(perm_rows, dtype=np.int64),
                                    int(feature), self.feature, self.threshold, self.missing_left, self.mask,
                                    self.left, self.right, self.nominal)
+
+    def rows_by_path_feature(self, XR: np.ndarray, rows: np.ndarray):
+        """(indptr, positions, leaves): for each feature, the rows whose path tests it (CSR), and leaves."""
+        return rows_by_path_feature(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
+                                    self.missing_left, self.mask, self.left, self.right, self.nominal,
+                                    XR.shape[1])
 
 
 def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, max_features=None,
