@@ -35,12 +35,15 @@ Decisions
   string ``?``, not a missing value. Nominal domains are also comma
   separated, so ``{low value, high}`` has the two values ``low value`` and
   ``high``.
-* Fast paths: runs of dense lines without quote characters are parsed with
-  pyarrow's CSV reader (C++); when that fails (e.g. a ``?`` with spaces
-  around it, or a malformed row) the same lines are re-parsed in Python,
-  which defines the semantics and produces the exact error. Quoted lines use
-  a character tokenizer. Numbers follow Python's ``float`` (``nan``, ``inf``
-  accepted).
+* Fast paths: lines are grouped into runs of dense unquoted, sparse
+  unquoted and quoted lines. Dense runs are parsed by pyarrow's CSV reader
+  (C++); sparse runs are split with pyarrow string kernels and converted
+  once per distinct value (numeric) or distinct (attribute, value) pair
+  (nominal) with numpy. When a fast path fails (e.g. a ``?`` with spaces
+  around it, or a malformed row) the run is re-parsed in Python, which
+  defines the semantics and produces the exact error. Quoted lines always
+  use the Python character tokenizer. Numbers follow Python's ``float``
+  (``nan``, ``inf`` accepted).
 * Sparse rows follow Weka: absent numeric -> 0.0, absent nominal -> the
   first value of the domain; absent string/date/hierarchical -> missing.
   Indices need not be sorted, but may not repeat. Instance weights
@@ -56,6 +59,7 @@ Decisions
 from __future__ import annotations
 
 import os
+from itertools import chain
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -91,6 +95,8 @@ _EOL = "\r\n"
 _SEGMENT_ROWS = 65536  # lines per parsing segment (bounds temporary memory)
 _SEGMENT_CHARS = 1 << 26  # characters per dense segment handed to pyarrow
 _CSR_BLOCK_CELLS = 4_000_000  # dense cells per block when sparsifying dense rows
+_CSV, _SPARSE, _QUOTED = "csv", "sparse", "quoted"  # kinds of runs of data lines
+_KIND_IDS = {"numeric": 0, "nominal": 1}  # everything else: 2 (text)
 
 
 # --------------------------------------------------------------------------- errors
@@ -131,6 +137,9 @@ class _Problem(ValueError):
     def __init__(self, reason: str, cell: int | str | None = None):
         super().__init__(reason)
         self.cell = cell
+
+
+_FAST_PATH_FAILURES = (pa.ArrowException, _Problem)
 
 
 def _shorten(text: str, limit: int = 80) -> str:
@@ -229,6 +238,11 @@ def _skip_ws(text: str, i: int) -> int:
     return i
 
 
+def _until_comma(text: str, start: int) -> str:
+    end = text.find(",", start)
+    return text[start:] if end < 0 else text[start:end]
+
+
 def _split_quoted_values(text: str) -> list[str]:
     """Split comma-separated values honouring quotes.
 
@@ -248,7 +262,8 @@ def _split_quoted_values(text: str) -> list[str]:
             j = _skip_ws(text, j)
             if j < n and text[j] != ",":
                 raise _Problem(
-                    f"unexpected text after quoted value {value!r}: {_shorten(text[j:], 30)}", len(cells)
+                    f"unexpected text after quoted value {value!r}: {_shorten(_until_comma(text, j), 30)}",
+                    len(cells),
                 )
             cells.append(_Quoted(value))
         else:
@@ -284,7 +299,8 @@ def _split_sparse_quoted(body: str) -> list[tuple[str, str]]:
             j = _skip_ws(body, j)
             if j < n and body[j] != ",":
                 raise _Problem(
-                    f"unexpected text after quoted value {value!r}: {_shorten(body[j:], 30)}", index_text
+                    f"unexpected text after quoted value {value!r}: {_shorten(_until_comma(body, j), 30)}",
+                    index_text,
                 )
         else:
             k = body.find(",", j)
@@ -306,7 +322,7 @@ def _split_plain_sparse(body: str) -> list[tuple[str, str]]:
         pair = part.split(None, 1)
         if len(pair) != 2:
             raise _Problem(_entry_problem(part.strip()), pair[0] if pair else None)
-        items.append(pair)
+        items.append((pair[0], pair[1].rstrip()))
     return items
 
 
@@ -548,6 +564,29 @@ class SparseParsedRows:
     other: ParsedRows
 
 
+@dataclass
+class _Layout:
+    """Where each attribute goes in ``parse_lines_sparse``."""
+
+    features: list[int]
+    position: list[int]  # attribute -> CSR column, -1 for others
+    position_arr: np.ndarray
+    others: list[int]
+    slot: dict[int, int]  # other attribute -> position in a row of others
+    luts: list[dict[str, float]]
+
+
+@dataclass
+class _Entries:
+    """Sparse-row entries of a run, flattened (row-major)."""
+
+    n_rows: int
+    row: np.ndarray  # int64 row of each entry
+    attr: np.ndarray  # int64 attribute of each entry
+    code: np.ndarray  # float64: number / nominal domain index / NaN (missing or text)
+    text: dict[int, str | None]  # entry -> value, for string/date/hierarchical entries
+
+
 class _NumLut(dict):
     """Value text -> float for a numeric feature; unknown keys go through ``float``."""
 
@@ -585,6 +624,7 @@ class ArffRowParser:
         self._defaults = [self._sparse_default(a) for a in self._attrs]
         # a default that must not be stripped forces the exact (quoted) conversion path
         self._quoted_default = any(isinstance(d, _Quoted) for d in self._defaults)
+        self._kind_ids = np.array([_KIND_IDS.get(a.kind, 2) for a in self._attrs], dtype=np.int8)
 
     # ----------------------------------------------------------------- public API
 
@@ -611,16 +651,11 @@ class ArffRowParser:
         """
         attrs = list(range(self._m))
         pieces: list[ParsedRows] = []
-        seen: list[str] = []
-        try:
-            for segment in self._segments(lines, seen):
-                if segment[0] == "csv":
-                    pieces.append(self._csv_columns(segment[1], attrs))
-                else:
-                    _, rows, quoted = segment
-                    pieces.append(self._cell_columns(attrs, rows, quoted))
-        except ValueError as exc:
-            self._raise_first_error(seen, exc)
+        for kind, stripped, raw in self._runs(lines):
+            try:
+                pieces.append(self._run_columns(kind, stripped, attrs))
+            except ValueError as exc:
+                self._raise_first_error(raw, exc)
         return _concat_parsed(pieces, self._empty(attrs))
 
     def parse_lines_sparse(self, lines: Iterable[str], feature_indices: Sequence[int]) -> SparseParsedRows:
@@ -648,89 +683,95 @@ class ArffRowParser:
         ArffLineError
             For the earliest malformed line (as :meth:`parse_lines`).
         """
-        features = self._check_features(feature_indices)
-        position = [-1] * self._m
-        for p, a in enumerate(features):
-            position[a] = p
-        others = [a for a in range(self._m) if position[a] < 0]
-        slot = {a: k for k, a in enumerate(others)}
-        luts = [self._feature_lut(a) for a in features]
+        layout = self._layout(self._check_features(feature_indices))
         csr_pieces: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         other_pieces: list[ParsedRows] = []
-        seen: list[str] = []
-        try:
-            for segment in self._segments(lines, seen, features=(position, others, slot)):
-                if segment[0] == "csv":
-                    columns = self._csv_columns(segment[1], list(range(self._m)))
-                    csr_pieces.append(self._dense_to_csr(columns, features))
-                    other_pieces.append(_select(columns, others))
-                else:
-                    _, rows, quoted, items = segment
-                    csr_pieces.append(self._items_to_csr(items, luts, features, quoted))
-                    other_pieces.append(self._cell_columns(others, rows, quoted))
-        except ValueError as exc:
-            self._raise_first_error(seen, exc)
-        other = _concat_parsed(other_pieces, self._empty(others))
+        for kind, stripped, raw in self._runs(lines):
+            try:
+                csr, other = self._run_csr(kind, stripped, layout)
+            except ValueError as exc:
+                self._raise_first_error(raw, exc)
+            csr_pieces.append(csr)
+            other_pieces.append(other)
+        other = _concat_parsed(other_pieces, self._empty(layout.others))
         indptr, indices, values = _concat_csr(csr_pieces)
-        return SparseParsedRows(other.n_rows, tuple(features), indptr, indices, values, other)
+        return SparseParsedRows(other.n_rows, tuple(layout.features), indptr, indices, values, other)
 
-    # ----------------------------------------------------------------- segmentation
+    # ----------------------------------------------------------------- runs of lines
 
-    def _segments(self, lines: Iterable[str], seen: list[str], features=None):
-        """Group lines into runs: ('csv', stripped lines) for dense unquoted lines,
-        ('cells', rows, has_quoted[, items]) for sparse or quoted lines.
+    @staticmethod
+    def _runs(lines: Iterable[str]) -> Iterator[tuple[str, list[str], list[str]]]:
+        """Group data lines into runs of one kind: (kind, stripped lines, raw lines).
 
-        With ``features=(position, others, slot)`` the cell rows hold only the
-        ``others`` attributes and the feature values go to ``items``
-        (a list of per-row lists of (position, value)).
+        Kinds: ``_CSV`` (dense, no quote character), ``_SPARSE`` (sparse, no
+        quote character) and ``_QUOTED`` (anything with a quote character).
+        Blank and comment lines are dropped; runs are bounded in size.
         """
-        csv: list[str] = []
-        csv_chars = 0
-        rows: list[list[str]] = []
-        items: list[list[tuple[int, str]]] = []
-        quoted = False
+        kind = None
+        stripped: list[str] = []
+        raw: list[str] = []
+        chars = 0
         for line in lines:
             s = line.strip()
             if not s or s[0] == "%":
                 continue
-            seen.append(line)
-            if s[0] != "{" and "'" not in s and '"' not in s:
-                if rows:
-                    yield self._cells_segment(rows, quoted, items, features)
-                    rows, items, quoted = [], [], False
-                csv.append(s)
-                csv_chars += len(s)
-                if len(csv) >= _SEGMENT_ROWS or csv_chars >= _SEGMENT_CHARS:
-                    yield ("csv", csv)
-                    csv, csv_chars = [], 0
-                continue
-            if csv:
-                yield ("csv", csv)
-                csv, csv_chars = [], 0
-            try:
-                row, row_quoted = self._row_cells(s)
-            except _Problem as exc:
-                raise ArffLineError(str(exc), line) from None
-            quoted = quoted or row_quoted
-            if features is None:
-                rows.append(self._full_row(row))
+            if "'" in s or '"' in s:
+                this = _QUOTED
+            elif s[0] == "{":
+                this = _SPARSE
             else:
-                other_row, feature_items = self._split_row(row, *features)
-                rows.append(other_row)
-                items.append(feature_items)
-            if len(rows) >= _SEGMENT_ROWS:
-                yield self._cells_segment(rows, quoted, items, features)
-                rows, items, quoted = [], [], False
-        if csv:
-            yield ("csv", csv)
-        if rows:
-            yield self._cells_segment(rows, quoted, items, features)
+                this = _CSV
+            if this != kind or len(stripped) >= _SEGMENT_ROWS or chars >= _SEGMENT_CHARS:
+                if stripped:
+                    yield kind, stripped, raw
+                kind, stripped, raw, chars = this, [], [], 0
+            stripped.append(s)
+            raw.append(line)
+            chars += len(s)
+        if stripped:
+            yield kind, stripped, raw
 
-    @staticmethod
-    def _cells_segment(rows, quoted, items, features):
-        if features is None:
-            return ("cells", rows, quoted)
-        return ("cells", rows, quoted, items)
+    def _run_columns(self, kind: str, stripped: list[str], attrs: list[int]) -> ParsedRows:
+        """Columns of one run (all attributes)."""
+        if kind == _CSV:
+            return self._csv_columns(stripped, attrs)
+        if kind == _SPARSE:
+            try:
+                return self._entry_columns(self._arrow_entries(stripped), attrs)
+            except _FAST_PATH_FAILURES:
+                pass  # the Python path below defines the semantics and the errors
+        rows, quoted = self._python_rows(stripped)
+        return self._cell_columns(attrs, [self._full_row(row) for row in rows], quoted)
+
+    def _run_csr(self, kind: str, stripped: list[str], layout: _Layout):
+        """CSR piece of the features and columns of the other attributes for one run."""
+        if kind == _CSV:
+            columns = self._csv_columns(stripped, list(range(self._m)))
+            return self._dense_to_csr(columns, layout.features), _select(columns, layout.others)
+        if kind == _SPARSE:
+            try:
+                entries = self._arrow_entries(stripped)
+                return self._entry_csr(entries, layout), self._entry_columns(entries, layout.others)
+            except _FAST_PATH_FAILURES:
+                pass
+        rows, quoted = self._python_rows(stripped)
+        other_rows, items = [], []
+        for row in rows:
+            other_row, feature_items = self._split_row(row, layout.position, layout.others, layout.slot)
+            other_rows.append(other_row)
+            items.append(feature_items)
+        csr = self._items_to_csr(items, layout.luts, layout.features, quoted)
+        return csr, self._cell_columns(layout.others, other_rows, quoted)
+
+    def _python_rows(self, stripped: list[str]) -> tuple[list, bool]:
+        """Tokenize lines one by one: (rows as cell lists or {index: cell} dicts, any quoted)."""
+        rows = []
+        quoted = False
+        for s in stripped:
+            row, row_quoted = self._row_cells(s)
+            rows.append(row)
+            quoted = quoted or row_quoted
+        return rows, quoted
 
     def _row_cells(self, s: str) -> tuple[list[str] | dict[int, str], bool]:
         """Tokenize one stripped line: a list of m cells (dense) or {index: cell} (sparse)."""
@@ -742,9 +783,10 @@ class ArffRowParser:
                 quoted = "'" in body or '"' in body
                 pairs = _split_sparse_quoted(body) if quoted else _split_plain_sparse(body)
                 return self._sparse_entries(pairs), quoted or self._quoted_default
-            cells = _split_quoted_values(s) if ("'" in s or '"' in s) else s.split(",")
+            quoted = "'" in s or '"' in s
+            cells = _split_quoted_values(s) if quoted else s.split(",")
             self._check_count(len(cells))
-            return cells, True
+            return cells, quoted
         except _Problem as exc:
             raise self._locate(exc) from None
 
@@ -830,8 +872,8 @@ class ArffRowParser:
         """Columns of dense unquoted lines: pyarrow first, Python on failure."""
         try:
             return self._arrow_columns(lines)
-        except (pa.ArrowException, _Problem):
-            pass
+        except _FAST_PATH_FAILURES:
+            pass  # the Python path below defines the semantics and the errors
         m = self._m
         rows = []
         for s in lines:
@@ -851,7 +893,10 @@ class ArffRowParser:
         table = pacsv.read_csv(
             pa.py_buffer(data),
             read_options=pacsv.ReadOptions(
-                column_names=names, use_threads=False, block_size=max(len(data) + 1, 1 << 20)
+                column_names=names,
+                use_threads=False,  # Spark already runs one parser per core
+                # ~1 MB blocks are fastest; a block must hold the longest row
+                block_size=max(1 << 20, 4 * (max(map(len, lines)) + 1)),
             ),
             parse_options=pacsv.ParseOptions(
                 quote_char=False, double_quote=False, escape_char=False, newlines_in_values=False
@@ -955,6 +1000,20 @@ class ArffRowParser:
                 )
         return features
 
+    def _layout(self, features: list[int]) -> _Layout:
+        position = [-1] * self._m
+        for p, a in enumerate(features):
+            position[a] = p
+        others = [a for a in range(self._m) if position[a] < 0]
+        return _Layout(
+            features=features,
+            position=position,
+            position_arr=np.array(position, dtype=np.int64),
+            others=others,
+            slot={a: k for k, a in enumerate(others)},
+            luts=[self._feature_lut(a) for a in features],
+        )
+
     def _feature_lut(self, a: int) -> dict[str, float]:
         if self._attrs[a].kind == NUMERIC:
             return _NumLut({"?": float("nan")})
@@ -1010,24 +1069,142 @@ class ArffRowParser:
         row_of = np.repeat(np.arange(n), counts)
         counts = np.bincount(row_of[keep], minlength=n)
         indices, values, row_of = indices[keep], values[keep], row_of[keep]
-        if indices.size > 1:
-            unsorted = (np.diff(indices) <= 0) & (row_of[1:] == row_of[:-1])
-            if unsorted.any():
-                order = np.lexsort((indices, row_of))
-                indices, values = indices[order], values[order]
+        if not _row_sorted(row_of, indices):
+            order = np.lexsort((indices, row_of))
+            indices, values = indices[order], values[order]
         return counts, indices, values
+
+    # ----------------------------------------------------------------- sparse rows, vectorized
+
+    def _arrow_entries(self, stripped: list[str]) -> _Entries:
+        """Entries of plain (unquoted) sparse rows, split and converted with pyarrow/numpy.
+
+        Raises ``_Problem`` or a pyarrow error on anything unusual; the caller
+        then uses the Python path, which reports the exact error.
+        """
+        n = len(stripped)
+        if any(s[-1] != "}" for s in stripped):
+            raise _Problem("unterminated sparse row")
+        parts = pc.split_pattern(pa.array([s[1:-1] for s in stripped], type=pa.string()), ",")
+        counts = parts.value_lengths().to_numpy().astype(np.int64)
+        items = pc.utf8_trim_whitespace(parts.flatten())
+        row = np.repeat(np.arange(n, dtype=np.int64), counts)
+        empty = pc.equal(items, "").to_numpy(zero_copy_only=False)
+        if empty.any():  # only "{}" rows may have an (empty) item
+            if (counts[row[empty]] != 1).any():
+                raise _Problem("empty sparse entry")
+            items = items.filter(pa.array(~empty))
+            row = row[~empty]
+        pairs = pc.utf8_split_whitespace(items, max_splits=1)
+        if (pairs.value_lengths().to_numpy() != 2).any():
+            raise _Problem("sparse entry without value")
+        attr = pc.cast(pc.list_element(pairs, 0), pa.int64()).to_numpy()
+        if attr.size:
+            if attr.min() < 0 or attr.max() >= self._m:
+                raise _Problem("sparse index out of range")
+            if not _row_sorted(row, attr):
+                order = np.lexsort((attr, row))
+                if ((np.diff(attr[order]) == 0) & (np.diff(row[order]) == 0)).any():
+                    raise _Problem("repeated sparse index")
+        code, text = self._entry_codes(attr, pc.list_element(pairs, 1))
+        return _Entries(n, row, attr, code, text)
+
+    def _entry_codes(self, attr: np.ndarray, values: pa.Array):
+        """Convert entry values: numbers, nominal domain indices (NaN = missing), text values.
+
+        Work is done once per distinct value (numeric) or distinct
+        (attribute, value) pair (nominal), not once per entry.
+        """
+        encoded = pc.dictionary_encode(values)
+        distinct = encoded.dictionary.to_pylist()
+        which = encoded.indices.to_numpy().astype(np.int64)
+        kinds = self._kind_ids[attr]
+        code = np.full(attr.size, np.nan)
+        numeric = kinds == 0
+        if numeric.any():
+            table = np.full(len(distinct), np.nan)
+            for d in np.unique(which[numeric]).tolist():
+                if distinct[d] != "?":
+                    try:
+                        table[d] = float(distinct[d])
+                    except ValueError:
+                        raise _Problem("not a number") from None
+            code[numeric] = table[which[numeric]]
+        nominal = kinds == 1
+        if nominal.any():
+            width = len(distinct)
+            pairs, inverse = _unique_inverse(attr[nominal] * width + which[nominal])
+            table = np.empty(len(pairs))
+            for k, pair in enumerate(pairs):
+                a, d = divmod(pair, width)
+                value = np.nan if distinct[d] == "?" else self._codes[a].get(distinct[d])
+                if value is None:
+                    raise _Problem("value outside domain")
+                table[k] = value
+            code[nominal] = table[inverse]
+        text = {
+            e: (None if distinct[d] == "?" else distinct[d])
+            for e, d in zip(np.flatnonzero(kinds == 2).tolist(), which[kinds == 2].tolist())
+        }
+        return code, text
+
+    def _entry_columns(self, entries: _Entries, attrs: Sequence[int]) -> ParsedRows:
+        """Full columns (sparse defaults filled in) of ``attrs`` from sparse entries."""
+        n = entries.n_rows
+        wanted = np.zeros(self._m, dtype=bool)
+        wanted[np.asarray(attrs, dtype=np.int64)] = True
+        subset = np.flatnonzero(wanted[entries.attr])
+        order = subset[np.argsort(entries.attr[subset], kind="stable")]
+        sorted_attr = entries.attr[order]
+        bounds = np.searchsorted(sorted_attr, np.asarray(attrs, dtype=np.int64))
+        ends = np.searchsorted(sorted_attr, np.asarray(attrs, dtype=np.int64), side="right")
+        out = ParsedRows(n)
+        for a, lo, hi in zip(attrs, bounds.tolist(), ends.tolist()):
+            chosen = order[lo:hi]
+            rows = entries.row[chosen]
+            attribute = self._attrs[a]
+            if attribute.kind == NUMERIC:
+                column = np.zeros(n)
+                column[rows] = entries.code[chosen]
+                out.numeric[a] = column
+            elif attribute.kind == NOMINAL:
+                if lo == hi:
+                    out.nominal[a] = [attribute.values[0]] * n
+                    continue
+                codes = np.zeros(n, dtype=np.int64)
+                values = entries.code[chosen]
+                codes[rows] = np.where(np.isnan(values), len(attribute.values), values)
+                lookup = np.array([*attribute.values, None], dtype=object)
+                out.nominal[a] = lookup[codes].tolist()
+            else:
+                column = [None] * n
+                for r, e in zip(rows.tolist(), chosen.tolist()):
+                    column[r] = entries.text[e]
+                out.nominal[a] = column
+        return out
+
+    def _entry_csr(self, entries: _Entries, layout: _Layout):
+        """CSR piece (counts, indices, values) of the feature entries."""
+        position = layout.position_arr[entries.attr]
+        keep = (position >= 0) & (entries.code != 0)
+        rows, cols, values = entries.row[keep], position[keep], entries.code[keep]
+        if not _row_sorted(rows, cols):
+            order = np.lexsort((cols, rows))
+            cols, values = cols[order], values[order]
+        counts = np.bincount(rows, minlength=entries.n_rows)
+        return counts, cols.astype(np.int32), values
 
     # ----------------------------------------------------------------- errors
 
-    def _raise_first_error(self, seen: list[str], original: ValueError):
-        """Re-check ``seen`` line by line and raise the earliest ArffLineError."""
-        for line in seen:
+    def _raise_first_error(self, raw: list[str], original: ValueError):
+        """Re-check the raw lines of a run one by one and raise the earliest ArffLineError."""
+        for line in raw:
             problem = self._check_line(line)
             if problem is not None:
                 raise ArffLineError(problem, line) from None
         if isinstance(original, ArffLineError):
             raise original
-        raise ArffLineError(str(original), seen[-1] if seen else "") from None
+        raise ArffLineError(str(original), raw[-1] if raw else "") from None
 
     def _check_line(self, line: str) -> str | None:
         """Reason why one line is invalid, or None."""
@@ -1042,6 +1219,20 @@ class ArffRowParser:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _row_sorted(rows: np.ndarray, cols: np.ndarray) -> bool:
+    """True if ``cols`` strictly increase within each run of equal (non-decreasing) ``rows``."""
+    if rows.size < 2:
+        return True
+    same_row = rows[1:] == rows[:-1]
+    return bool((rows[1:] >= rows[:-1]).all() and (cols[1:][same_row] > cols[:-1][same_row]).all())
+
+
+def _unique_inverse(keys: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """Distinct keys (first-seen order) and, per key, its position among them (hash based)."""
+    encoded = pc.dictionary_encode(pa.array(keys, type=pa.int64()))
+    return encoded.dictionary.to_pylist(), encoded.indices.to_numpy().astype(np.int64)
 
 
 def _domain_text(values: tuple[str, ...], limit: int = 8) -> str:
@@ -1068,7 +1259,7 @@ def _concat_parsed(pieces: list[ParsedRows], empty: ParsedRows) -> ParsedRows:
     for a in empty.numeric:
         out.numeric[a] = np.concatenate([p.numeric[a] for p in pieces])
     for a in empty.nominal:
-        out.nominal[a] = [v for p in pieces for v in p.nominal[a]]
+        out.nominal[a] = list(chain.from_iterable(p.nominal[a] for p in pieces))
     return out
 
 

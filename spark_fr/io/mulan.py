@@ -73,9 +73,12 @@ def _parse(xml_path: str) -> ET.Element:
     except OSError as exc:
         raise MulanError(f"{label}: cannot open: {exc.strerror or exc}") from None
     except ET.ParseError as exc:
-        line = exc.position[0] if getattr(exc, "position", None) else None
-        where = f" line {line}" if line else ""
-        raise MulanError(f"{label}{where}: malformed XML: {exc}") from None
+        position = getattr(exc, "position", None)
+        reason = str(exc).split(": line ")[0]
+        if position:
+            line, column = position
+            raise MulanError(f"{label} line {line}: malformed XML: {reason} (column {column + 1})") from None
+        raise MulanError(f"{label}: malformed XML: {reason}") from None
 
 
 def read_label_tree(xml_path: str) -> list[tuple[str, str | None]]:
