@@ -1,0 +1,13 @@
+"""spark_fr: feature ranking for structured outputs (PCT ensembles, Relief) at Spark scale.
+
+>>> import spark_fr
+>>> ranking = spark_fr.rank("enb.arff", targets="Y1,Y2", trees=100, seed=1)   # doctest: +SKIP
+>>> ranking.to_pandas().head()                                                # doctest: +SKIP
+"""
+__version__ = "0.1.0"
+
+from .api import rank  # noqa: E402
+from .errors import InputError  # noqa: E402
+from .ranking import Ranking  # noqa: E402
+
+__all__ = ["rank", "Ranking", "InputError", "__version__"]

@@ -1,0 +1,163 @@
+"""Reading feature and target values out of Arrow record batches (inside Spark tasks; NumPy only).
+
+Sketch
+------
+A batch holds ordinary columns and at most one Spark ML vector column (Arrow struct ``type, size,
+indices, values``; type 0 = sparse, 1 = dense). :class:`BatchValues` gives, for every logical column,
+either a dense float64 array (numeric value, or category index for nominal columns; NaN = missing) or,
+for a vector element, the rows and values of its stored entries (the other rows hold an implicit 0).
+Vector data is never densified as floats: that is what keeps sparse input sparse until encoding.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+
+def qcol(name: str):
+    """A Spark column reference that survives dots, spaces and backticks in the name."""
+    from pyspark.sql import functions as F
+
+    return F.col("`" + name.replace("`", "``") + "`")
+
+
+def numeric_array(arr) -> np.ndarray:
+    """float64 values of a numeric or boolean Arrow array (null = NaN)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_boolean(arr.type) or pa.types.is_decimal(arr.type) or pa.types.is_integer(arr.type):
+        arr = pc.cast(arr, pa.float64())
+    elif not pa.types.is_floating(arr.type):
+        arr = pc.cast(arr, pa.float64())
+    return np.asarray(pc.fill_null(arr, np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def string_array(arr) -> pa.Array:
+    """Strings of a string or boolean Arrow array ('true'/'false' for booleans)."""
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    if pa.types.is_boolean(arr.type):
+        return pc.if_else(arr, "true", "false")
+    if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+        return pc.cast(arr, pa.string())
+    return arr
+
+
+def category_indices(arr, categories: list) -> np.ndarray:
+    """Index of each string in ``categories`` (float64; NaN for null or for a value not in the list)."""
+    idx = pc.index_in(string_array(arr), value_set=pa.array(categories, type=pa.string()))
+    return np.asarray(pc.fill_null(pc.cast(idx, pa.float64()), np.nan).to_numpy(zero_copy_only=False))
+
+
+def value_counts(arr) -> dict:
+    """{value: count} of the non-null strings of an array."""
+    vc = pc.value_counts(string_array(arr))
+    out = {}
+    for v, c in zip(vc.field("values").to_pylist(), vc.field("counts").to_pylist()):
+        if v is not None:
+            out[v] = out.get(v, 0) + int(c)
+    return out
+
+
+def vector_csr(arr, size: int):
+    """CSR arrays (indptr, indices, values) of a Spark ML vector column; dense rows are converted.
+
+    A null vector is a row with every element missing (NaN stored explicitly).
+    """
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    n = len(arr)
+    vtype = arr.field("type")
+    indices = arr.field("indices")
+    values = arr.field("values")
+    is_null = np.asarray(arr.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    dense = np.asarray(pc.fill_null(vtype, 0).to_numpy(zero_copy_only=False), dtype=np.int8) == 1
+    val_len = np.asarray(pc.fill_null(pc.list_value_length(values), 0).to_numpy(zero_copy_only=False), np.int64)
+    flat_vals = np.asarray(pc.list_flatten(values).to_numpy(zero_copy_only=False), dtype=np.float64)
+    idx_len = np.asarray(pc.fill_null(pc.list_value_length(indices), 0).to_numpy(zero_copy_only=False), np.int64)
+    flat_idx = np.asarray(pc.list_flatten(indices).to_numpy(zero_copy_only=False), dtype=np.int64)
+    # per row: number of entries and their (index, value)
+    counts = np.where(is_null, size, val_len)
+    indptr = np.zeros(n + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    out_idx = np.empty(indptr[-1], np.int64)
+    out_val = np.empty(indptr[-1], np.float64)
+    v_pos = np.zeros(n + 1, np.int64)
+    np.cumsum(val_len, out=v_pos[1:])
+    i_pos = np.zeros(n + 1, np.int64)
+    np.cumsum(idx_len, out=i_pos[1:])
+    for r in range(n):
+        a, b = indptr[r], indptr[r + 1]
+        if is_null[r]:
+            out_idx[a:b] = np.arange(size)
+            out_val[a:b] = np.nan
+        elif dense[r]:
+            out_idx[a:b] = np.arange(b - a)
+            out_val[a:b] = flat_vals[v_pos[r]:v_pos[r + 1]]
+        else:
+            out_idx[a:b] = flat_idx[i_pos[r]:i_pos[r + 1]]
+            out_val[a:b] = flat_vals[v_pos[r]:v_pos[r + 1]]
+    return indptr, out_idx, out_val
+
+
+class BatchValues:
+    """Values of the logical columns of one Arrow batch.
+
+    Parameters
+    ----------
+    batch : pyarrow.RecordBatch
+    columns : list of ColumnInfo
+        The logical columns to read (features or targets).
+    categories : list
+        Category list per logical column for nominal ones read from string columns (None otherwise).
+    vector_size : int
+        Number of elements of the vector column, if any.
+    """
+
+    def __init__(self, batch, columns, categories=None, vector_size: int = 0):
+        self.batch = batch
+        self.columns = columns
+        self.categories = categories or [None] * len(columns)
+        self.n_rows = batch.num_rows
+        self._csr = None
+        self._by_index = None
+        self.vector_size = vector_size
+
+    def dense(self, i: int) -> np.ndarray:
+        """float64 values of ordinary logical column i (category index for nominal; NaN = missing)."""
+        c = self.columns[i]
+        arr = self.batch.column(c.column)
+        if c.kind == "nominal":
+            if self.categories[i] is None:
+                raise ValueError(f"no categories for nominal column '{c.name}'")
+            return category_indices(arr, self.categories[i])
+        return numeric_array(arr)
+
+    def strings(self, i: int):
+        """The raw strings of nominal logical column i."""
+        return string_array(self.batch.column(self.columns[i].column))
+
+    def sparse(self, i: int):
+        """(rows, values) of the stored entries of vector element i; other rows hold 0."""
+        c = self.columns[i]
+        if self._csr is None:
+            indptr, idx, val = vector_csr(self.batch.column(c.column), self.vector_size)
+            rows = np.repeat(np.arange(self.n_rows), np.diff(indptr))
+            order = np.argsort(idx, kind="stable")
+            idx = idx[order]
+            self._csr = (rows[order], val[order])
+            self._by_index = np.searchsorted(idx, np.arange(self.vector_size + 1), side="left")
+        rows, val = self._csr
+        a, b = self._by_index[c.index], self._by_index[c.index + 1]
+        return rows[a:b], val[a:b]
+
+    def values(self, i: int) -> np.ndarray:
+        """Dense float64 values of logical column i, vector elements included (implicit zeros filled)."""
+        c = self.columns[i]
+        if c.index is None:
+            return self.dense(i)
+        out = np.zeros(self.n_rows)
+        rows, val = self.sparse(i)
+        out[rows] = val
+        return out

@@ -1,0 +1,184 @@
+"""Reading an ARFF file into a Spark DataFrame: header on the driver, data rows parsed in parallel.
+
+Sketch
+------
+* The header (attributes, nominal domains, Clus ``hierarchical`` type) is streamed on the driver by
+  :func:`spark_fr.io.arff.read_header`.
+* ``spark.read.text`` splits the file into partitions; a ``mapInArrow`` function drops the header lines
+  (``@relation/@attribute/@data``; comments and blank lines are skipped by the row parser) and parses
+  the rest with :class:`spark_fr.io.arff.ArffRowParser`.
+* Dense files with up to ``WIDE_FEATURES`` features become one column per attribute (internal names
+  ``_c0, _c1, ...``; numeric -> double, others -> string). Sparse files, and dense files with more
+  features, keep the features in one Spark ML vector column ``features`` (sparse rows stay sparse;
+  nominal features store their domain index) and only the targets as ordinary columns.
+* A malformed line does not fail the Spark job: its batch yields one row with the ``_error`` column set
+  (reason and raw line). The statistics pass collects these, and the driver finds the earliest one's line
+  number by streaming the file (error path only).
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pyarrow as pa
+from pyspark.ml.linalg import VectorUDT
+from pyspark.sql import types as T
+
+from ..data.schema import ColumnInfo, Dataset
+from ..errors import InputError
+from .arff import ArffError, ArffLineError, ArffRowParser, find_line_number, format_line_error, read_header
+
+log = logging.getLogger(__name__)
+
+WIDE_FEATURES = 1000
+VECTOR_COLUMN = "features"
+ERROR_COLUMN = "_error"
+_SEP = "\x00"
+
+_VECTOR_ARROW = pa.struct([
+    pa.field("type", pa.int8(), nullable=False),
+    pa.field("size", pa.int32()),
+    pa.field("indices", pa.list_(pa.field("element", pa.int32(), nullable=False))),
+    pa.field("values", pa.list_(pa.field("element", pa.float64(), nullable=False))),
+])
+
+
+def _is_header_line(line: str) -> bool:
+    s = line.lstrip()
+    if not s.startswith("@"):
+        return False
+    word = s[1:10].lower()
+    return word.startswith(("relation", "attribute", "data"))
+
+
+def _column_arrays(parsed, attr_indices, kinds):
+    arrays = []
+    for i in attr_indices:
+        if kinds[i] == "numeric":
+            v = parsed.numeric[i]
+            arrays.append(pa.array(v, type=pa.float64(), mask=np.isnan(v)))
+        else:
+            arrays.append(pa.array(parsed.nominal[i], type=pa.string()))
+    return arrays
+
+
+def _vector_array(indptr, indices, values, size):
+    offsets = pa.array(np.asarray(indptr, np.int32))
+    idx = pa.ListArray.from_arrays(offsets, pa.array(np.asarray(indices, np.int32), pa.int32()))
+    val = pa.ListArray.from_arrays(offsets, pa.array(np.asarray(values, np.float64), pa.float64()))
+    n = len(indptr) - 1
+    return pa.StructArray.from_arrays(
+        [pa.array(np.zeros(n, np.int8), pa.int8()), pa.array(np.full(n, size, np.int32), pa.int32()),
+         idx.cast(_VECTOR_ARROW.field("indices").type), val.cast(_VECTOR_ARROW.field("values").type)],
+        fields=list(_VECTOR_ARROW))
+
+
+def _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, schema):
+    for batch in batches:
+        lines = [ln for ln in batch.column(0).to_pylist() if ln is not None and not _is_header_line(ln)]
+        if not lines:
+            continue
+        try:
+            if vector_attrs:
+                sp = parser.parse_lines_sparse(lines, vector_attrs)
+                arrays = [_vector_array(sp.indptr, sp.indices, sp.values, len(vector_attrs))]
+                arrays += _column_arrays(sp.other, plain_attrs, kinds)
+                n = sp.n_rows
+            else:
+                parsed = parser.parse_lines(lines)
+                arrays = _column_arrays(parsed, plain_attrs, kinds)
+                n = parsed.n_rows
+            if n == 0:
+                continue
+            arrays.append(pa.nulls(n, pa.string()))
+        except ArffLineError as err:
+            arrays = [pa.nulls(1, schema.field(i).type) for i in range(len(schema) - 1)]
+            arrays.append(pa.array([err.reason + _SEP + err.line_text], pa.string()))
+        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
+    """Read an ARFF file as a :class:`Dataset`.
+
+    Parameters
+    ----------
+    spark : SparkSession
+    path : str
+    targets : list of str, optional
+        Target attributes (they stay ordinary columns when the features go into a vector column).
+    label_names : list of str, optional
+        Mulan labels (targets when ``targets`` is not given).
+
+    Returns
+    -------
+    Dataset
+    """
+    try:
+        header = read_header(path)
+    except ArffError as err:
+        raise InputError(str(err)) from None
+    attrs = header.attributes
+    names = [a.name for a in attrs]
+    kinds = ["numeric" if a.kind == "numeric" else "string" for a in attrs]
+    target_set = set(targets or label_names or ([names[-1]] if names else []))
+    feature_attrs = [i for i, a in enumerate(attrs) if a.name not in target_set]
+    n_feature_attrs = len(feature_attrs)
+    use_vector = bool(header.sparse) or n_feature_attrs > WIDE_FEATURES
+    if use_vector and any(attrs[i].kind not in ("numeric", "nominal") for i in feature_attrs):
+        bad = next(attrs[i] for i in feature_attrs if attrs[i].kind not in ("numeric", "nominal"))
+        raise InputError(f"{path}: attribute '{bad.name}' of type {bad.kind} cannot be a feature of a sparse "
+                         f"or wide file; name it as a target or remove it")
+    vector_attrs = feature_attrs if use_vector else []
+    plain_attrs = [i for i in range(len(attrs)) if i not in set(vector_attrs)]
+
+    fields = []
+    columns: list[ColumnInfo] = []
+    if use_vector:
+        fields.append(T.StructField(VECTOR_COLUMN, VectorUDT()))
+    for i in plain_attrs:
+        fields.append(T.StructField(f"_c{i}", T.DoubleType() if kinds[i] == "numeric" else T.StringType()))
+    fields.append(T.StructField(ERROR_COLUMN, T.StringType()))
+    schema = T.StructType(fields)
+    arrow_schema = pa.schema([pa.field(VECTOR_COLUMN, _VECTOR_ARROW)] if use_vector else [])
+    for f in fields[(1 if use_vector else 0):]:
+        arrow_schema = arrow_schema.append(pa.field(f.name, pa.float64() if isinstance(f.dataType, T.DoubleType)
+                                                    else pa.string()))
+    for i, a in enumerate(attrs):
+        if a.kind not in ("numeric", "nominal"):
+            continue
+        kind = "numeric" if a.kind == "numeric" else "nominal"
+        cats = list(a.values) if a.kind == "nominal" else None
+        if i in vector_attrs:
+            columns.append(ColumnInfo(a.name, kind, cats, VECTOR_COLUMN, vector_attrs.index(i)))
+        else:
+            columns.append(ColumnInfo(a.name, kind, cats, f"_c{i}"))
+    skipped = [a.name for i, a in enumerate(attrs) if a.kind not in ("numeric", "nominal")]
+    if skipped:
+        log.warning("%s: attributes of type string/date/hierarchical are not features: %s", path,
+                    ", ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else ""))
+
+    parser = ArffRowParser(header)
+    text = spark.read.text(path)
+
+    def fn(batches):
+        return _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, arrow_schema)
+
+    df = text.mapInArrow(fn, schema)
+
+    def locate(errors):
+        best = None
+        for e in errors:
+            reason, _, line_text = e.partition(_SEP)
+            line_no = find_line_number(path, line_text, header.data_line)
+            key = line_no if line_no is not None else 1 << 62
+            if best is None or key < best[0]:
+                best = (key, line_no, ArffLineError(reason, line_text))
+        return format_line_error(path, best[1], best[2])
+
+    default_target = None
+    for a in reversed(attrs):
+        if a.kind in ("numeric", "nominal"):
+            default_target = a.name
+            break
+    return Dataset(df, columns, path, label_names=label_names, default_target=default_target,
+                   error_column=ERROR_COLUMN, extra={"locate_error": locate, "arff_header": header})

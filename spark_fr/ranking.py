@@ -1,0 +1,214 @@
+"""The result of a ranking run: a long table (one row per feature, score and target) and its metadata.
+
+Columns (the output contract of DESIGN.md): ``feature``, ``score``, ``target`` (``__all__`` for the joint
+ranking), ``importance``, ``rank`` (1 = most important, per score and target), ``importance_std``
+(spread over trees or shards; null where undefined), ``run_id``, ``created_at``, ``params`` (JSON).
+
+Ranks are ordinal (no shared ranks): higher importance first, then features that can be used before
+features that cannot (constant or all missing: they get importance 0 and the last ranks), then file order.
+"""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import datetime, timezone
+
+import numpy as np
+import pandas as pd
+
+ALL_TARGETS = "__all__"
+COLUMNS = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",
+           "params"]
+
+
+def rank_order(importance: np.ndarray, usable: np.ndarray) -> np.ndarray:
+    """Ranks 1..D: usable features by decreasing importance (ties: file order), unusable ones last."""
+    importance = np.where(np.isnan(importance), -np.inf, importance)
+    order = np.lexsort((np.arange(importance.size), -importance, ~usable))
+    ranks = np.empty(importance.size, np.int64)
+    ranks[order] = np.arange(1, importance.size + 1)
+    return ranks
+
+
+def build_table(feature_names, usable, results: dict, target_names, run_id: str, created_at: datetime,
+                params: dict) -> pd.DataFrame:
+    """The long ranking table from score vectors.
+
+    Parameters
+    ----------
+    feature_names : list of str
+    usable : ndarray of bool
+    results : dict
+        ``{score: (mean, std)}`` for joint rankings (arrays (D,)) and ``{score + '/targets': (mean, std)}``
+        for per-target ones (arrays (T, D)).
+    target_names : list of str
+    run_id : str
+    created_at : datetime
+    params : dict
+
+    Returns
+    -------
+    pandas.DataFrame
+    """
+    usable = np.asarray(usable, bool)
+    params_json = json.dumps(params, sort_keys=True, default=str)
+    frames = []
+
+    def add(score, target, mean, std):
+        mean = np.where(usable, mean, 0.0)
+        std = np.where(usable, std, np.nan) if std is not None else np.full(mean.shape, np.nan)
+        ranks = rank_order(mean, usable)
+        frames.append(pd.DataFrame({
+            "feature": list(feature_names), "score": score, "target": target, "importance": mean.astype(float),
+            "rank": ranks.astype(np.int32), "importance_std": std.astype(float)}))
+
+    for key, (mean, std) in results.items():
+        if key.endswith("/targets"):
+            score = key.split("/")[0]
+            for t, tname in enumerate(target_names):
+                add(score, tname, mean[t], std[t] if std is not None else None)
+        else:
+            add(key, ALL_TARGETS, mean, std)
+    table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS[:6])
+    table["run_id"] = run_id
+    table["created_at"] = pd.Timestamp(created_at).tz_convert("UTC") if pd.Timestamp(created_at).tzinfo \
+        else pd.Timestamp(created_at, tz="UTC")
+    table["params"] = params_json
+    order = {"__all__": -1, **{t: i for i, t in enumerate(target_names)}}
+    table = table.sort_values(["score", "target", "rank"], key=lambda s: s.map(order) if s.name == "target" else s,
+                              kind="stable").reset_index(drop=True)
+    return table[COLUMNS]
+
+
+class Ranking:
+    """Feature rankings of one run.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        The long table (see module docstring).
+    metadata : dict
+        Run metadata: parameters, timings, versions, data summary (written to ``run.json``).
+    """
+
+    def __init__(self, table: pd.DataFrame, metadata: dict):
+        self._table = table
+        self.metadata = metadata
+
+    @classmethod
+    def from_scores(cls, feature_names, usable, results, target_names, params: dict, metadata: dict):
+        """Build a ranking from score vectors (see :func:`build_table`)."""
+        run_id = metadata.get("run_id") or uuid.uuid4().hex
+        created = metadata.get("created_at") or datetime.now(timezone.utc)
+        if isinstance(created, str):
+            created = datetime.fromisoformat(created)
+        metadata = {**metadata, "run_id": run_id, "created_at": created.isoformat(), "params": params}
+        return cls(build_table(feature_names, usable, results, target_names, run_id, created, params), metadata)
+
+    @property
+    def run_id(self) -> str:
+        return self.metadata["run_id"]
+
+    @property
+    def scores(self) -> list:
+        return sorted(self._table["score"].unique())
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The ranking table as a pandas DataFrame (a copy)."""
+        return self._table.copy()
+
+    def to_spark(self, spark=None):
+        """The ranking table as a Spark DataFrame."""
+        if spark is None:
+            from pyspark.sql import SparkSession
+
+            spark = SparkSession.builder.getOrCreate()
+        from pyspark.sql import types as T
+
+        schema = T.StructType([
+            T.StructField("feature", T.StringType(), False), T.StructField("score", T.StringType(), False),
+            T.StructField("target", T.StringType(), False), T.StructField("importance", T.DoubleType(), False),
+            T.StructField("rank", T.IntegerType(), False), T.StructField("importance_std", T.DoubleType(), True),
+            T.StructField("run_id", T.StringType(), False), T.StructField("created_at", T.TimestampType(), False),
+            T.StructField("params", T.StringType(), False)])
+        pdf = self._table.copy()
+        pdf["importance_std"] = pdf["importance_std"].astype(object).where(pdf["importance_std"].notna(), None)
+        return spark.createDataFrame(pdf, schema)
+
+    def top(self, score: str | None = None, n: int = 10, target: str = ALL_TARGETS) -> pd.DataFrame:
+        """The ``n`` best features of one score (default: the first score) for one target."""
+        score = score or self.scores[0]
+        t = self._table
+        sel = t[(t["score"] == score) & (t["target"] == target)].sort_values("rank")
+        return sel.head(n)[["rank", "feature", "importance", "importance_std"]].reset_index(drop=True)
+
+    def summary(self, n: int = 10) -> str:
+        """A text table of the top features per score (joint rankings)."""
+        lines = []
+        for score in self.scores:
+            top = self.top(score, n)
+            if top.empty:
+                continue
+            lines.append(f"{score} (top {len(top)}):")
+            for _, r in top.iterrows():
+                std = "" if pd.isna(r["importance_std"]) else f" ± {r['importance_std']:.4g}"
+                lines.append(f"  {int(r['rank']):>3}  {r['feature']:<32} {r['importance']:.6g}{std}")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        n_feat = self._table["feature"].nunique()
+        return f"Ranking(run_id={self.run_id!r}, features={n_feat}, scores={self.scores})"
+
+    def write(self, path: str, format: str = "csv", mode: str | None = None) -> str:
+        """Write the ranking (see :func:`spark_fr.io.writers.write_ranking`); returns the path."""
+        from .io.writers import write_ranking
+
+        return write_ranking(self, path, format=format, mode=mode)
+
+    def plot(self, path: str | None = None, top: int = 20, target: str = ALL_TARGETS):
+        """Bar charts of the ``top`` features per score (one panel per score), with spread as error bars.
+
+        Parameters
+        ----------
+        path : str, optional
+            Save the figure as PNG here.
+        top : int
+        target : str
+            Which target's ranking ('__all__' = joint).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+
+        scores = self.scores
+        k = min(top, self._table["feature"].nunique())
+        fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores) + 1.5, 0.32 * k + 1.6), squeeze=False)
+        for ax, score in zip(axes[0], scores):
+            sel = self.top(score, k, target)
+            y = np.arange(len(sel))[::-1]
+            err = sel["importance_std"].to_numpy(dtype=float)
+            ax.barh(y, sel["importance"], xerr=None if np.all(np.isnan(err)) else np.nan_to_num(err),
+                    color="#3b75af", ecolor="#888888", capsize=2)
+            ax.set_yticks(y)
+            ax.set_yticklabels(sel["feature"], fontsize=8)
+            ax.set_title(score)
+            ax.set_xlabel("importance")
+            ax.axvline(0, color="black", lw=0.6)
+        title = self.metadata.get("title") or self.metadata.get("input", "")
+        fig.suptitle(f"Top {k} features{' for ' + target if target != ALL_TARGETS else ''}: {os.path.basename(str(title))}",
+                     fontsize=10)
+        fig.tight_layout()
+        if path:
+            parent = os.path.dirname(os.path.abspath(path))
+            os.makedirs(parent, exist_ok=True)
+            tmp = path + ".tmp.png"
+            fig.savefig(tmp, dpi=110)
+            os.replace(tmp, path)
+            plt.close(fig)
+        return fig
