@@ -22,6 +22,21 @@ def qcol(name: str):
     return F.col("`" + name.replace("`", "``") + "`")
 
 
+def safe_select(df, columns, extra=()):
+    """Select the DataFrame columns behind ``columns`` under safe internal names (``__c0, __c1, ...``).
+
+    Column names with dots, spaces or backticks trip up some PySpark APIs (``mapInArrow`` among them), so
+    the kernels only ever see the internal names. Returns the narrowed DataFrame and copies of the
+    ColumnInfo objects pointing at the new names; ``extra`` columns are kept under their own names.
+    """
+    import dataclasses
+
+    names = sorted({c.column for c in columns})
+    alias = {name: f"__c{i}" for i, name in enumerate(names)}
+    df2 = df.select(*[qcol(n).alias(alias[n]) for n in names], *[qcol(e) for e in extra])
+    return df2, [dataclasses.replace(c, column=alias[c.column]) for c in columns]
+
+
 def numeric_array(arr) -> np.ndarray:
     """float64 values of a numeric or boolean Arrow array (null = NaN)."""
     if isinstance(arr, pa.ChunkedArray):

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from ..errors import InputError
 from ..tasks import infer_task
 from .binning import OTHER_CATEGORY, FeatureBins, nominal_bins, numeric_bins, stack_bins
-from .columns import BatchValues, numeric_array, qcol
+from .columns import BatchValues, numeric_array, safe_select
 from .schema import Dataset, TaskSpec
 from .stats import DataStats, collect_stats
 
@@ -166,13 +166,13 @@ def _quantile_cuts(df, features, idx, n_rows, sample_rows, vector_size) -> dict:
     """Exact quantiles (1/255 ... 254/255) of a hash-selected sample, for the columns ``idx``."""
     p = min(1.0, sample_rows / max(n_rows, 1))
     threshold = int(p * 2 ** 31) if p < 1.0 else 2 ** 31
-    needed = sorted({features[i].column for i in idx})
-    all_cols = sorted({c.column for c in features})
-    sdf = df.select(*[qcol(c) for c in all_cols]).withColumn("__h", F.xxhash64(*[qcol(c) for c in all_cols]))
-    sdf = sdf.select(*[qcol(c) for c in needed], "__h")
+    narrow, cols = safe_select(df, features)
+    sdf = narrow.withColumn("__h", F.xxhash64(*narrow.columns))
+    needed = sorted({cols[i].column for i in idx})
+    sdf = sdf.select(*needed, "__h")
 
     def fn(batches):
-        return _sample_partition(batches, features, idx, threshold, vector_size)
+        return _sample_partition(batches, cols, idx, threshold, vector_size)
 
     parts = [pickle.loads(r["sample"]) for r in sdf.mapInArrow(fn, "sample binary").collect()]
     probs = np.arange(1, 255) / 255.0
@@ -305,13 +305,13 @@ def encode(dataset: Dataset, spec: TaskSpec, *, sample_rows: int = 100_000) -> E
         zero_codes = [int(b.encode(np.zeros(1))[0]) for b in bins]
         fcats = feature_categories
         tcats = target_categories
+        narrow, cols = safe_select(df, columns)
+        fcols, tcols = cols[:len(features)], cols[len(features):]
 
         def fn(batches):
-            return _encode_partition(batches, features, fcats, bins, zero_codes, targets, tcats, vsize)
+            return _encode_partition(batches, fcols, fcats, bins, zero_codes, tcols, tcats, vsize)
 
-        needed = sorted({c.column for c in columns})
-        table = df.select(*[qcol(c) for c in needed]).mapInArrow(
-            fn, "codes binary, targets binary, keys binary, m long").toArrow()
+        table = narrow.mapInArrow(fn, "codes binary, targets binary, keys binary, m long").toArrow()
         D, T = len(features), len(targets)
         ms = table.column("m").to_pylist()
         n = int(sum(ms))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from .columns import BatchValues, qcol, value_counts
+from .columns import BatchValues, safe_select, value_counts
 
 MAX_DISTINCT = 255
 MAX_STRING_VALUES = 100_000
@@ -138,12 +138,12 @@ def partition_stats(batches, columns, string_columns, vector_size, error_column)
 
 def collect_stats(df, columns, string_columns, vector_size=0, error_column=None) -> DataStats:
     """Run :func:`partition_stats` on every partition of ``df`` and merge the results on the driver."""
-    needed = sorted({c.column for c in columns} | ({error_column} if error_column else set()))
+    narrow, cols = safe_select(df, columns, [error_column] if error_column else [])
 
     def fn(batches):
-        return partition_stats(batches, columns, string_columns, vector_size, error_column)
+        return partition_stats(batches, cols, string_columns, vector_size, error_column)
 
-    blobs = df.select(*[qcol(c) for c in needed]).mapInArrow(fn, "stats binary").collect()
+    blobs = narrow.mapInArrow(fn, "stats binary").collect()
     total = DataStats(0, [ColumnStats() for _ in columns])
     for row in blobs:
         total.merge(pickle.loads(row["stats"]))
