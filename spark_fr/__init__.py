@@ -10,4 +10,13 @@ from .api import rank  # noqa: E402
 from .errors import InputError  # noqa: E402
 from .ranking import Ranking  # noqa: E402
 
-__all__ = ["rank", "Ranking", "InputError", "__version__"]
+
+def __getattr__(name):
+    # the pyspark.ml Estimator is imported on first use (it pulls in pyspark.ml)
+    if name in ("FeatureRanker", "FeatureRankingModel"):
+        from . import estimator
+
+        return getattr(estimator, name)
+    raise AttributeError(name)
+
+__all__ = ["rank", "Ranking", "InputError", "FeatureRanker", "FeatureRankingModel", "__version__"]
