@@ -160,7 +160,7 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
     metadata = {"input": run_params["input"], "title": params.get("title"), "n_rows": int(labelled.sum()),
                 "n_rows_read": encoded.n_rows, "n_features": encoded.n_features,
                 "unusable_features": [n for n, u in zip(encoded.feature_names, encoded.usable) if not u],
-                "timings": timings, "tree_groups": info["tree_groups"], "versions": versions(),
+                "timings": timings, "encoded_on": encoded.encoded_on, "tree_groups": info["tree_groups"], "versions": versions(),
                 "spark_master": spark.sparkContext.master,
                 "created_at": datetime.now(timezone.utc)}
     return Ranking.from_scores(encoded.feature_names, encoded.usable, results, encoded.target_names, run_params,

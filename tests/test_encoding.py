@@ -45,10 +45,15 @@ def test_quantile_bins_from_a_hash_sample_do_not_depend_on_partitioning(spark):
     pdf = pd.DataFrame({"x": rng.exponential(size=n), "y": rng.normal(size=n)})
     df = spark.createDataFrame(pdf)
     a = encoded(spark, df.repartition(1), "y", sample_rows=800)
-    b = encoded(spark, df.repartition(7), "y", sample_rows=800)
-    np.testing.assert_array_equal(a.bins[0].cuts, b.bins[0].cuts)
-    np.testing.assert_array_equal(a.codes, b.codes)
-    np.testing.assert_array_equal(a.row_keys, b.row_keys)
+    assert a.encoded_on == "driver"
+    for parts in (1, 7):
+        # the same input encoded by Spark tasks instead of on the driver
+        b = encoded(spark, df.repartition(parts), "y", sample_rows=800, local_limit=0)
+        assert b.encoded_on == "executors"
+        np.testing.assert_array_equal(a.bins[0].cuts, b.bins[0].cuts)
+        np.testing.assert_array_equal(a.codes, b.codes)
+        np.testing.assert_array_equal(a.Y, b.Y)
+        np.testing.assert_array_equal(a.row_keys, b.row_keys)
     # the sample really is a sample: cuts differ from the full-data quantiles, but not by much
     full = fit_bins(pdf.x.to_numpy())
     assert not np.array_equal(a.bins[0].cuts, full.cuts)
@@ -67,8 +72,10 @@ def test_sparse_vector_column_encodes_like_dense_columns(spark):
     dense_df = spark.createDataFrame(pd.DataFrame({**{f"features[{j}]": X[:, j] for j in range(D)}, "y": y}))
     a = encoded(spark, vec_df, "y")
     b = encoded(spark, dense_df, "y")
-    assert a.feature_names == b.feature_names
+    c = encoded(spark, vec_df.repartition(3), "y", local_limit=0)
+    assert a.feature_names == b.feature_names == c.feature_names
     np.testing.assert_array_equal(a.codes, b.codes)
+    np.testing.assert_array_equal(a.codes, c.codes)
     np.testing.assert_array_equal(a.Y, b.Y)
     ra = spark_fr.rank(vec_df, targets="y", trees=10, seed=3, spark=spark).to_pandas()
     rb = spark_fr.rank(dense_df, targets="y", trees=10, seed=3, spark=spark).to_pandas()
