@@ -405,6 +405,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     hn = np.zeros((256, K) if has_missing else (1, 1))
     touched = np.zeros(256, np.int64)
     cats = np.zeros(256, np.int64)
+    subset = np.zeros(256, np.int64)
     in_a = np.zeros(256, np.bool_)
     best_mask = np.zeros(4, np.uint64)
     cand_mask = np.zeros(4, np.uint64)
@@ -535,7 +536,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
                             for t in range(mcat):
                                 if in_a[t]:
                                     LW = _add_bin(cats[t], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
-                                    touched[k2] = cats[t]
+                                    subset[k2] = cats[t]
                                     k2 += 1
                             h, ml, ok = _evaluate_partition(P, TW, TS, TQ2, TN, LW, LS, LQ, LN, MW,
                                                             hw, hs, hq, hn, has_missing, min_leaf)
@@ -543,7 +544,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
                                 best_h = h
                                 best_f = f
                                 best_ml = ml
-                                _set_mask_from_bins(best_mask, touched, k2)
+                                _set_mask_from_bins(best_mask, subset, k2)
                         elif mcat <= MAX_EXHAUSTIVE_CATEGORIES:
                             for s in range(1, 1 << (mcat - 1)):
                                 _zero(LS, LQ, LN)
@@ -553,7 +554,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
                                     if (s >> t) & 1:
                                         c = cats[t + 1]
                                         LW = _add_bin(c, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
-                                        touched[k2] = c
+                                        subset[k2] = c
                                         k2 += 1
                                 h, ml, ok = _evaluate_partition(P, TW, TS, TQ2, TN, LW, LS, LQ, LN, MW,
                                                                 hw, hs, hq, hn, has_missing, min_leaf)
@@ -561,7 +562,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
                                     best_h = h
                                     best_f = f
                                     best_ml = ml
-                                    _set_mask_from_bins(best_mask, touched, k2)
+                                    _set_mask_from_bins(best_mask, subset, k2)
                         else:
                             # greedy forward selection of A
                             for t in range(mcat):
@@ -598,13 +599,12 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
                                     k2 = 0
                                     for t in range(mcat):
                                         if in_a[t]:
-                                            touched[k2] = cats[t]
+                                            subset[k2] = cats[t]
                                             k2 += 1
-                                    _set_mask_from_bins(best_mask, touched, k2)
-                # reset the histogram weights of the touched codes (touched may be reordered above,
-                # so reset from the rows themselves)
-                for i in range(start, end):
-                    hw[X[f, rows[i]]] = 0.0
+                                    _set_mask_from_bins(best_mask, subset, k2)
+                # reset the histogram weights of the touched codes
+                for t in range(nt):
+                    hw[touched[t]] = 0.0
                 if max_features < D and n_eval >= max_features:
                     break
 
