@@ -47,7 +47,11 @@ def versions() -> dict:
 
 def _ensemble_params(opts: dict) -> EnsembleParams:
     keys = ("ensemble", "trees", "scores", "max_features", "min_samples_leaf", "max_depth", "bootstrap",
-            "symbolic_weight", "per_target", "seed")
+            "symbolic_weight", "per_target", "seed", "resample_constant_features")
+    opts = dict(opts)
+    if "resample_constant_features" in opts:
+        opts["resample_constant"] = opts.pop("resample_constant_features")
+    keys = tuple("resample_constant" if k == "resample_constant_features" else k for k in keys)
     kwargs = {k: opts[k] for k in keys if opts.get(k) is not None}
     try:
         return EnsembleParams(**kwargs)
@@ -75,7 +79,7 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
         The options of ``jobs/rank.py`` with underscores: ``format``, ``labels_xml``, ``features_col``,
         ``ensemble`` ('rf', 'bagging', 'extra_trees'), ``trees``, ``scores``, ``per_target``, ``seed``,
         ``max_features``, ``min_samples_leaf``, ``max_depth``, ``bootstrap``, ``symbolic_weight``,
-        ``semi_supervised``.
+        ``resample_constant_features``, ``semi_supervised``.
 
     Returns
     -------
@@ -90,7 +94,7 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
     unknown = set(params) - {"format", "labels_xml", "features_col", "ensemble", "trees", "scores",
                              "per_target", "seed", "max_features", "min_samples_leaf", "max_depth",
                              "bootstrap", "symbolic_weight", "semi_supervised", "relief_neighbours",
-                             "relief_iterations", "title"}
+                             "relief_iterations", "title", "resample_constant_features"}
     if unknown:
         raise InputError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
     if method not in METHODS:

@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     boot.add_argument("--bootstrap", dest="bootstrap", action="store_true", default=None,
                       help="bootstrap the rows of each tree (default: on for rf and bagging)")
     boot.add_argument("--no-bootstrap", dest="bootstrap", action="store_false")
+    ens.add_argument("--resample-constant-features", action="store_true", default=None,
+                     help="at a node, draw other features in place of sampled ones that are constant there "
+                          "(scikit-learn's behaviour; default: the sampled features are the candidates and the "
+                          "node becomes a leaf if none can split it, as in the thesis and CLUS)")
     ens.add_argument("--symbolic-weight", type=float,
                      help="Symbolic score with w**depth per node instead of |E(N)|/|E|")
     rel = p.add_argument_group("relief")
@@ -132,7 +136,7 @@ def run(opts: dict) -> int:
     params = {k: opts.get(k) for k in ("format", "labels_xml", "features_col", "ensemble", "trees", "scores",
                                        "per_target", "seed", "max_features", "min_samples_leaf", "max_depth",
                                        "bootstrap", "symbolic_weight", "semi_supervised", "relief_neighbours",
-                                       "relief_iterations")}
+                                       "relief_iterations", "resample_constant_features")}
     params = {k: v for k, v in params.items() if v is not None}
     ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
                    spark=spark, title=opts["input"], **params)

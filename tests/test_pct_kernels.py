@@ -217,17 +217,26 @@ def test_extra_trees_threshold_is_uniform_in_the_node_range():
 
 
 def test_random_forest_feature_subset_limits_the_candidates():
-    """With max_features=1 the root tests one random non-constant feature: all features get picked."""
+    """With max_features=1 the root tests one random feature. A sampled feature that is constant in the
+    node counts (thesis, CLUS: the node becomes a leaf), unless resample_constant (scikit-learn)."""
     rng = np.random.default_rng(1)
     n = 100
     codes, nominal, lower, upper = make_features(rng, n, n_num=4, n_nom=0)
-    codes[3] = 0  # a constant feature is never counted as a candidate
+    codes[3] = 0  # a constant feature
     Y = (codes[0] + rng.normal(size=n) * 0.1)[:, None].astype(float)
     task = fit_task("regression", Y, ["y"])
     Z = task.clustering_matrix(Y)
-    roots = {int(grow(codes, nominal, lower, upper, Z, np.ones(n), max_depth=1, max_features=1,
-                      seed=s).feature[0]) for s in range(60)}
-    assert roots == {0, 1, 2}
+    roots = [int(grow(codes, nominal, lower, upper, Z, np.ones(n), max_depth=1, max_features=1,
+                      seed=s).feature[0]) for s in range(80)]
+    assert set(roots) == {-1, 0, 1, 2}
+    assert 0.1 < roots.count(-1) / len(roots) < 0.4  # the constant feature is drawn 1 time in 4
+    resampled = {int(grow(codes, nominal, lower, upper, Z, np.ones(n), max_depth=1, max_features=1, seed=s,
+                          resample_constant=True).feature[0]) for s in range(60)}
+    assert resampled == {0, 1, 2}
+    # all features, random order: every root is the best split
+    best = {int(grow(codes, nominal, lower, upper, Z, np.ones(n), max_depth=1, seed=s).feature[0])
+            for s in range(10)}
+    assert best == {0}
 
 
 def _route(tree, codes, r, permuted=None):

@@ -34,6 +34,9 @@ class EnsembleParams:
         None = ``|E(N)|/|E_train|``; a weight w in (0, 1] = ``w ** depth``.
     per_target : bool
     seed : int
+    resample_constant : bool
+        At a node, skip sampled features that are constant there and draw others (scikit-learn's
+        behaviour). Default False: the sampled features are the candidates, as in the thesis and CLUS.
     """
 
     ensemble: str = "rf"
@@ -46,6 +49,7 @@ class EnsembleParams:
     symbolic_weight: float | None = None
     per_target: bool = False
     seed: int = 0
+    resample_constant: bool = False
 
     def __post_init__(self):
         if self.ensemble not in ENSEMBLES:

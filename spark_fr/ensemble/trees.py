@@ -97,7 +97,7 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
                 min_leaf=params.min_samples_leaf,
                 max_depth=-1 if params.max_depth is None else params.max_depth,
                 max_features=params.features_per_node(D), splitter=params.splitter,
-                track_columns=track, seed=seed)
+                track_columns=track, seed=seed, resample_constant=params.resample_constant)
     out = {}
     if "symbolic" in scores:
         out["symbolic"] = pct_scores.symbolic(tree, D, data.n_rows, params.symbolic_weight)

@@ -17,8 +17,10 @@ Depth-first, with an explicit stack of row ranges (rows are partitioned in place
     node(E):
         W, S, Q, N <- one pass over E;  P <- (*)
         leaf if W < 2 * min_leaf, depth == max_depth, or P / W < 1e-13 * (root impurity per example)
-        for each candidate feature f (all features, or random ones until max_features non-constant
-        features were seen: the random-forest subset; constant features do not count):
+        for each candidate feature f (max_features features drawn at random without replacement: the
+        random-forest subset, all features for bagging; as in the thesis and CLUS a sampled feature that is
+        constant in the node counts, so the node can become a leaf; optionally, as in scikit-learn,
+        constant features are skipped and more are drawn):
             histogram of (w, w*z, w*z^2 [, w*known]) per code of f over E
             numeric f: scan the thresholds "code <= t" between present codes      (best splitter)
                        or draw one threshold uniformly in the node's value range  (extra-trees splitter)
@@ -324,7 +326,7 @@ def _goes_left(code, feat_nominal, thr, mask_row, missing_left):
 
 @njit(cache=True)
 def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_features, splitter,
-              track_columns, seed):
+              track_columns, seed, resample_constant=False):
     """Grow one PCT.
 
     Parameters
@@ -346,13 +348,18 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     max_depth : int
         Maximal depth (root = 0); negative = unlimited.
     max_features : int
-        Number of non-constant features evaluated per node (>= D evaluates all, in index order).
+        Number of features evaluated per node, drawn at random without replacement (>= D: all of them,
+        in a random order).
     splitter : int
         SPLITTER_BEST or SPLITTER_RANDOM (extra trees).
     track_columns : bool
         Accumulate per-feature, per-column impurity reductions.
     seed : uint64
         Tree seed.
+    resample_constant : bool
+        False (the thesis, CLUS): the ``max_features`` sampled features are the candidates, and the node
+        is a leaf when none of them can split it. True (scikit-learn): a feature that is constant in the
+        node does not count, and more are drawn until ``max_features`` non-constant ones were evaluated.
 
     Returns
     -------
@@ -451,14 +458,13 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
             visited = 0
             n_eval = 0
             while visited < D:
-                if max_features >= D:
-                    f = visited
-                else:
-                    j = visited + rand_below(state, D - visited)
-                    tmp = feats[visited]
-                    feats[visited] = feats[j]
-                    feats[j] = tmp
-                    f = feats[visited]
+                # features in a random order (Fisher-Yates): exact ties between features are broken at
+                # random, not by column order
+                j = visited + rand_below(state, D - visited)
+                tmp = feats[visited]
+                feats[visited] = feats[j]
+                feats[j] = tmp
+                f = feats[visited]
                 visited += 1
                 nt = _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touched)
                 MW = 0.0
@@ -466,8 +472,9 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
                 if touched[nt - 1] == MISSING:
                     MW = hw[MISSING]
                     n_known = nt - 1
-                if nt >= 2:
+                if nt >= 2 or not resample_constant:
                     n_eval += 1
+                if nt >= 2:
                     if not nominal[f]:
                         _zero(LS, LQ, LN)
                         LW = 0.0
@@ -605,7 +612,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
                 # reset the histogram weights of the touched codes
                 for t in range(nt):
                     hw[touched[t]] = 0.0
-                if max_features < D and n_eval >= max_features:
+                if n_eval >= max_features:
                     break
 
         if best_f < 0 or best_h <= 1e-12 * P:

@@ -82,7 +82,7 @@ class Tree:
 
 
 def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, max_features=None,
-         splitter="best", track_columns=False, seed=0) -> Tree:
+         splitter="best", track_columns=False, seed=0, resample_constant=False) -> Tree:
     """Grow one PCT on the rows with positive weight.
 
     Parameters
@@ -101,13 +101,16 @@ def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, ma
     max_depth : int
         Maximal depth; negative for unlimited.
     max_features : int, optional
-        Non-constant features evaluated per node (None = all).
+        Features evaluated per node (None = all).
     splitter : {'best', 'random'}
         Best threshold per feature, or one random threshold per feature (extra trees).
     track_columns : bool
         Keep per-feature, per-column reductions (for per-target Genie3).
     seed : int
         64-bit tree seed.
+    resample_constant : bool
+        Skip features that are constant in a node and draw others (scikit-learn's behaviour) instead of
+        counting them as candidates (the thesis' and CLUS's).
 
     Returns
     -------
@@ -118,7 +121,7 @@ def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, ma
     rows = np.flatnonzero(w > 0).astype(np.int64)
     mf = D if max_features is None else int(max_features)
     out = grow_tree(X, nominal, lower, upper, Z, w, rows, float(min_leaf), int(max_depth), mf,
-                    SPLITTERS[splitter], bool(track_columns), np.uint64(seed))
+                    SPLITTERS[splitter], bool(track_columns), np.uint64(seed), bool(resample_constant))
     n = out[0]
     (feature, threshold, missing_left, mask, left, right, weight, depth, gain) = (a[:n] for a in out[1:10])
     return Tree(feature, threshold, missing_left, mask, left, right, weight, depth, gain, out[10], out[11],
