@@ -283,3 +283,155 @@ def infer_task(target_kinds: list, target_domains: list, labels_xml: bool = Fals
         return "mtr"
     raise TaskError("several targets that are not all numeric or all {0,1} labels: choose --task "
                     "explicitly (multi-target classification is not supported)")
+
+
+# ----------------------------------------------------------------------------------------------------------
+# Relief: target distances
+# ----------------------------------------------------------------------------------------------------------
+MLC_DISTANCES = ("hamming", "jaccard", "f1", "subset")
+
+
+@dataclass
+class ReliefTarget:
+    """How Relief measures the distance between the targets of two rows (one definition per task).
+
+    Attributes
+    ----------
+    kind : int
+        Target distance code of :mod:`spark_fr.relief.kernels` (``T_*``).
+    values : ndarray (n, T')
+        Target matrix the distance reads: targets scaled to [0, 1] by their training range (regression,
+        MTR), the class index (classification), 0/1 labels (MLC, HMLC; NaN = missing).
+    weights : ndarray (T',)
+        Label weights (HMLC), ones otherwise.
+    norm : float
+        HMLC: the largest distance between the closures of two most specific labels of the data (so
+        d_Y <= 1); classification: the number of classes (for a missing class, d = 1 - 1/C); else 1.
+    n_classes : int
+        > 0 selects the ReliefF form (supervised classification); 0 the RReliefF form.
+    classes : ndarray (n,) or None
+        Class index per row (ReliefF).
+    priors : ndarray (C,)
+        Class frequencies among rows with a known class (ReliefF).
+    per_target_kinds : ndarray (T,)
+        Distance code of each single target, for per-target rankings (MTR: numeric, MLC: label mismatch).
+    """
+
+    kind: int
+    values: np.ndarray
+    weights: np.ndarray
+    norm: float = 1.0
+    n_classes: int = 0
+    classes: np.ndarray | None = None
+    priors: np.ndarray = field(default_factory=lambda: np.ones(1))
+    per_target_kinds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarchy=None, w0: float = 0.75,
+                  hmlc_squared: bool = False, semi_supervised: bool = False,
+                  n_classes: int | None = None) -> ReliefTarget:
+    """The Relief target distance of a task.
+
+    * classification: ReliefF with class priors and k hits and k misses per class (Kononenko); in
+      semi-supervised runs the RReliefF form with the class mismatch as d_Y (the thesis' SSL-Relief);
+    * regression and MTR: the mean over targets of |y1 - y2| / range (RReliefF; MTR-Relief);
+    * MLC: ``mlc_distance`` in hamming (|S1 ^ S2| / L), jaccard (1 - |S1 & S2| / |S1 | S2|, 0 for two
+      empty sets), f1 (1 - 2 |S1 & S2| / (|S1| + |S2|), the thesis' recommendation and the default) or
+      subset (1[S1 != S2]); a missing label counts as present with probability 1/2, as in CLUS;
+    * HMLC: the weighted Euclidean distance ``sqrt(sum_j w_j (s1_j - s2_j)^2)`` with the hierarchy weights
+      ``w(l) = w0 * mean(w(parents))``, divided by its largest value between the closures of two most
+      specific labels seen in the data (so d_Y <= 1); ``hmlc_squared`` drops the square root, as CLUS does;
+    * unsupervised: d_Y = d_X, the descriptive distance (URelief).
+
+    Parameters
+    ----------
+    task : str
+    Y : ndarray (n, T)
+        Raw targets (class index, numbers, 0/1 labels; the HMLC label matrix).
+    mlc_distance : str
+    hierarchy : spark_fr.hierarchy.Hierarchy, optional
+    w0 : float
+    hmlc_squared : bool
+    semi_supervised : bool
+    n_classes : int, optional
+        Number of classes (classification).
+
+    Returns
+    -------
+    ReliefTarget
+    """
+    from .relief import kernels as K
+
+    Y = np.asarray(Y, dtype=np.float64)
+    T = Y.shape[1] if Y.ndim == 2 else 0
+    if task == "unsupervised":
+        return ReliefTarget(K.T_DESCRIPTIVE, np.zeros((Y.shape[0], 1)), np.ones(1))
+    if task == "classification":
+        y = Y[:, 0]
+        C = int(n_classes if n_classes is not None else np.nanmax(y) + 1)
+        known = y[~np.isnan(y)].astype(np.int64)
+        priors = np.bincount(known, minlength=C) / max(known.size, 1)
+        return ReliefTarget(K.T_CLASS, Y[:, :1].copy(), np.ones(1), float(C), 0 if semi_supervised else C,
+                            y.copy(), priors, np.array([K.T_CLASS], np.int64))
+    if task in ("regression", "mtr"):
+        lo = np.nanmin(Y, axis=0)
+        rng = np.nanmax(Y, axis=0) - lo
+        scaled = (Y - lo) / np.where(rng > 0, rng, 1.0)
+        return ReliefTarget(K.T_NUMERIC, scaled, np.ones(T), 1.0,
+                            per_target_kinds=np.full(T, K.T_NUMERIC, np.int64))
+    if task == "mlc":
+        if mlc_distance not in MLC_DISTANCES:
+            raise TaskError(f"--relief-target-distance must be one of {', '.join(MLC_DISTANCES)}, "
+                            f"not '{mlc_distance}'")
+        kind = {"hamming": K.T_HAMMING, "jaccard": K.T_JACCARD, "f1": K.T_F1, "subset": K.T_SUBSET}[mlc_distance]
+        return ReliefTarget(kind, Y.copy(), np.ones(T), 1.0, per_target_kinds=np.full(T, K.T_HAMMING, np.int64))
+    if task == "hmlc":
+        if hierarchy is None:
+            raise TaskError("HMLC needs a label hierarchy")
+        w = hierarchy.weights(w0)
+        labelled = ~np.isnan(Y).any(axis=1)
+        norm = hierarchy.max_pair_distance(Y[labelled], w, squared=hmlc_squared)
+        kind = K.T_HMLC_SQUARED if hmlc_squared else K.T_HMLC
+        return ReliefTarget(kind, Y.copy(), np.asarray(w, np.float64), float(norm) if norm > 0 else 1.0)
+    raise TaskError(f"unknown task '{task}' for Relief")
+
+
+def relief_target_distance_reference(target: ReliefTarget, a: int, b: int) -> float:
+    """Slow reference of d_Y between rows a and b (plain Python; used by the tests)."""
+    from .relief import kernels as K
+
+    ya, yb = target.values[a], target.values[b]
+
+    def num(u, v):
+        if np.isnan(u) and np.isnan(v):
+            return 1.0
+        if np.isnan(u) or np.isnan(v):
+            t = v if np.isnan(u) else u
+            return max(t, 1 - t)
+        return abs(u - v)
+
+    if target.kind == K.T_NUMERIC:
+        return float(np.mean([num(u, v) for u, v in zip(ya, yb)]))
+    if target.kind == K.T_CLASS:
+        if np.isnan(ya[0]) or np.isnan(yb[0]):
+            return 1 - 1 / target.norm
+        return float(ya[0] != yb[0])
+    if target.kind == K.T_HAMMING:
+        return float(np.mean([0.5 if np.isnan(u) or np.isnan(v) else float(u != v) for u, v in zip(ya, yb)]))
+    if target.kind in (K.T_JACCARD, K.T_F1):
+        pa = np.where(np.isnan(ya), 0.5, ya)
+        pb = np.where(np.isnan(yb), 0.5, yb)
+        inter = float(np.sum(pa * pb))
+        if target.kind == K.T_JACCARD:
+            union = float(np.sum(pa + pb - pa * pb))
+            return 1 - inter / union if union > 1e-9 else 0.0
+        tot = float(np.sum(pa + pb))
+        return 1 - 2 * inter / tot if tot > 1e-9 else 0.0
+    if target.kind == K.T_SUBSET:
+        if any((not np.isnan(u)) and (not np.isnan(v)) and u != v for u, v in zip(ya, yb)):
+            return 1.0
+        return 1 - 0.5 ** int(np.sum(np.isnan(ya) | np.isnan(yb)))
+    if target.kind in (K.T_HMLC, K.T_HMLC_SQUARED):
+        s = float(np.sum(target.weights * (ya - yb) ** 2))
+        return (np.sqrt(s) if target.kind == K.T_HMLC else s) / target.norm
+    raise ValueError(target.kind)

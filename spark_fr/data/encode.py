@@ -24,7 +24,6 @@ functions, which saves two Spark jobs (a few seconds on a 20,000 x 200 table).
 from __future__ import annotations
 
 import logging
-import pickle
 import time
 from dataclasses import dataclass, field
 
@@ -36,14 +35,15 @@ from pyspark.sql import functions as F
 from ..errors import InputError
 from ..tasks import infer_task
 from .binning import OTHER_CATEGORY, FeatureBins, nominal_bins, numeric_bins, stack_bins
-from .columns import BatchValues, numeric_array, safe_select
+from .columns import BatchValues, category_indices, numeric_array, safe_select
 from .schema import Dataset, TaskSpec
 from .stats import HASH_COLUMN, SAMPLE_ALL, DataStats, batch_stats, collect_stats
 
 log = logging.getLogger(__name__)
 
-_BLOCK_SCHEMA = pa.schema([("codes", pa.binary()), ("targets", pa.binary()), ("keys", pa.binary()),
-                           ("m", pa.int64())])
+_BLOCK_SCHEMA = pa.schema([("codes", pa.binary()), ("scaled", pa.binary()), ("targets", pa.binary()),
+                           ("keys", pa.binary()), ("m", pa.int64()), ("t", pa.int64())])
+_BLOCK_DDL = "codes binary, scaled binary, targets binary, keys binary, m long, t long"
 _FNV_PRIME = np.uint64(0x100000001B3)
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 
@@ -57,28 +57,39 @@ class EncodedData:
     feature_names : list of str
     bins : list of FeatureBins
     nominal : ndarray of bool (D,)
-    codes : ndarray of uint8 (D, n)
+    codes : ndarray of uint8 (D, n) or None
+        Bin codes for the trees (when asked for).
+    scaled : ndarray of float64 (n, D) or None
+        Features for Relief (when asked for): numeric ones scaled to [0, 1] by their range, nominal ones as
+        category indices; NaN = missing.
     usable : ndarray of bool (D,)
         False for features with fewer than two distinct values (missing counted as a value).
     Y : ndarray (n, T)
-        Raw targets: numbers, class indices, or 0/1 labels; NaN = missing.
+        Raw targets: numbers, class indices, or 0/1 labels (the label matrix for HMLC); NaN = missing.
     target_names : list of str
+        Target names (HMLC: the labels of the hierarchy).
     target_kinds : list of str
     target_categories : list
         Class names of nominal targets (None for numeric ones).
     row_keys : ndarray of uint64 (n,)
+        Stable, distinct row ids (content keys made distinct for repeated rows).
     task : str
         Resolved task name.
     stats : DataStats
     timings : dict
     encoded_on : str
         'driver' (small input collected once) or 'executors' (encoded by Spark tasks).
+    content_keys : ndarray of uint64 (n,)
+        Content hash of each row (equal for identical rows).
+    n_values : ndarray (D,)
+        Number of categories of nominal features (1 for numeric ones).
+    hierarchy : Hierarchy or None
     """
 
     feature_names: list
     bins: list
     nominal: np.ndarray
-    codes: np.ndarray
+    codes: np.ndarray | None
     usable: np.ndarray
     Y: np.ndarray
     target_names: list
@@ -89,27 +100,43 @@ class EncodedData:
     stats: DataStats
     timings: dict = field(default_factory=dict)
     encoded_on: str = "driver"
+    content_keys: np.ndarray | None = None
+    scaled: np.ndarray | None = None
+    n_values: np.ndarray | None = None
+    hierarchy: object = None
 
     @property
     def n_rows(self) -> int:
-        return self.codes.shape[1]
+        return self.Y.shape[0]
 
     @property
     def n_features(self) -> int:
-        return self.codes.shape[0]
+        return len(self.feature_names)
 
     def bin_arrays(self):
         """(lower, upper, thresholds) as (D, 255) arrays."""
         return stack_bins(self.bins)
 
 
-def _row_keys(codes: np.ndarray, Y: np.ndarray) -> np.ndarray:
-    """64-bit content hash of every row (FNV-1a over the codes and target bits, then SplitMix64)."""
-    m = codes.shape[1]
+def _row_keys(parts, Y: np.ndarray) -> np.ndarray:
+    """64-bit content hash of every row (FNV-1a over the encoded features and the target bits, SplitMix64).
+
+    ``parts`` is a list of 2-D arrays holding the encoded features: codes (D, m) uint8 and/or scaled
+    values (m, D) float64.
+    """
+    m = Y.shape[0]
     h = np.full(m, _FNV_OFFSET, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for f in range(codes.shape[0]):
-            h = (h ^ codes[f].astype(np.uint64)) * _FNV_PRIME
+        for arr in parts:
+            if arr.dtype == np.uint8:
+                for f in range(arr.shape[0]):
+                    h = (h ^ arr[f].astype(np.uint64)) * _FNV_PRIME
+            else:
+                vals = np.where(np.isnan(arr), np.nan, arr + 0.0)
+                bits = np.ascontiguousarray(vals, dtype=np.float64).view(np.uint64)
+                for f in range(bits.shape[1]):
+                    h = (h ^ bits[:, f]) * _FNV_PRIME
+                    h = h ^ (h >> np.uint64(29))
         yb = np.where(np.isnan(Y), np.nan, Y + 0.0).astype(np.float64)  # one NaN pattern, no -0.0
         bits = np.ascontiguousarray(yb).view(np.uint64)
         for j in range(Y.shape[1]):
@@ -120,41 +147,113 @@ def _row_keys(codes: np.ndarray, Y: np.ndarray) -> np.ndarray:
         return h ^ (h >> np.uint64(31))
 
 
-def _target_values(bv: BatchValues, i: int, categories) -> np.ndarray:
-    c = bv.columns[i]
-    if c.kind == "nominal":
-        from .columns import category_indices
+@dataclass
+class EncodingPlan:
+    """Everything the per-batch encoder needs (shipped to Spark tasks).
 
-        return category_indices(bv.batch.column(c.column), categories)
-    return numeric_array(bv.batch.column(c.column))
+    Attributes
+    ----------
+    features, targets : list of ColumnInfo
+        With internal column names (see :func:`spark_fr.data.columns.safe_select`).
+    feature_categories, target_categories : list
+        Category lists of nominal columns read from strings.
+    bins : list of FeatureBins
+    zero_codes : list of int
+        Code of the value 0 (implicit entries of sparse vectors).
+    scale_lo, scale_range : ndarray (D,)
+        Numeric scaling for Relief: (x - lo) / range (range 0 -> 1).
+    target_values : list
+        Per nominal target, the number each category stands for (MLC labels '0'/'1'), or None to keep the
+        category index.
+    hierarchy : Hierarchy or None
+        For a hierarchical target column (HMLC): the label matrix replaces the column.
+    vector_size : int
+    outputs : tuple of str
+        'codes' (trees) and/or 'scaled' (Relief).
+    """
+
+    features: list
+    targets: list
+    feature_categories: list
+    target_categories: list
+    bins: list
+    zero_codes: list
+    scale_lo: np.ndarray
+    scale_range: np.ndarray
+    target_values: list
+    hierarchy: object
+    vector_size: int
+    outputs: tuple
 
 
-def _encode_partition(batches, features, feature_categories, bins, zero_codes, targets, target_categories,
-                      vector_size):
-    D = len(features)
-    T = len(targets)
-    for batch in batches:
-        m = batch.num_rows
-        if m == 0:
-            continue
-        bv = BatchValues(batch, features, feature_categories, vector_size)
+def encode_batch(batch, plan: EncodingPlan) -> dict:
+    """Encode one Arrow batch: {'codes', 'scaled', 'Y', 'keys'} (absent outputs are None)."""
+    m = batch.num_rows
+    D = len(plan.features)
+    bv = BatchValues(batch, plan.features, plan.feature_categories, plan.vector_size)
+    codes = scaled = None
+    if "codes" in plan.outputs:
         codes = np.empty((D, m), np.uint8)
-        for f, c in enumerate(features):
+        for f, c in enumerate(plan.features):
             if c.index is None:
-                codes[f] = bins[f].encode(bv.dense(f))
+                codes[f] = plan.bins[f].encode(bv.dense(f))
             else:
-                codes[f] = zero_codes[f]
+                codes[f] = plan.zero_codes[f]
                 rows, vals = bv.sparse(f)
-                codes[f, rows] = bins[f].encode(vals)
-        tv = BatchValues(batch, targets, target_categories, vector_size)
-        Y = np.empty((m, T))
-        for j in range(T):
-            Y[:, j] = _target_values(tv, j, target_categories[j])
-        keys = _row_keys(codes, Y)
+                codes[f, rows] = plan.bins[f].encode(vals)
+    if "scaled" in plan.outputs:
+        scaled = np.empty((m, D))
+        for f, c in enumerate(plan.features):
+            v = bv.values(f)
+            if c.kind == "nominal":
+                scaled[:, f] = v
+            else:
+                scaled[:, f] = (v - plan.scale_lo[f]) / plan.scale_range[f]
+    tv = BatchValues(batch, plan.targets, plan.target_categories, plan.vector_size)
+    cols = []
+    for j, c in enumerate(plan.targets):
+        if c.kind == "hierarchical":
+            strings = tv.strings(j).to_pylist()
+            cols.append(np.asarray(plan.hierarchy.label_matrix(strings), dtype=np.float64))
+            continue
+        if c.kind == "nominal":
+            idx = category_indices(batch.column(c.column), plan.target_categories[j])
+            if plan.target_values[j] is not None:
+                known = ~np.isnan(idx)
+                out = np.full(m, np.nan)
+                out[known] = plan.target_values[j][idx[known].astype(np.int64)]
+                idx = out
+            cols.append(idx[:, None])
+        else:
+            cols.append(numeric_array(batch.column(c.column))[:, None])
+    Y = np.hstack(cols) if cols else np.empty((m, 0))
+    keys = _row_keys([a for a in (codes, scaled) if a is not None], Y)
+    return {"codes": codes, "scaled": scaled, "Y": Y, "keys": keys}
+
+
+_EMPTY = b""
+
+
+def _encode_partition(batches, plan: EncodingPlan):
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        out = encode_batch(batch, plan)
         yield pa.RecordBatch.from_arrays(
-            [pa.array([codes.tobytes()], pa.binary()), pa.array([Y.tobytes()], pa.binary()),
-             pa.array([keys.tobytes()], pa.binary()), pa.array([m], pa.int64())],
-            names=["codes", "targets", "keys", "m"])
+            [pa.array([out["codes"].tobytes() if out["codes"] is not None else _EMPTY], pa.binary()),
+             pa.array([out["scaled"].tobytes() if out["scaled"] is not None else _EMPTY], pa.binary()),
+             pa.array([out["Y"].tobytes()], pa.binary()), pa.array([out["keys"].tobytes()], pa.binary()),
+             pa.array([batch.num_rows], pa.int64()), pa.array([out["Y"].shape[1]], pa.int64())],
+            schema=_BLOCK_SCHEMA)
+
+
+def decode_block(row, n_features: int) -> dict:
+    """The arrays of one encoded block (a row of the encoding pass's output)."""
+    m, T, D = int(row["m"]), int(row["t"]), n_features
+    return {"codes": np.frombuffer(row["codes"], np.uint8).reshape(D, m) if row["codes"] else None,
+            "scaled": np.frombuffer(row["scaled"], np.float64).reshape(m, D) if row["scaled"] else None,
+            "Y": np.frombuffer(row["targets"], np.float64).reshape(m, T),
+            "keys": np.frombuffer(row["keys"], np.uint64), "m": m}
 
 
 def _quantile_cuts(stats: DataStats, idx) -> dict:
@@ -203,32 +302,35 @@ def _sample_plan(n_rows: int, n_numeric: int, sample_rows: int, max_sample_value
     return int(target / n_rows * SAMPLE_ALL)
 
 
-def encode(dataset: Dataset, spec: TaskSpec, *, sample_rows: int = 100_000, local_limit: int = 20_000_000,
-           max_sample_values: int = 20_000_000) -> EncodedData:
-    """Encode a dataset for the tree kernels.
+@dataclass
+class PreparedInput:
+    """An input ready to be encoded: persisted, counted, validated, with its encoding plan."""
 
-    Parameters
-    ----------
-    dataset : Dataset
-    spec : TaskSpec
-    sample_rows : int
-        Size of the hash-selected sample used for the quantile bins of high-cardinality columns.
-    local_limit : int
-        Inputs with at most this many values (rows x columns) are collected once and encoded on the
-        driver by the same per-batch functions (one Spark job instead of two); larger ones are encoded
-        by Spark tasks.
-    max_sample_values : int
-        Bound on the size of the quantile sample (rows x numeric columns).
+    df: object          # the persisted input
+    narrow: object      # its columns under internal names (+ hash column when sampling)
+    plan: EncodingPlan
+    stats: DataStats
+    usable: np.ndarray
+    task: str
+    n_rows: int
+    local: bool
+    batches: list | None
+    timings: dict
+    target_names: list
+    target_kinds: list
+    target_categories: list
+    hierarchy: object
 
-    Returns
-    -------
-    EncodedData
+    def release(self) -> None:
+        self.df.unpersist()
 
-    Raises
-    ------
-    InputError
-        Empty input, a parse error (with its line), a target without known values, or a task that does
-        not fit the targets.
+
+def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), sample_rows: int = 100_000,
+            local_limit: int = 20_000_000, max_sample_values: int = 20_000_000,
+            force_executors: bool = False) -> PreparedInput:
+    """Steps 1 and 2 of the module sketch: persist, count, statistics, validation, bins, task.
+
+    The caller must call ``release()`` on the result when done with the input.
     """
     timings = {}
     t0 = time.perf_counter()
@@ -237,7 +339,7 @@ def encode(dataset: Dataset, spec: TaskSpec, *, sample_rows: int = 100_000, loca
         features, targets = spec.features, spec.targets
         columns = features + targets
         vsize = _vector_size(columns)
-        string_cols = [c.kind == "nominal" and c.index is None for c in columns]
+        string_cols = [c.kind in ("nominal", "hierarchical") and c.index is None for c in columns]
         n_rows = df.count()
         timings["count_s"] = time.perf_counter() - t0
         n_numeric = sum(1 for c in features if c.kind == "numeric")
@@ -248,7 +350,7 @@ def encode(dataset: Dataset, spec: TaskSpec, *, sample_rows: int = 100_000, loca
             feature_cols = sorted({c.column for c in cols[:len(features)]})
             narrow = narrow.withColumn(HASH_COLUMN, F.xxhash64(*feature_cols))
         fcols, tcols = cols[:len(features)], cols[len(features):]
-        local = n_rows * len(columns) <= local_limit
+        local = n_rows * len(columns) <= local_limit and not force_executors
         t1 = time.perf_counter()
         if local:
             batches = narrow.toArrow().to_batches() if n_rows else []
@@ -292,19 +394,25 @@ def encode(dataset: Dataset, spec: TaskSpec, *, sample_rows: int = 100_000, loca
             else:
                 overflow.append(f)
                 usable[f] = True
-        if overflow:
+        if overflow and "codes" in outputs:
             cuts = _quantile_cuts(stats, overflow)
             for f in overflow:
                 s = fstats[f]
                 bins[f] = numeric_bins(features[f].name, None, cuts[f], s.vmin, s.vmax)
+        for f in overflow:
+            if bins[f] is None:  # Relief only: the bins are not used
+                bins[f] = numeric_bins(features[f].name, None, np.empty(0), fstats[f].vmin, fstats[f].vmax)
         for s in stats.columns:
             s.sample = []  # not needed any more (and not kept in the run's metadata)
+        lo = np.array([0.0 if c.kind == "nominal" or not np.isfinite(s.vmin) else s.vmin
+                       for c, s in zip(features, fstats)])
+        hi = np.array([0.0 if c.kind == "nominal" or not np.isfinite(s.vmax) else s.vmax
+                       for c, s in zip(features, fstats)])
+        rng = np.where(hi - lo > 0, hi - lo, 1.0)
         timings["binning_s"] = time.perf_counter() - t1
 
-        # targets
-        target_categories = []
-        kinds = []
-        domains = []
+        # targets and task
+        target_categories, kinds, domains = [], [], []
         for c, s in zip(targets, tstats):
             kinds.append(c.kind)
             if c.kind == "nominal":
@@ -316,56 +424,99 @@ def encode(dataset: Dataset, spec: TaskSpec, *, sample_rows: int = 100_000, loca
                 domains.append(list(s.distinct) if s.distinct is not None and s.distinct.size <= 2 else None)
         task = spec.task
         if task == "auto":
-            task = infer_task(kinds, domains, labels_xml=bool(dataset.label_names))
+            if any(k == "hierarchical" for k in kinds):
+                task = "hmlc"
+            else:
+                task = infer_task(kinds, domains, labels_xml=bool(dataset.label_names))
             log.info("task inferred from the targets: %s", task)
+        target_values = [None] * len(targets)
+        if task == "mlc":
+            for j, cats in enumerate(target_categories):
+                if cats is not None:
+                    try:
+                        target_values[j] = np.array([float(x) for x in cats])
+                    except ValueError:
+                        raise InputError(f"label column '{targets[j].name}' has values {cats[:4]}; multi-label "
+                                         f"targets must be 0/1") from None
+                    target_categories[j] = None
+        hierarchy = dataset.hierarchy if any(k == "hierarchical" for k in kinds) else None
+        target_names = list(hierarchy.labels) if hierarchy is not None else [c.name for c in targets]
+        plan = EncodingPlan(fcols, tcols, feature_categories, target_categories, bins,
+                            [int(b.encode(np.zeros(1))[0]) for b in bins], lo, rng, target_values, hierarchy,
+                            vsize, tuple(outputs))
+        return PreparedInput(df, narrow, plan, stats, usable, task, n_rows, local, batches, timings,
+                             target_names, kinds, target_categories, hierarchy)
+    except BaseException:
+        df.unpersist()
+        raise
 
-        # encode
+
+def encode(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), sample_rows: int = 100_000,
+           local_limit: int = 20_000_000, max_sample_values: int = 20_000_000) -> EncodedData:
+    """Encode a dataset and collect it on the driver (broadcast mode).
+
+    Parameters
+    ----------
+    dataset : Dataset
+    spec : TaskSpec
+    outputs : tuple of str
+        'codes' (bin codes for the trees) and/or 'scaled' (scaled values for Relief).
+    sample_rows : int
+        Size of the hash-selected sample used for the quantile bins of high-cardinality columns.
+    local_limit : int
+        Inputs with at most this many values (rows x columns) are collected once and encoded on the
+        driver by the same per-batch functions (one Spark job instead of two); larger ones are encoded
+        by Spark tasks.
+    max_sample_values : int
+        Bound on the size of the quantile sample (rows x numeric columns).
+
+    Returns
+    -------
+    EncodedData
+
+    Raises
+    ------
+    InputError
+        Empty input, a parse error (with its line), a target without known values, or a task that does
+        not fit the targets.
+    """
+    prep = prepare(dataset, spec, outputs=outputs, sample_rows=sample_rows, local_limit=local_limit,
+                   max_sample_values=max_sample_values)
+    try:
         t2 = time.perf_counter()
-        zero_codes = [int(b.encode(np.zeros(1))[0]) for b in bins]
-        fcats = feature_categories
-        tcats = target_categories
+        plan = prep.plan
 
         def fn(batches_):
-            return _encode_partition(batches_, fcols, fcats, bins, zero_codes, tcols, tcats, vsize)
+            return _encode_partition(batches_, plan)
 
-        if local:
-            table = pa.Table.from_batches(list(fn(iter(batches))), schema=_BLOCK_SCHEMA)
+        if prep.local:
+            table = pa.Table.from_batches(list(fn(iter(prep.batches))), schema=_BLOCK_SCHEMA)
         else:
-            table = narrow.mapInArrow(fn, "codes binary, targets binary, keys binary, m long").toArrow()
-        D, T = len(features), len(targets)
-        ms = table.column("m").to_pylist()
-        n = int(sum(ms))
-        codes = np.empty((D, n), np.uint8)
-        Y = np.empty((n, T))
-        keys = np.empty(n, np.uint64)
-        pos = 0
-        for cb, yb, kb, m in zip(table.column("codes").to_pylist(), table.column("targets").to_pylist(),
-                                 table.column("keys").to_pylist(), ms):
-            codes[:, pos:pos + m] = np.frombuffer(cb, np.uint8).reshape(D, m)
-            Y[pos:pos + m] = np.frombuffer(yb, np.float64).reshape(m, T)
-            keys[pos:pos + m] = np.frombuffer(kb, np.uint64)
-            pos += m
+            table = prep.narrow.mapInArrow(fn, _BLOCK_DDL).toArrow()
+        D = len(plan.features)
+        blocks = [decode_block(row, D) for row in table.to_pylist()]
+        n = int(sum(b["m"] for b in blocks))
+        T = blocks[0]["Y"].shape[1] if blocks else len(prep.target_names)
+        keys = np.concatenate([b["keys"] for b in blocks]) if blocks else np.empty(0, np.uint64)
+        Y = np.vstack([b["Y"] for b in blocks]) if blocks else np.empty((0, T))
         order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        codes = np.ascontiguousarray(codes[:, order])
-        Y = Y[order]
-        keys = _dedup_keys(keys)
-        timings["encoding_s"] = time.perf_counter() - t2
+        content = keys[order]
+        codes = scaled = None
+        if "codes" in plan.outputs:
+            codes = np.ascontiguousarray(np.hstack([b["codes"] for b in blocks])[:, order])
+        if "scaled" in plan.outputs:
+            scaled = np.ascontiguousarray(np.vstack([b["scaled"] for b in blocks])[order])
+        Y = np.ascontiguousarray(Y[order])
+        prep.timings["encoding_s"] = time.perf_counter() - t2
     finally:
-        df.unpersist()
-
-    # label targets: category names '0'/'1' become numbers
-    if task == "mlc":
-        for j, cats in enumerate(target_categories):
-            if cats is not None:
-                vals = np.array([float(x) for x in cats])
-                col = Y[:, j]
-                known = ~np.isnan(col)
-                col[known] = vals[col[known].astype(np.int64)]
-                target_categories[j] = None
-    return EncodedData([c.name for c in features], bins, np.array([b.nominal for b in bins], bool), codes,
-                       usable, Y, [c.name for c in targets], kinds, target_categories, keys, task, stats,
-                       timings, "driver" if local else "executors")
+        prep.release()
+    bins = plan.bins
+    n_values = np.array([len(b.categories) if b.nominal else 1 for b in bins], dtype=np.float64)
+    features = [c.name for c in spec.features]
+    return EncodedData(features, bins, np.array([b.nominal for b in bins], bool), codes, prep.usable, Y,
+                       prep.target_names, prep.target_kinds, prep.target_categories, _dedup_keys(content),
+                       prep.task, prep.stats, prep.timings, "driver" if prep.local else "executors", content,
+                       scaled, n_values, prep.hierarchy)
 
 
 def _dedup_keys(sorted_keys: np.ndarray) -> np.ndarray:
