@@ -430,6 +430,7 @@ def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), sample_rows
                 task = infer_task(kinds, domains, labels_xml=bool(dataset.label_names))
             log.info("task inferred from the targets: %s", task)
         target_values = [None] * len(targets)
+        reported_categories = list(target_categories)
         if task == "mlc":
             for j, cats in enumerate(target_categories):
                 if cats is not None:
@@ -438,14 +439,14 @@ def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), sample_rows
                     except ValueError:
                         raise InputError(f"label column '{targets[j].name}' has values {cats[:4]}; multi-label "
                                          f"targets must be 0/1") from None
-                    target_categories[j] = None
+                    reported_categories[j] = None  # the labels are 0/1 numbers from here on
         hierarchy = dataset.hierarchy if any(k == "hierarchical" for k in kinds) else None
         target_names = list(hierarchy.labels) if hierarchy is not None else [c.name for c in targets]
         plan = EncodingPlan(fcols, tcols, feature_categories, target_categories, bins,
                             [int(b.encode(np.zeros(1))[0]) for b in bins], lo, rng, target_values, hierarchy,
                             vsize, tuple(outputs))
         return PreparedInput(df, narrow, plan, stats, usable, task, n_rows, local, batches, timings,
-                             target_names, kinds, target_categories, hierarchy)
+                             target_names, kinds, reported_categories, hierarchy)
     except BaseException:
         df.unpersist()
         raise
