@@ -327,9 +327,58 @@ class ReliefTarget:
     per_target_kinds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
 
 
+@dataclass
+class TargetSummary:
+    """What a Relief target distance needs from the whole training set; merges exactly, in any order.
+
+    Attributes
+    ----------
+    lo, hi : ndarray (T,)
+        Smallest and largest known value of each target column (regression, MTR scaling).
+    class_counts : ndarray (C,)
+        Rows per class (classification priors).
+    finals : set of int
+        Labels that are the most specific label of some row (HMLC normaliser).
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    class_counts: np.ndarray
+    finals: set
+
+    def merge(self, other: "TargetSummary") -> "TargetSummary":
+        self.lo = np.fmin(self.lo, other.lo)
+        self.hi = np.fmax(self.hi, other.hi)
+        self.class_counts = self.class_counts + other.class_counts
+        self.finals = self.finals | other.finals
+        return self
+
+
+def summarize_targets(task: str, Y: np.ndarray, hierarchy=None, n_classes: int = 0) -> TargetSummary:
+    """The :class:`TargetSummary` of some rows (a block, or all of them)."""
+    Y = np.asarray(Y, dtype=np.float64)
+    T = Y.shape[1]
+    with np.errstate(all="ignore"):
+        known = ~np.isnan(Y)
+        lo = np.where(known.any(axis=0), np.nanmin(np.where(known, Y, np.inf), axis=0), np.inf) if Y.size else \
+            np.full(T, np.inf)
+        hi = np.where(known.any(axis=0), np.nanmax(np.where(known, Y, -np.inf), axis=0), -np.inf) if Y.size else \
+            np.full(T, -np.inf)
+    counts = np.zeros(max(n_classes, 0))
+    if task == "classification" and n_classes and Y.size:
+        y = Y[:, 0]
+        counts = np.bincount(y[~np.isnan(y)].astype(np.int64), minlength=n_classes).astype(np.float64)
+    finals = set()
+    if task == "hmlc" and hierarchy is not None and Y.size:
+        rows = ~np.isnan(Y).any(axis=1)
+        if rows.any():
+            finals = set(int(i) for i in hierarchy.final_labels(Y[rows]))
+    return TargetSummary(lo, hi, counts, finals)
+
+
 def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarchy=None, w0: float = 0.75,
                   hmlc_squared: bool = False, semi_supervised: bool = False,
-                  n_classes: int | None = None) -> ReliefTarget:
+                  n_classes: int | None = None, summary: TargetSummary | None = None) -> ReliefTarget:
     """The Relief target distance of a task.
 
     * classification: ReliefF with class priors and k hits and k misses per class (Kononenko); in
@@ -347,7 +396,7 @@ def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarc
     ----------
     task : str
     Y : ndarray (n, T)
-        Raw targets (class index, numbers, 0/1 labels; the HMLC label matrix).
+        Raw targets (class index, numbers, 0/1 labels; the HMLC label matrix) of the rows to encode.
     mlc_distance : str
     hierarchy : spark_fr.hierarchy.Hierarchy, optional
     w0 : float
@@ -355,6 +404,9 @@ def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarc
     semi_supervised : bool
     n_classes : int, optional
         Number of classes (classification).
+    summary : TargetSummary, optional
+        Statistics of the whole training set (default: computed from ``Y``); given when ``Y`` is one block
+        of a larger data set (tall mode), so every block is encoded the same way.
 
     Returns
     -------
@@ -367,16 +419,15 @@ def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarc
     if task == "unsupervised":
         return ReliefTarget(K.T_DESCRIPTIVE, np.zeros((Y.shape[0], 1)), np.ones(1))
     if task == "classification":
-        y = Y[:, 0]
-        C = int(n_classes if n_classes is not None else np.nanmax(y) + 1)
-        known = y[~np.isnan(y)].astype(np.int64)
-        priors = np.bincount(known, minlength=C) / max(known.size, 1)
+        C = int(n_classes if n_classes is not None else np.nanmax(Y[:, 0]) + 1)
+        summary = summary or summarize_targets(task, Y, n_classes=C)
+        priors = summary.class_counts / max(summary.class_counts.sum(), 1)
         return ReliefTarget(K.T_CLASS, Y[:, :1].copy(), np.ones(1), float(C), 0 if semi_supervised else C,
-                            y.copy(), priors, np.array([K.T_CLASS], np.int64))
+                            Y[:, 0].copy(), priors, np.array([K.T_CLASS], np.int64))
+    summary = summary or summarize_targets(task, Y, hierarchy)
     if task in ("regression", "mtr"):
-        lo = np.nanmin(Y, axis=0)
-        rng = np.nanmax(Y, axis=0) - lo
-        scaled = (Y - lo) / np.where(rng > 0, rng, 1.0)
+        rng = summary.hi - summary.lo
+        scaled = (Y - summary.lo) / np.where(rng > 0, rng, 1.0)
         return ReliefTarget(K.T_NUMERIC, scaled, np.ones(T), 1.0,
                             per_target_kinds=np.full(T, K.T_NUMERIC, np.int64))
     if task == "mlc":
@@ -388,11 +439,14 @@ def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarc
     if task == "hmlc":
         if hierarchy is None:
             raise TaskError("HMLC needs a label hierarchy")
-        w = hierarchy.weights(w0)
-        labelled = ~np.isnan(Y).any(axis=1)
-        norm = hierarchy.max_pair_distance(Y[labelled], w, squared=hmlc_squared)
+        w = np.asarray(hierarchy.weights(w0), np.float64)
+        finals = sorted(summary.finals)
+        closures = np.zeros((len(finals), len(hierarchy.labels)))
+        for i, f in enumerate(finals):
+            closures[i, [f, *hierarchy.ancestors[f]]] = 1.0
+        norm = hierarchy.max_pair_distance(closures, w, squared=hmlc_squared) if len(finals) >= 2 else 1.0
         kind = K.T_HMLC_SQUARED if hmlc_squared else K.T_HMLC
-        return ReliefTarget(kind, Y.copy(), np.asarray(w, np.float64), float(norm) if norm > 0 else 1.0)
+        return ReliefTarget(kind, Y.copy(), w, float(norm) if norm > 0 else 1.0)
     raise TaskError(f"unknown task '{task}' for Relief")
 
 
