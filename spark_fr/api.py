@@ -5,9 +5,10 @@ Sketch
     params   <- validated options (fail before touching data)
     dataset  <- read (ARFF / CSV / Parquet / Delta / .mat / a DataFrame)          spark_fr.io
     spec     <- targets and features (names checked)                              spark_fr.data.schema
-    encoded  <- statistics, bins, encoded blocks on the driver                     spark_fr.data.encode
-    task     <- fitted on the targets (training variances, classes)               spark_fr.tasks
-    scores   <- trees grown and scored on Spark (broadcast mode)                   spark_fr.ensemble.spark
+    prepared <- persisted, counted, statistics, bins, task                         spark_fr.data.encode
+    ensemble:  encoded blocks on the driver -> trees on Spark (broadcast mode)     spark_fr.ensemble.spark
+    relief:    scaled blocks on the driver (broadcast mode) or left distributed
+               (tall mode) -> Relief accumulators on Spark                         spark_fr.relief.spark
     ranking  <- long table + run metadata                                          spark_fr.ranking
 """
 from __future__ import annotations
@@ -19,18 +20,25 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .data.encode import encode
+from .data.encode import block_rdd, collect_encoded, feature_value_counts, prepare
 from .data.schema import resolve
 from .ensemble.params import EnsembleParams, ParamError
 from .errors import InputError
 from .io.readers import read_dataset
 from .ranking import Ranking
+from .relief.params import ReliefParamError, ReliefParams
 from .tasks import TaskError, fit_task
 
 log = logging.getLogger(__name__)
 
 METHODS = ("ensemble", "relief", "reliefe")
 TASKS = ("auto", "classification", "regression", "mtr", "mlc", "hmlc", "unsupervised")
+ENSEMBLE_TASKS = ("auto", "classification", "regression", "mtr", "mlc")
+COMMON_PARAMS = {"format", "labels_xml", "features_col", "per_target", "seed", "semi_supervised", "title"}
+ENSEMBLE_PARAMS = {"ensemble", "trees", "scores", "max_features", "min_samples_leaf", "max_depth", "bootstrap",
+                   "symbolic_weight", "resample_constant_features"}
+RELIEF_PARAMS = {"relief_neighbours", "relief_iterations", "relief_sigma", "relief_target_distance",
+                 "relief_influence", "relief_mode", "hmlc_w0", "relief_hmlc_squared"}
 
 
 def versions() -> dict:
@@ -46,16 +54,26 @@ def versions() -> dict:
 
 
 def _ensemble_params(opts: dict) -> EnsembleParams:
-    keys = ("ensemble", "trees", "scores", "max_features", "min_samples_leaf", "max_depth", "bootstrap",
-            "symbolic_weight", "per_target", "seed", "resample_constant_features")
-    opts = dict(opts)
-    if "resample_constant_features" in opts:
-        opts["resample_constant"] = opts.pop("resample_constant_features")
-    keys = tuple("resample_constant" if k == "resample_constant_features" else k for k in keys)
-    kwargs = {k: opts[k] for k in keys if opts.get(k) is not None}
+    names = {"ensemble": "ensemble", "trees": "trees", "scores": "scores", "max_features": "max_features",
+             "min_samples_leaf": "min_samples_leaf", "max_depth": "max_depth", "bootstrap": "bootstrap",
+             "symbolic_weight": "symbolic_weight", "per_target": "per_target", "seed": "seed",
+             "resample_constant_features": "resample_constant"}
+    kwargs = {field: opts[key] for key, field in names.items() if opts.get(key) is not None}
     try:
         return EnsembleParams(**kwargs)
     except ParamError as err:
+        raise InputError(str(err)) from None
+
+
+def _relief_params(opts: dict) -> ReliefParams:
+    names = {"relief_neighbours": "neighbours", "relief_iterations": "iterations", "relief_sigma": "sigma",
+             "relief_target_distance": "target_distance", "relief_influence": "influence", "relief_mode": "mode",
+             "hmlc_w0": "hmlc_w0", "relief_hmlc_squared": "hmlc_squared", "per_target": "per_target",
+             "seed": "seed"}
+    kwargs = {field: opts[key] for key, field in names.items() if opts.get(key) is not None}
+    try:
+        return ReliefParams(**kwargs)
+    except ReliefParamError as err:
         raise InputError(str(err)) from None
 
 
@@ -68,18 +86,21 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
         A path (ARFF, CSV, Parquet, Delta directory, ``.mat``) or a Spark DataFrame.
     targets : str or list of str, optional
         Target columns (comma-separated string or list). Default: the labels of ``labels_xml``, else the
-        last attribute of an ARFF file.
+        hierarchical class attribute or the last attribute of an ARFF file.
     task : str
-        'auto' (inferred from the targets), 'classification', 'regression', 'mtr' or 'mlc'.
+        'auto' (inferred from the targets), 'classification', 'regression', 'mtr', 'mlc', 'hmlc' or
+        'unsupervised' (Relief).
     method : str
-        'ensemble' (PCT ensembles: Symbolic, Genie3, RF scores).
+        'ensemble' (PCT ensembles: Symbolic, Genie3, RF scores) or 'relief' (the Relief family).
     spark : SparkSession, optional
         Default: the active session, or a local one.
     **params
-        The options of ``jobs/rank.py`` with underscores: ``format``, ``labels_xml``, ``features_col``,
-        ``ensemble`` ('rf', 'bagging', 'extra_trees'), ``trees``, ``scores``, ``per_target``, ``seed``,
-        ``max_features``, ``min_samples_leaf``, ``max_depth``, ``bootstrap``, ``symbolic_weight``,
-        ``resample_constant_features``, ``semi_supervised``.
+        The options of ``jobs/rank.py`` with underscores. Common: ``format``, ``labels_xml``,
+        ``features_col``, ``per_target``, ``seed``, ``semi_supervised``. Ensembles: ``ensemble`` ('rf',
+        'bagging', 'extra_trees'), ``trees``, ``scores``, ``max_features``, ``min_samples_leaf``,
+        ``max_depth``, ``bootstrap``, ``symbolic_weight``, ``resample_constant_features``. Relief:
+        ``relief_neighbours``, ``relief_iterations``, ``relief_sigma``, ``relief_target_distance``,
+        ``relief_influence``, ``relief_mode``, ``hmlc_w0``, ``relief_hmlc_squared``.
 
     Returns
     -------
@@ -91,29 +112,30 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
         Bad input or parameters (one-line message naming the file, column, row or option).
     """
     t_start = time.perf_counter()
-    unknown = set(params) - {"format", "labels_xml", "features_col", "ensemble", "trees", "scores",
-                             "per_target", "seed", "max_features", "min_samples_leaf", "max_depth",
-                             "bootstrap", "symbolic_weight", "semi_supervised", "relief_neighbours",
-                             "relief_iterations", "title", "resample_constant_features"}
+    unknown = set(params) - COMMON_PARAMS - ENSEMBLE_PARAMS - RELIEF_PARAMS
     if unknown:
         raise InputError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
     if method not in METHODS:
         raise InputError(f"--method must be one of {', '.join(METHODS)}, not '{method}'")
     if task not in TASKS:
         raise InputError(f"--task must be one of {', '.join(TASKS)}, not '{task}'")
-    if method != "ensemble":
-        raise InputError(f"--method {method} is not available in this version; use --method ensemble")
-    if task in ("hmlc", "unsupervised") or params.get("semi_supervised"):
-        what = "--semi-supervised" if params.get("semi_supervised") else f"--task {task}"
-        raise InputError(f"{what} is not available in this version; supported tasks: classification, "
-                         f"regression, mtr, mlc")
-    ens = _ensemble_params(params)
-    scores = ens.effective_scores()
-    if "rf" in ens.scores and "rf" not in scores:
-        log.warning("the RF score needs out-of-bag rows, and %s without bootstrapping has none: it is "
-                    "skipped (add --bootstrap to compute it)", ens.ensemble)
-    if not scores:
-        raise InputError("no score left to compute: the RF score needs bootstrapping (--bootstrap)")
+    if method == "reliefe":
+        raise InputError("--method reliefe is not available in this version; use --method relief or ensemble")
+    semi = bool(params.get("semi_supervised"))
+    if method == "ensemble":
+        if task not in ENSEMBLE_TASKS or semi:
+            what = "--semi-supervised" if semi else f"--task {task}"
+            raise InputError(f"{what} is available with --method relief; ensembles support classification, "
+                             f"regression, mtr and mlc in this version")
+        method_params = _ensemble_params(params)
+        scores = method_params.effective_scores()
+        if "rf" in method_params.scores and "rf" not in scores:
+            log.warning("the RF score needs out-of-bag rows, and %s without bootstrapping has none: it is "
+                        "skipped (add --bootstrap to compute it)", method_params.ensemble)
+        if not scores:
+            raise InputError("no score left to compute: the RF score needs bootstrapping (--bootstrap)")
+    else:
+        method_params = _relief_params(params)
 
     if spark is None:
         from .session import get_spark
@@ -123,15 +145,45 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
     t0 = time.perf_counter()
     dataset = read_dataset(spark, data, format=params.get("format") or "auto", labels_xml=params.get("labels_xml"),
                            targets=targets, features_col=params.get("features_col"))
-    spec = resolve(dataset, targets, task, bool(params.get("semi_supervised")))
+    spec = resolve(dataset, targets, task, semi)
     timings["read_s"] = time.perf_counter() - t0
     log.info("input %s: %d features, target(s) %s", dataset.source, len(spec.features),
-             ", ".join(spec.target_names))
-    encoded = encode(dataset, spec)
+             ", ".join(spec.target_names) or "none (unsupervised)")
+    if method == "ensemble":
+        names, usable, results, target_names, info, task_name, n_rows, n_read = _rank_ensemble(
+            spark, dataset, spec, method_params, timings)
+    else:
+        names, usable, results, target_names, info, task_name, n_rows, n_read = _rank_relief(
+            spark, dataset, spec, method_params, semi, timings)
+    timings["total_s"] = time.perf_counter() - t_start
+
+    run_params = {"input": dataset.source if isinstance(data, str) else "DataFrame", "task": task_name,
+                  "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
+                  **method_params.to_dict()}
+    if method == "ensemble":
+        run_params["features_per_node"] = method_params.features_per_node(len(names))
+    for key in ("format", "labels_xml", "features_col"):
+        if params.get(key):
+            run_params[key] = params[key]
+    metadata = {"input": run_params["input"], "title": params.get("title"), "n_rows": n_rows, "n_rows_read": n_read,
+                "n_features": len(names), "unusable_features": [n for n, u in zip(names, usable) if not u],
+                "timings": timings, **info, "versions": versions(), "spark_master": spark.sparkContext.master,
+                "created_at": datetime.now(timezone.utc)}
+    return Ranking.from_scores(names, usable, results, target_names, run_params, metadata)
+
+
+def _rank_ensemble(spark, dataset, spec, ens: EnsembleParams, timings: dict):
+    from .ensemble.spark import rank_trees_on_spark
+    from .ensemble.trees import TreeData
+
+    prep = prepare(dataset, spec, outputs=("codes",))
+    try:
+        encoded = collect_encoded(prep, spec.feature_names)
+    finally:
+        prep.release()
     timings.update(encoded.timings)
     log.info("encoded %d rows x %d features (task %s) in %.1f s", encoded.n_rows, encoded.n_features,
              encoded.task, sum(encoded.timings.values()))
-
     Y = encoded.Y
     labelled = ~np.all(np.isnan(Y), axis=1)
     dropped = int((~labelled).sum())
@@ -142,30 +194,66 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
         fitted = fit_task(encoded.task, Y[labelled], encoded.target_names, classes)
     except TaskError as err:
         raise InputError(str(err)) from None
-
-    from .ensemble.spark import rank_trees_on_spark
-    from .ensemble.trees import TreeData
-
     lower, upper, _ = encoded.bin_arrays()
     Yl = Y[labelled]
     tree_data = TreeData(np.ascontiguousarray(encoded.codes[:, labelled]), encoded.nominal, lower, upper,
                          np.ascontiguousarray(fitted.clustering_matrix(Yl)), Yl, fitted.prototype_columns(Yl),
                          encoded.row_keys[labelled], fitted)
     results, info = rank_trees_on_spark(spark, tree_data, ens)
-    timings["trees_s"] = info["trees_s"]
-    timings["total_s"] = time.perf_counter() - t_start
+    timings["trees_s"] = info.pop("trees_s")
+    info["encoded_on"] = encoded.encoded_on
+    return (encoded.feature_names, encoded.usable, results, encoded.target_names, info, encoded.task,
+            int(labelled.sum()), encoded.n_rows)
 
-    run_params = {"input": dataset.source if isinstance(data, str) else "DataFrame", "task": encoded.task,
-                  "method": method, "targets": encoded.target_names, **ens.to_dict(),
-                  "features_per_node": ens.features_per_node(encoded.n_features)}
-    for key in ("format", "labels_xml", "features_col"):
-        if params.get(key):
-            run_params[key] = params[key]
-    metadata = {"input": run_params["input"], "title": params.get("title"), "n_rows": int(labelled.sum()),
-                "n_rows_read": encoded.n_rows, "n_features": encoded.n_features,
-                "unusable_features": [n for n, u in zip(encoded.feature_names, encoded.usable) if not u],
-                "timings": timings, "encoded_on": encoded.encoded_on, "tree_groups": info["tree_groups"], "versions": versions(),
-                "spark_master": spark.sparkContext.master,
-                "created_at": datetime.now(timezone.utc)}
-    return Ranking.from_scores(encoded.feature_names, encoded.usable, results, encoded.target_names, run_params,
-                               metadata)
+
+def _rank_relief(spark, dataset, spec, rp: ReliefParams, semi: bool, timings: dict):
+    from .relief.prepare import build_relief_data
+    from .relief.spark import relief_broadcast, relief_tall
+
+    prep = prepare(dataset, spec, outputs=("scaled",), force_executors=rp.mode == "tall")
+    try:
+        timings.update(prep.timings)
+        D = len(spec.features)
+        mode = rp.mode
+        if mode == "auto":
+            mode = "broadcast" if prep.n_rows * D <= rp.broadcast_limit else "tall"
+        task = prep.task
+        classes = prep.target_categories[0] if task == "classification" else None
+        if task == "classification":
+            _check_classes(prep, spec, semi)
+        bins = prep.plan.bins
+        nominal = np.array([b.nominal for b in bins], bool)
+        n_values = feature_value_counts(bins)
+        if mode == "broadcast":
+            encoded = collect_encoded(prep, spec.feature_names)
+            timings.update(encoded.timings)
+            data, kept = build_relief_data(encoded.scaled, encoded.content_keys, encoded.Y, task, nominal, n_values,
+                                           rp, semi_supervised=semi, classes=classes, hierarchy=prep.hierarchy)
+            dropped = int((~kept).sum())
+            if dropped:
+                log.warning("%d rows without any known target value are not used (supervised ranking)", dropped)
+            results, info = relief_broadcast(spark, data, rp)
+            n_used = data.n_rows
+        else:
+            results, info = relief_tall(spark, block_rdd(prep), task, rp, nominal=nominal, n_values=n_values,
+                                        semi_supervised=semi, n_classes=len(classes) if classes else 0,
+                                        hierarchy=prep.hierarchy)
+            n_used = None
+    finally:
+        prep.release()
+    timings["relief_s"] = info.pop("relief_s")
+    n_used = n_used if n_used is not None else prep.n_rows
+    target_names = prep.target_names if task != "hmlc" else []
+    if task == "hmlc":
+        results.pop("relief/targets", None)
+    return (spec.feature_names, prep.usable, results, target_names, info, task, n_used, prep.n_rows)
+
+
+def _check_classes(prep, spec, semi: bool) -> None:
+    """A classification target needs two classes among the rows used."""
+    s = prep.stats.columns[len(spec.features)]
+    present = [k for k, c in (s.counts or {}).items() if c > 0]
+    if len(present) < 2:
+        name = spec.targets[0].name
+        only = present[0] if present else "?"
+        raise InputError(f"target column '{name}' has a single class '{only}'; classification needs at least two")

@@ -17,9 +17,7 @@ from .errors import InputError, one_line
 log = logging.getLogger("spark_fr")
 
 DEFAULTS = {
-    "format": "auto", "task": "auto", "method": "ensemble", "ensemble": "rf", "trees": 100,
-    "scores": "symbolic,genie3,rf", "seed": 0, "output_format": "csv", "min_samples_leaf": 2.0,
-    "log_level": "info",
+    "format": "auto", "task": "auto", "method": "ensemble", "seed": 0, "output_format": "csv", "log_level": "info",
 }
 
 
@@ -72,9 +70,21 @@ def build_parser() -> argparse.ArgumentParser:
     ens.add_argument("--symbolic-weight", type=float,
                      help="Symbolic score with w**depth per node instead of |E(N)|/|E|")
     rel = p.add_argument_group("relief")
-    rel.add_argument("--relief-neighbours", type=int, help="number of neighbours k")
-    rel.add_argument("--relief-iterations", type=float,
-                     help="number of sampled instances m (a count, or a fraction of the rows when < 1)")
+    rel.add_argument("--relief-neighbours", type=int, help="number of neighbours k (default 15; per class for "
+                                                           "classification)")
+    rel.add_argument("--relief-iterations",
+                     help="sampled instances m: a count (1000), or a fraction of the rows (0.25; 1.0 = all rows, "
+                          "the default)")
+    rel.add_argument("--relief-sigma", type=float, help="neighbour weights exp(-(sigma * rank)^2) (default 0: equal)")
+    rel.add_argument("--relief-target-distance", choices=["hamming", "jaccard", "f1", "subset"],
+                     help="multi-label target distance (default f1)")
+    rel.add_argument("--relief-influence", help="semi-supervised: influence w0,w1 of the unlabelled rows farthest "
+                                                "from / closest to the labelled ones (default 0.5,1.0)")
+    rel.add_argument("--relief-mode", choices=["auto", "broadcast", "tall"],
+                     help="broadcast the data (small) or the sampled instances (tall data); default auto")
+    rel.add_argument("--hmlc-w0", type=float, help="hierarchy weights w(l) = w0 * mean(w(parents)) (default 0.75)")
+    rel.add_argument("--relief-hmlc-squared", action="store_true", default=None,
+                     help="HMLC target distance without the square root, as CLUS computes it")
     run = p.add_argument_group("run")
     run.add_argument("--seed", type=int, help="random seed (default 0)")
     run.add_argument("--master", help="Spark master when started with python (default local[*])")
@@ -133,10 +143,10 @@ def run(opts: dict) -> int:
     spark = get_spark(master=opts.get("master"), app_name="spark_fr rank")
     if opts.get("log_level") != "debug":
         spark.sparkContext.setLogLevel("ERROR")
-    params = {k: opts.get(k) for k in ("format", "labels_xml", "features_col", "ensemble", "trees", "scores",
-                                       "per_target", "seed", "max_features", "min_samples_leaf", "max_depth",
-                                       "bootstrap", "symbolic_weight", "semi_supervised", "relief_neighbours",
-                                       "relief_iterations", "resample_constant_features")}
+    from .api import COMMON_PARAMS, ENSEMBLE_PARAMS, RELIEF_PARAMS
+
+    method_keys = ENSEMBLE_PARAMS if opts["method"] == "ensemble" else RELIEF_PARAMS
+    params = {k: opts.get(k) for k in (COMMON_PARAMS - {"title"}) | method_keys}
     params = {k: v for k, v in params.items() if v is not None}
     ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
                    spark=spark, title=opts["input"], **params)

@@ -12,16 +12,21 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "conf").glob("*.yaml"))
 
 
-def test_defaults_match_the_command_line_defaults():
+def test_defaults_yaml_states_the_real_defaults():
     from spark_fr.cli import DEFAULTS
     from spark_fr.ensemble.params import EnsembleParams
+    from spark_fr.relief.params import ReliefParams
 
     d = yaml.safe_load((ROOT / "conf" / "defaults.yaml").read_text())
     p = EnsembleParams()
-    assert d["trees"] == DEFAULTS["trees"] == p.trees
-    assert d["ensemble"] == DEFAULTS["ensemble"] == p.ensemble
-    assert d["scores"] == p.scores and d["min_samples_leaf"] == p.min_samples_leaf
-    assert d["seed"] == DEFAULTS["seed"] == p.seed
+    r = ReliefParams()
+    assert (d["trees"], d["ensemble"], d["scores"], d["min_samples_leaf"]) == (p.trees, p.ensemble, p.scores,
+                                                                                p.min_samples_leaf)
+    assert d["seed"] == DEFAULTS["seed"] == p.seed == r.seed
+    assert (d["relief_neighbours"], d["relief_iterations"], d["relief_sigma"], d["relief_target_distance"]) == \
+        (r.neighbours, r.iterations, r.sigma, r.target_distance)
+    assert [float(x) for x in d["relief_influence"].split(",")] == list(r.influence)
+    assert (d["relief_mode"], d["hmlc_w0"]) == (r.mode, r.hmlc_w0)
 
 
 @pytest.mark.parametrize("config", [c for c in CONFIGS if c.name != "defaults.yaml"], ids=lambda p: p.stem)
@@ -33,6 +38,9 @@ def test_example_config_runs(spark, config, tmp_path, capsys, monkeypatch):
     assert code == 0, err[-2000:]
     run = json.loads((out / "run.json").read_text())
     cfg = yaml.safe_load(config.read_text())
-    assert run["params"]["trees"] == 8
-    assert run["params"]["ensemble"] == cfg.get("ensemble", "rf")
+    if cfg.get("method", "ensemble") == "ensemble":
+        assert run["params"]["trees"] == 8
+        assert run["params"]["ensemble"] == cfg.get("ensemble", "rf")
+    else:
+        assert run["params"]["method"] == cfg["method"]
     assert any(f.name.startswith("ranking.") for f in out.iterdir())

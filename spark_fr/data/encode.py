@@ -484,40 +484,57 @@ def encode(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), sample_rows:
     prep = prepare(dataset, spec, outputs=outputs, sample_rows=sample_rows, local_limit=local_limit,
                    max_sample_values=max_sample_values)
     try:
-        t2 = time.perf_counter()
-        plan = prep.plan
-
-        def fn(batches_):
-            return _encode_partition(batches_, plan)
-
-        if prep.local:
-            table = pa.Table.from_batches(list(fn(iter(prep.batches))), schema=_BLOCK_SCHEMA)
-        else:
-            table = prep.narrow.mapInArrow(fn, _BLOCK_DDL).toArrow()
-        D = len(plan.features)
-        blocks = [decode_block(row, D) for row in table.to_pylist()]
-        n = int(sum(b["m"] for b in blocks))
-        T = blocks[0]["Y"].shape[1] if blocks else len(prep.target_names)
-        keys = np.concatenate([b["keys"] for b in blocks]) if blocks else np.empty(0, np.uint64)
-        Y = np.vstack([b["Y"] for b in blocks]) if blocks else np.empty((0, T))
-        order = np.argsort(keys, kind="stable")
-        content = keys[order]
-        codes = scaled = None
-        if "codes" in plan.outputs:
-            codes = np.ascontiguousarray(np.hstack([b["codes"] for b in blocks])[:, order])
-        if "scaled" in plan.outputs:
-            scaled = np.ascontiguousarray(np.vstack([b["scaled"] for b in blocks])[order])
-        Y = np.ascontiguousarray(Y[order])
-        prep.timings["encoding_s"] = time.perf_counter() - t2
+        return collect_encoded(prep, [c.name for c in spec.features])
     finally:
         prep.release()
+
+
+def _encoding_function(plan: EncodingPlan):
+    def fn(batches_):
+        return _encode_partition(batches_, plan)
+
+    return fn
+
+
+def collect_encoded(prep: PreparedInput, feature_names: list) -> EncodedData:
+    """Step 3 of the module sketch: encode the prepared input and collect it in canonical order."""
+    t2 = time.perf_counter()
+    plan = prep.plan
+    fn = _encoding_function(plan)
+    if prep.local:
+        table = pa.Table.from_batches(list(fn(iter(prep.batches))), schema=_BLOCK_SCHEMA)
+    else:
+        table = prep.narrow.mapInArrow(fn, _BLOCK_DDL).toArrow()
+    D = len(plan.features)
+    blocks = [decode_block(row, D) for row in table.to_pylist()]
+    T = blocks[0]["Y"].shape[1] if blocks else len(prep.target_names)
+    keys = np.concatenate([b["keys"] for b in blocks]) if blocks else np.empty(0, np.uint64)
+    Y = np.vstack([b["Y"] for b in blocks]) if blocks else np.empty((0, T))
+    order = np.argsort(keys, kind="stable")
+    content = keys[order]
+    codes = scaled = None
+    if "codes" in plan.outputs:
+        codes = np.ascontiguousarray(np.hstack([b["codes"] for b in blocks])[:, order])
+    if "scaled" in plan.outputs:
+        scaled = np.ascontiguousarray(np.vstack([b["scaled"] for b in blocks])[order])
+    Y = np.ascontiguousarray(Y[order])
+    prep.timings["encoding_s"] = time.perf_counter() - t2
     bins = plan.bins
-    n_values = np.array([len(b.categories) if b.nominal else 1 for b in bins], dtype=np.float64)
-    features = [c.name for c in spec.features]
-    return EncodedData(features, bins, np.array([b.nominal for b in bins], bool), codes, prep.usable, Y,
+    return EncodedData(feature_names, bins, np.array([b.nominal for b in bins], bool), codes, prep.usable, Y,
                        prep.target_names, prep.target_kinds, prep.target_categories, _dedup_keys(content),
                        prep.task, prep.stats, prep.timings, "driver" if prep.local else "executors", content,
-                       scaled, n_values, prep.hierarchy)
+                       scaled, feature_value_counts(bins), prep.hierarchy)
+
+
+def feature_value_counts(bins) -> np.ndarray:
+    """Number of categories of each nominal feature (1 for numeric ones)."""
+    return np.array([len(b.categories) if b.nominal else 1 for b in bins], dtype=np.float64)
+
+
+def block_rdd(prep: PreparedInput):
+    """Step 3 without collecting: an RDD of encoded blocks (dicts of arrays, see :func:`decode_block`)."""
+    D = len(prep.plan.features)
+    return prep.narrow.mapInArrow(_encoding_function(prep.plan), _BLOCK_DDL).rdd.map(lambda row: decode_block(row, D))
 
 
 def _dedup_keys(sorted_keys: np.ndarray) -> np.ndarray:

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import logging
 import math
-import threading
 import time
 
 import numpy as np
 
+from ..progress import Progress
 from .aggregate import ScoreAccumulator
 from .params import EnsembleParams
 from .trees import TreeData, score_tree_group
@@ -85,35 +85,6 @@ def warm_up_kernels() -> None:
                 nominal=np.array([False, False, True]))
 
 
-class _Progress:
-    """Logs "trees done / total" every few seconds while a job runs."""
-
-    def __init__(self, accumulator, total: int, every: float = 5.0, label: str = "trees"):
-        self.acc = accumulator
-        self.total = total
-        self.every = every
-        self.label = label
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._last = -1
-
-    def _run(self):
-        start = time.perf_counter()
-        while not self._stop.wait(self.every):
-            done = int(self.acc.value)
-            if done != self._last:
-                self._last = done
-                log.info("%s %d / %d done (%.0f s)", self.label, done, self.total, time.perf_counter() - start)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join(timeout=1)
-
-
 def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
     """Grow and score ``params.trees`` trees on Spark (broadcast mode).
 
@@ -149,7 +120,7 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
 
         sc.setJobDescription(f"spark_fr: {params.trees} trees ({params.ensemble}) in {len(groups)} tasks")
         log.info("growing %d trees (%s) in %d Spark tasks", params.trees, params.ensemble, len(groups))
-        with _Progress(done, params.trees):
+        with Progress(done, params.trees, label="trees"):
             total = sc.parallelize(groups, len(groups)).treeAggregate(ScoreAccumulator(), seq, comb, depth=2)
         log.info("trees %d / %d done (%.1f s)", total.n_trees, params.trees, time.perf_counter() - t0)
     finally:

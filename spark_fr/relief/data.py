@@ -92,11 +92,17 @@ def nearest_labelled_distance(X, rows, labelled_rows, nominal, n_values):
     return out
 
 
-def influence_from_distances(d: np.ndarray, w0: float, w1: float) -> np.ndarray:
-    """Influence of unlabelled rows from their distance to the labelled data (farthest w0, closest w1)."""
+def influence_from_distances(d: np.ndarray, w0: float, w1: float, lo: float | None = None,
+                             hi: float | None = None) -> np.ndarray:
+    """Influence of unlabelled rows from their distance to the labelled data (farthest w0, closest w1).
+
+    ``lo`` and ``hi`` are the smallest and largest such distance over all unlabelled rows (default: over
+    ``d``; given when ``d`` holds one block of them).
+    """
     if d.size == 0:
         return d
-    lo, hi = float(d.min()), float(d.max())
+    lo = float(d.min()) if lo is None else float(lo)
+    hi = float(d.max()) if hi is None else float(hi)
     if hi - lo <= 0:
         return np.full(d.size, w1)
     return w1 + (d - lo) * (w0 - w1) / (hi - lo)
@@ -165,12 +171,27 @@ def weights_from_sums(relieff, W, S, PdC, PdA, PdAdC, PdC_t, PdAdC_t, iterations
     return joint, per
 
 
+# Instances are accumulated by plain floating-point sums within micro-blocks of this many consecutive
+# instances of a shard, and micro-blocks are combined exactly: every execution mode cuts the same
+# micro-blocks, so every mode gets bit-identical sums.
+INSTANCE_BLOCK = 64
+
+
+def micro_blocks(n: int):
+    """(start, end) of the micro-blocks of a shard of n instances."""
+    return [(a, min(n, a + INSTANCE_BLOCK)) for a in range(0, n, INSTANCE_BLOCK)]
+
+
 def run_shard(data: ReliefData, instances: np.ndarray, k: int, sigma: float, per_target: bool) -> ReliefSums:
     """Broadcast-mode work of one shard: neighbours and accumulators of its instances."""
     t = data.target
-    classes = t.classes if t.classes is not None else np.zeros(data.n_rows)
+    classes = np.asarray(t.classes if t.classes is not None else np.zeros(data.n_rows), np.float64)
     pt = t.per_target_kinds if per_target else np.zeros(0, np.int64)
-    out = K.relief_shard(data.X, data.keys, t.values, t.kind, t.weights, t.norm, data.nominal, data.n_values,
-                         np.asarray(instances, np.int64), int(k), float(sigma), np.asarray(classes, np.float64),
-                         int(t.n_classes), np.asarray(t.priors, np.float64), data.labelled, data.influence, pt)
-    return ReliefSums.from_kernel(out)
+    instances = np.asarray(instances, np.int64)
+    total = ReliefSums.zeros(data.n_features, pt.shape[0])
+    for a, b in micro_blocks(instances.size):
+        out = K.relief_shard(data.X, data.keys, t.values, t.kind, t.weights, t.norm, data.nominal, data.n_values,
+                             instances[a:b], int(k), float(sigma), classes, int(t.n_classes),
+                             np.asarray(t.priors, np.float64), data.labelled, data.influence, pt)
+        total.merge(ReliefSums.from_kernel(out))
+    return total

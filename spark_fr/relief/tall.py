@@ -175,14 +175,20 @@ def merge(a: tuple, b: tuple) -> tuple:
 
 
 def shard_sums(inst: dict, cands: tuple, k: int, sigma: float, target):
-    """Accumulators of the instances of ``inst`` from their merged candidates."""
-    from .data import ReliefSums
+    """Accumulators of the instances of ``inst`` from their merged candidates.
+
+    ``inst`` must start at a micro-block boundary of its shard (see :data:`spark_fr.relief.data.INSTANCE_BLOCK`).
+    """
+    from .data import ReliefSums, micro_blocks
 
     _, ck, cn, cm, cc, co, cp = cands
-    out = updates_from_candidates(inst["keys"], inst["influence"], inst["classes"], k, sigma,
-                                  int(target.n_classes), np.asarray(target.priors, np.float64), ck, cn, cm, cc, co,
-                                  cp)
-    return ReliefSums.from_kernel(out)
+    total = ReliefSums.zeros(cm.shape[3], cp.shape[3])
+    for a, b in micro_blocks(inst["keys"].size):
+        out = updates_from_candidates(inst["keys"][a:b], inst["influence"][a:b], inst["classes"][a:b], k, sigma,
+                                      int(target.n_classes), np.asarray(target.priors, np.float64), ck[a:b],
+                                      cn[a:b], cm[a:b], cc[a:b], co[a:b], cp[a:b])
+        total.merge(ReliefSums.from_kernel(out))
+    return total
 
 
 def rows_block(data, rows: np.ndarray) -> dict:
