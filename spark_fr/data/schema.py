@@ -34,7 +34,8 @@ class ColumnInfo:
     Attributes
     ----------
     name : str
-    kind : {'numeric', 'nominal'}
+    kind : {'numeric', 'nominal', 'hierarchical'}
+        'hierarchical': a Clus HMLC class column (label paths joined by '@'); a target only.
     categories : list of str or None
         Declared nominal domain (ARFF), in order; None when it must be discovered from the data.
     column : str
@@ -220,7 +221,7 @@ def resolve(dataset: Dataset, targets=None, task: str = "auto", semi_supervised:
         if c.index is not None:
             raise InputError(f"target '{c.name}' is inside the feature vector column '{c.column}'; "
                              f"targets must be ordinary columns")
-    features = [c for c in dataset.columns if c.name not in seen]
+    features = [c for c in dataset.columns if c.name not in seen and c.kind in ("numeric", "nominal")]
     if not features:
         raise InputError(f"no feature columns left in {dataset.source} besides the targets")
     return TaskSpec(features, target_cols, task, semi_supervised)

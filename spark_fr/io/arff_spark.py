@@ -11,6 +11,10 @@ Sketch
   ``_c0, _c1, ...``; numeric -> double, others -> string). Sparse files, and dense files with more
   features, keep the features in one Spark ML vector column ``features`` (sparse rows stay sparse;
   nominal features store their domain index) and only the targets as ordinary columns.
+* A Clus ``hierarchical`` class attribute (HMLC) is kept as a string column (the '@'-joined label paths of
+  each row) and is the default target; its hierarchy is parsed from the header
+  (:class:`spark_fr.hierarchy.Hierarchy`), and encoding turns the column into the 0/1 label matrix closed
+  under ancestors.
 * A malformed line does not fail the Spark job: its batch yields one row with the ``_error`` column set
   (reason and raw line). The statistics pass collects these, and the driver finds the earliest one's line
   number by streaming the file (error path only).
@@ -143,7 +147,14 @@ def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
     for f in fields[(1 if use_vector else 0):]:
         arrow_schema = arrow_schema.append(pa.field(f.name, pa.float64() if isinstance(f.dataType, T.DoubleType)
                                                     else pa.string()))
+    hierarchy = None
     for i, a in enumerate(attrs):
+        if a.kind == "hierarchical" and i in plain_attrs:
+            # Clus HMLC class attribute: a string column of '@'-joined label paths, a target only
+            columns.append(ColumnInfo(a.name, "hierarchical", None, f"_c{i}"))
+            if hierarchy is None:
+                hierarchy = _parse_hierarchy(path, a)
+            continue
         if a.kind not in ("numeric", "nominal"):
             continue
         kind = "numeric" if a.kind == "numeric" else "nominal"
@@ -152,9 +163,9 @@ def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
             columns.append(ColumnInfo(a.name, kind, cats, VECTOR_COLUMN, vector_attrs.index(i)))
         else:
             columns.append(ColumnInfo(a.name, kind, cats, f"_c{i}"))
-    skipped = [a.name for i, a in enumerate(attrs) if a.kind not in ("numeric", "nominal")]
+    skipped = [a.name for i, a in enumerate(attrs) if a.kind not in ("numeric", "nominal", "hierarchical")]
     if skipped:
-        log.warning("%s: attributes of type string/date/hierarchical are not features: %s", path,
+        log.warning("%s: attributes of type string or date are not features: %s", path,
                     ", ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else ""))
 
     parser = ArffRowParser(header)
@@ -175,10 +186,22 @@ def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
                 best = (key, line_no, ArffLineError(reason, line_text))
         return format_line_error(path, best[1], best[2])
 
-    default_target = None
-    for a in reversed(attrs):
-        if a.kind in ("numeric", "nominal"):
-            default_target = a.name
-            break
+    default_target = next((a.name for a in attrs if a.kind == "hierarchical"), None)
+    if default_target is None:
+        for a in reversed(attrs):
+            if a.kind in ("numeric", "nominal"):
+                default_target = a.name
+                break
     return Dataset(df, columns, path, label_names=label_names, default_target=default_target,
-                   error_column=ERROR_COLUMN, extra={"locate_error": locate, "arff_header": header})
+                   error_column=ERROR_COLUMN, hierarchy=hierarchy,
+                   extra={"locate_error": locate, "arff_header": header})
+
+
+def _parse_hierarchy(path: str, attr):
+    """The label hierarchy of a Clus ``hierarchical`` attribute (one-line error naming the file)."""
+    from ..hierarchy import Hierarchy, HierarchyError
+
+    try:
+        return Hierarchy.from_clus_spec(attr.hierarchy or "")
+    except HierarchyError as err:
+        raise InputError(f"{path}: attribute '{attr.name}': {err}") from None
