@@ -153,3 +153,23 @@ def test_error_in_a_real_process_has_exit_code_2_and_one_line(datasets, tmp_path
     assert lines == ["error: target column 'nope' not found in " + str(datasets / "mtr_enb/enb.arff") +
                      "; columns are: Relative_compactness, X1, X3, X4, X5, X6, X7, X8, Y1, Y2"]
     assert "Traceback" not in r.stderr and not out.exists()
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["--method", "relief", "--relief-neighbours", "0"], "--relief-neighbours must be a positive integer"),
+    (["--method", "relief", "--relief-iterations", "0"], "--relief-iterations as a count must be >= 1"),
+    (["--method", "relief", "--relief-iterations", "lots"], "--relief-iterations must be a count or a fraction"),
+    (["--method", "relief", "--relief-influence", "0.9,0.1"], "--relief-influence must be w0,w1"),
+    (["--method", "relief", "--hmlc-w0", "0"], "--hmlc-w0 must be in (0, 1]"),
+    (["--method", "relief", "--task", "hmlc"], "HMLC needs a label hierarchy"),
+    (["--semi-supervised"], "--semi-supervised is available with --method relief"),
+    (["--method", "relief", "--task", "unsupervised"], "--task unsupervised takes no --targets"),
+    (["--task", "unsupervised"], "--task unsupervised is available with --method relief"),
+])
+def test_bad_relief_parameters(spark, datasets, tmp_path, capsys, args, fragment):
+    out_dir = tmp_path / "out"
+    code, _, err = run_job(["--input", datasets / "mtr_enb/enb.arff", "--targets", "Y1,Y2",
+                            "--output", out_dir] + args, capsys)
+    assert code == 2, err[-2000:]
+    assert fragment in [ln for ln in err.splitlines() if ln.startswith("error:")][0]
+    assert not out_dir.exists()
