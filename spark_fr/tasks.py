@@ -440,11 +440,7 @@ def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarc
         if hierarchy is None:
             raise TaskError("HMLC needs a label hierarchy")
         w = np.asarray(hierarchy.weights(w0), np.float64)
-        finals = sorted(summary.finals)
-        closures = np.zeros((len(finals), len(hierarchy.labels)))
-        for i, f in enumerate(finals):
-            closures[i, [f, *hierarchy.ancestors[f]]] = 1.0
-        norm = hierarchy.max_pair_distance(closures, w, squared=hmlc_squared) if len(finals) >= 2 else 1.0
+        norm = hierarchy.max_pair_distance(sorted(summary.finals), w, squared=hmlc_squared)
         kind = K.T_HMLC_SQUARED if hmlc_squared else K.T_HMLC
         return ReliefTarget(kind, Y.copy(), w, float(norm) if norm > 0 else 1.0)
     raise TaskError(f"unknown task '{task}' for Relief")
