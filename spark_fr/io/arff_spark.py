@@ -124,15 +124,13 @@ def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
     attrs = header.attributes
     names = [a.name for a in attrs]
     kinds = ["numeric" if a.kind == "numeric" else "string" for a in attrs]
-    target_set = set(targets or label_names or ([names[-1]] if names else []))
+    hierarchical = [a.name for a in attrs if a.kind == "hierarchical"]
+    target_set = set(targets or label_names or hierarchical[:1] or ([names[-1]] if names else []))
     feature_attrs = [i for i, a in enumerate(attrs) if a.name not in target_set]
     n_feature_attrs = len(feature_attrs)
     use_vector = bool(header.sparse) or n_feature_attrs > WIDE_FEATURES
-    if use_vector and any(attrs[i].kind not in ("numeric", "nominal") for i in feature_attrs):
-        bad = next(attrs[i] for i in feature_attrs if attrs[i].kind not in ("numeric", "nominal"))
-        raise InputError(f"{path}: attribute '{bad.name}' of type {bad.kind} cannot be a feature of a sparse "
-                         f"or wide file; name it as a target or remove it")
-    vector_attrs = feature_attrs if use_vector else []
+    # string, date and hierarchical attributes are never features: they stay plain columns (skipped below)
+    vector_attrs = [i for i in feature_attrs if attrs[i].kind in ("numeric", "nominal")] if use_vector else []
     plain_attrs = [i for i in range(len(attrs)) if i not in set(vector_attrs)]
 
     fields = []

@@ -1,5 +1,8 @@
 """Choosing a reader: ARFF, CSV, Parquet, Delta, MATLAB ``.mat``, or a DataFrame given by the caller.
 
+ARFF covers Clus' HARFF (``.harff``) too; a ``.zip`` holding one ARFF/HARFF file (as the HMLC benchmark
+sets are distributed) is extracted once to a local temporary directory and read from there.
+
 Every reader returns a :class:`spark_fr.data.schema.Dataset`. Missing inputs and unknown formats are
 reported here, in one line, before Spark does any work.
 """
@@ -36,7 +39,9 @@ def detect_format(path: str) -> str:
         if glob.glob(os.path.join(p, "*.csv")):
             return "csv"
         raise InputError(f"{path}: cannot tell the format of this directory; pass --format")
-    for ext, fmt in ((".arff", "arff"), (".arff.gz", "arff"), (".csv", "csv"), (".csv.gz", "csv"),
+    if low.endswith(".zip"):
+        return "arff"
+    for ext, fmt in ((".arff", "arff"), (".arff.gz", "arff"), (".harff", "arff"), (".harff.gz", "arff"), (".csv", "csv"), (".csv.gz", "csv"),
                      (".tsv", "csv"), (".parquet", "parquet"), (".mat", "mat")):
         if low.endswith(ext):
             return fmt
@@ -88,8 +93,11 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         raise InputError(f"input not found: {path}")
     fmt = detect_format(path) if format == "auto" else format
     if fmt == "arff":
+        from .archive import extract_single
         from .arff_spark import read_arff
 
+        if path.lower().endswith(".zip"):
+            path = extract_single(path)
         ds = read_arff(spark, path, targets=targets, label_names=label_names)
     elif fmt == "csv":
         from .csv import read_csv
@@ -104,6 +112,8 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         ds = read_mat(spark, path)
     if label_names:
         ds.label_names = label_names
+    if path != source:
+        ds.source = source  # an extracted archive member: report the archive the user named
     return ds
 
 
