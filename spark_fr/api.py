@@ -34,7 +34,8 @@ log = logging.getLogger(__name__)
 METHODS = ("ensemble", "relief", "reliefe")
 TASKS = ("auto", "classification", "regression", "mtr", "mlc", "hmlc", "unsupervised")
 ENSEMBLE_TASKS = ("auto", "classification", "regression", "mtr", "mlc")
-COMMON_PARAMS = {"format", "labels_xml", "features_col", "per_target", "seed", "semi_supervised", "title"}
+COMMON_PARAMS = {"format", "labels_xml", "features_col", "per_target", "seed", "semi_supervised", "title",
+                 "hierarchy"}
 ENSEMBLE_PARAMS = {"ensemble", "trees", "scores", "max_features", "min_samples_leaf", "max_depth", "bootstrap",
                    "symbolic_weight", "resample_constant_features"}
 RELIEF_PARAMS = {"relief_neighbours", "relief_iterations", "relief_sigma", "relief_target_distance",
@@ -96,7 +97,9 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
         Default: the active session, or a local one.
     **params
         The options of ``jobs/rank.py`` with underscores. Common: ``format``, ``labels_xml``,
-        ``features_col``, ``per_target``, ``seed``, ``semi_supervised``. Ensembles: ``ensemble`` ('rf',
+        ``features_col``, ``per_target``, ``seed``, ``semi_supervised``, ``hierarchy`` (HMLC from a table:
+        a :class:`spark_fr.hierarchy.Hierarchy` or a Clus class specification such as ``'01,01/02,02'``
+        or ``'root/a,a/b'``; the single target is then a string column of ``@``-joined labels). Ensembles: ``ensemble`` ('rf',
         'bagging', 'extra_trees'), ``trees``, ``scores``, ``max_features``, ``min_samples_leaf``,
         ``max_depth``, ``bootstrap``, ``symbolic_weight``, ``resample_constant_features``. Relief:
         ``relief_neighbours``, ``relief_iterations``, ``relief_sigma``, ``relief_target_distance``,
@@ -145,6 +148,8 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
     t0 = time.perf_counter()
     dataset = read_dataset(spark, data, format=params.get("format") or "auto", labels_xml=params.get("labels_xml"),
                            targets=targets, features_col=params.get("features_col"))
+    if params.get("hierarchy") is not None:
+        _attach_hierarchy(dataset, params["hierarchy"], targets)
     spec = resolve(dataset, targets, task, semi)
     timings["read_s"] = time.perf_counter() - t0
     log.info("input %s: %d features, target(s) %s", dataset.source, len(spec.features),
@@ -247,6 +252,29 @@ def _rank_relief(spark, dataset, spec, rp: ReliefParams, semi: bool, timings: di
     if task == "hmlc":
         results.pop("relief/targets", None)
     return (spec.feature_names, prep.usable, results, target_names, info, task, n_used, prep.n_rows)
+
+
+def _attach_hierarchy(dataset, hierarchy, targets) -> None:
+    """Make the single target column of a table an HMLC label column over ``hierarchy``."""
+    from .hierarchy import Hierarchy, HierarchyError
+
+    if isinstance(hierarchy, str):
+        try:
+            hierarchy = Hierarchy.from_clus_spec(hierarchy)
+        except HierarchyError as err:
+            raise InputError(f"hierarchy: {err}") from None
+    if not isinstance(hierarchy, Hierarchy):
+        raise InputError("hierarchy must be a spark_fr.hierarchy.Hierarchy or a Clus class specification string")
+    names = [t.strip() for t in targets.split(",")] if isinstance(targets, str) else list(targets or [])
+    if len(names) != 1:
+        raise InputError("with a hierarchy, give exactly one target: the column of '@'-joined labels")
+    col = next((c for c in dataset.columns if c.name == names[0]), None)
+    if col is None:
+        raise InputError(f"target column '{names[0]}' not found in {dataset.source}")
+    if col.kind != "nominal" or col.index is not None:
+        raise InputError(f"target column '{names[0]}' must be a string column of '@'-joined labels for HMLC")
+    col.kind, col.categories = "hierarchical", None
+    dataset.hierarchy = hierarchy
 
 
 def _check_classes(prep, spec, semi: bool) -> None:
