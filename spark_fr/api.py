@@ -39,7 +39,8 @@ COMMON_PARAMS = {"format", "labels_xml", "features_col", "per_target", "seed", "
 ENSEMBLE_PARAMS = {"ensemble", "trees", "scores", "max_features", "min_samples_leaf", "max_depth", "bootstrap",
                    "symbolic_weight", "resample_constant_features"}
 RELIEF_PARAMS = {"relief_neighbours", "relief_iterations", "relief_sigma", "relief_target_distance",
-                 "relief_influence", "relief_mode", "hmlc_w0", "relief_hmlc_squared"}
+                 "relief_influence", "relief_mode", "hmlc_w0", "relief_hmlc_squared",
+                 "relief_hmlc_normaliser"}
 
 
 def versions() -> dict:
@@ -69,7 +70,8 @@ def _ensemble_params(opts: dict) -> EnsembleParams:
 def _relief_params(opts: dict) -> ReliefParams:
     names = {"relief_neighbours": "neighbours", "relief_iterations": "iterations", "relief_sigma": "sigma",
              "relief_target_distance": "target_distance", "relief_influence": "influence", "relief_mode": "mode",
-             "hmlc_w0": "hmlc_w0", "relief_hmlc_squared": "hmlc_squared", "per_target": "per_target",
+             "hmlc_w0": "hmlc_w0", "relief_hmlc_squared": "hmlc_squared",
+             "relief_hmlc_normaliser": "hmlc_normaliser", "per_target": "per_target",
              "seed": "seed"}
     kwargs = {field: opts[key] for key, field in names.items() if opts.get(key) is not None}
     try:
@@ -103,7 +105,8 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
         'bagging', 'extra_trees'), ``trees``, ``scores``, ``max_features``, ``min_samples_leaf``,
         ``max_depth``, ``bootstrap``, ``symbolic_weight``, ``resample_constant_features``. Relief:
         ``relief_neighbours``, ``relief_iterations``, ``relief_sigma``, ``relief_target_distance``,
-        ``relief_influence``, ``relief_mode``, ``hmlc_w0``, ``relief_hmlc_squared``.
+        ``relief_influence``, ``relief_mode``, ``hmlc_w0``, ``relief_hmlc_squared``,
+        ``relief_hmlc_normaliser``.
 
     Returns
     -------

@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     rel.add_argument("--hmlc-w0", type=float, help="hierarchy weights w(l) = w0 * mean(w(parents)) (default 0.75)")
     rel.add_argument("--relief-hmlc-squared", action="store_true", default=None,
                      help="HMLC target distance without the square root, as CLUS computes it")
+    rel.add_argument("--relief-hmlc-normaliser", choices=["data", "hierarchy", "sum"],
+                     help="HMLC distance divided by its maximum over pairs of the most specific labels of the "
+                          "data (default), over all labels of the hierarchy, or by sqrt(sum of all weights)")
     run = p.add_argument_group("run")
     run.add_argument("--seed", type=int, help="random seed (default 0)")
     run.add_argument("--master", help="Spark master when started with python (default local[*])")

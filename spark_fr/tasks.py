@@ -288,6 +288,7 @@ def infer_task(target_kinds: list, target_domains: list, labels_xml: bool = Fals
 # ----------------------------------------------------------------------------------------------------------
 # Relief: target distances
 # ----------------------------------------------------------------------------------------------------------
+HMLC_NORMALISERS = ("data", "hierarchy", "sum")
 MLC_DISTANCES = ("hamming", "jaccard", "f1", "subset")
 
 
@@ -305,8 +306,7 @@ class ReliefTarget:
     weights : ndarray (T',)
         Label weights (HMLC), ones otherwise.
     norm : float
-        HMLC: the largest distance between the closures of two most specific labels of the data (so
-        d_Y <= 1); classification: the number of classes (for a missing class, d = 1 - 1/C); else 1.
+        HMLC: the normaliser of the hierarchical distance (``hmlc_normaliser`` of :func:`relief_target`); classification: the number of classes (for a missing class, d = 1 - 1/C); else 1.
     n_classes : int
         > 0 selects the ReliefF form (supervised classification); 0 the RReliefF form.
     classes : ndarray (n,) or None
@@ -377,7 +377,7 @@ def summarize_targets(task: str, Y: np.ndarray, hierarchy=None, n_classes: int =
 
 
 def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarchy=None, w0: float = 0.75,
-                  hmlc_squared: bool = False, semi_supervised: bool = False,
+                  hmlc_squared: bool = False, hmlc_normaliser: str = "data", semi_supervised: bool = False,
                   n_classes: int | None = None, summary: TargetSummary | None = None) -> ReliefTarget:
     """The Relief target distance of a task.
 
@@ -388,8 +388,11 @@ def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarc
       empty sets), f1 (1 - 2 |S1 & S2| / (|S1| + |S2|), the thesis' recommendation and the default) or
       subset (1[S1 != S2]); a missing label counts as present with probability 1/2, as in CLUS;
     * HMLC: the weighted Euclidean distance ``sqrt(sum_j w_j (s1_j - s2_j)^2)`` with the hierarchy weights
-      ``w(l) = w0 * mean(w(parents))``, divided by its largest value between the closures of two most
-      specific labels seen in the data (so d_Y <= 1); ``hmlc_squared`` drops the square root, as CLUS does;
+      ``w(l) = w0 * mean(w(parents))``, divided by a normaliser: ``hmlc_normaliser='data'`` (default) its
+      largest value between the closures of two labels that are the most specific label of some training
+      row, 'hierarchy' the same over all labels of the hierarchy (the thesis), 'sum' the distance between
+      all labels and none (``sqrt(sum_j w_j)``, a bound that holds for any two rows). Trees take one O(L)
+      pass, DAGs a blockwise pairwise computation. ``hmlc_squared`` drops the square root, as CLUS does;
     * unsupervised: d_Y = d_X, the descriptive distance (URelief).
 
     Parameters
@@ -401,6 +404,7 @@ def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarc
     hierarchy : spark_fr.hierarchy.Hierarchy, optional
     w0 : float
     hmlc_squared : bool
+    hmlc_normaliser : {'data', 'hierarchy', 'sum'}
     semi_supervised : bool
     n_classes : int, optional
         Number of classes (classification).
@@ -440,7 +444,14 @@ def relief_target(task: str, Y: np.ndarray, *, mlc_distance: str = "f1", hierarc
         if hierarchy is None:
             raise TaskError("HMLC needs a label hierarchy")
         w = np.asarray(hierarchy.weights(w0), np.float64)
-        norm = hierarchy.max_pair_distance(sorted(summary.finals), w, squared=hmlc_squared)
+        if hmlc_normaliser not in HMLC_NORMALISERS:
+            raise TaskError(f"--relief-hmlc-normaliser must be one of {', '.join(HMLC_NORMALISERS)}, "
+                            f"not '{hmlc_normaliser}'")
+        if hmlc_normaliser == "sum":
+            norm = float(w.sum()) if hmlc_squared else float(np.sqrt(w.sum()))
+        else:
+            labels = sorted(summary.finals) if hmlc_normaliser == "data" else range(len(hierarchy.labels))
+            norm = hierarchy.max_pair_distance(labels, w, squared=hmlc_squared)
         kind = K.T_HMLC_SQUARED if hmlc_squared else K.T_HMLC
         return ReliefTarget(kind, Y.copy(), w, float(norm) if norm > 0 else 1.0)
     raise TaskError(f"unknown task '{task}' for Relief")

@@ -27,6 +27,7 @@ def test_defaults_yaml_states_the_real_defaults():
         (r.neighbours, r.iterations, r.sigma, r.target_distance)
     assert [float(x) for x in d["relief_influence"].split(",")] == list(r.influence)
     assert (d["relief_mode"], d["hmlc_w0"]) == (r.mode, r.hmlc_w0)
+    assert (d["relief_hmlc_squared"], d["relief_hmlc_normaliser"]) == (r.hmlc_squared, r.hmlc_normaliser)
 
 
 @pytest.mark.parametrize("config", [c for c in CONFIGS if c.name != "defaults.yaml"], ids=lambda p: p.stem)

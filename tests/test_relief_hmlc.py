@@ -205,3 +205,32 @@ def test_hierarchy_parameter_errors(spark):
         spark_fr.rank(df, targets="labels", method="relief", spark=spark, hierarchy="root/a, a/b, b/a")
     with pytest.raises(Exception, match="label 'Z' is not in the hierarchy"):
         spark_fr.rank(df, targets="labels", method="relief", spark=spark, hierarchy=TREE)
+
+
+@pytest.mark.parametrize("squared", [False, True])
+def test_normaliser_modes(squared):
+    """'data' <= 'hierarchy' <= 'sum', each equal to its brute-force definition; 'sum' bounds every pair of rows."""
+    import itertools
+
+    from spark_fr.hierarchy import Hierarchy
+    from spark_fr.tasks import relief_target
+
+    h = Hierarchy.from_clus_spec("A,A/a1,A/a2,A/a2/x,B,B/b1,C")
+    values = ["A/a1@B", "A/a1", "B/b1", "A", "C@A/a1"]
+    Y = h.label_matrix(values)
+    w = h.weights(0.75)
+    closures = {lab: set(h.closure(lab)) for lab in h.labels}
+
+    def dist(a, b):
+        d = sum(w[j] for j in a ^ b)
+        return d if squared else np.sqrt(d)
+
+    finals = ["A/a1", "B", "B/b1", "A", "C"]  # the most specific labels of some row
+    expected = {"data": max(dist(closures[a], closures[b]) for a, b in itertools.combinations(finals, 2)),
+                "hierarchy": max(dist(closures[a], closures[b]) for a, b in itertools.combinations(h.labels, 2)),
+                "sum": dist(set(range(len(h.labels))), set())}
+    got = {m: relief_target("hmlc", Y, hierarchy=h, hmlc_squared=squared, hmlc_normaliser=m).norm for m in expected}
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert got["data"] < got["hierarchy"] < got["sum"]
+    rows = [set(np.nonzero(r)[0]) for r in Y]
+    assert max(dist(a, b) for a, b in itertools.combinations(rows, 2)) <= got["sum"]

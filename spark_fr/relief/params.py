@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from ..tasks import MLC_DISTANCES
+from ..tasks import HMLC_NORMALISERS, MLC_DISTANCES
 
 MODES = ("auto", "broadcast", "tall")
 
@@ -35,6 +35,11 @@ class ReliefParams:
         Hierarchy weight factor: w(label) = w0 * mean(w(parents)), top-level labels 1.
     hmlc_squared : bool
         HMLC target distance without the square root (as CLUS computes it).
+    hmlc_normaliser : str
+        What the HMLC distance is divided by (see :func:`spark_fr.tasks.relief_target`): 'data' (the
+        largest distance between the closures of two most specific labels of the training rows; default),
+        'hierarchy' (the same over all labels of the hierarchy, the thesis' definition) or 'sum' (the
+        distance between the full label set and the empty one, a cheap upper bound).
     shards : int
         The sampled instances are cut into this many shards; each shard's weights estimate the same
         quantity from fewer instances, and ``importance_std`` is their spread.
@@ -55,6 +60,7 @@ class ReliefParams:
     influence: tuple = (0.5, 1.0)
     hmlc_w0: float = 0.75
     hmlc_squared: bool = False
+    hmlc_normaliser: str = "data"
     shards: int = 16
     mode: str = "auto"
     broadcast_limit: int = 50_000_000
@@ -81,6 +87,9 @@ class ReliefParams:
         self.influence = (float(w[0]), float(w[1]))
         if not 0 < self.hmlc_w0 <= 1:
             raise ReliefParamError(f"--hmlc-w0 must be in (0, 1], not {self.hmlc_w0!r}")
+        if self.hmlc_normaliser not in HMLC_NORMALISERS:
+            raise ReliefParamError(f"--relief-hmlc-normaliser must be one of {', '.join(HMLC_NORMALISERS)}, "
+                                   f"not '{self.hmlc_normaliser}'")
         if self.mode not in MODES:
             raise ReliefParamError(f"--relief-mode must be one of {', '.join(MODES)}, not '{self.mode}'")
         if not isinstance(self.shards, int) or self.shards < 1:

@@ -25,7 +25,8 @@ def relief_target_for(task, Y, params: ReliefParams, semi_supervised: bool, clas
     """The task's Relief target for these rows (a TaskError becomes a one-line InputError)."""
     try:
         return relief_target(task, Y, mlc_distance=params.target_distance, hierarchy=hierarchy,
-                             w0=params.hmlc_w0, hmlc_squared=params.hmlc_squared, semi_supervised=semi_supervised,
+                             w0=params.hmlc_w0, hmlc_squared=params.hmlc_squared,
+                             hmlc_normaliser=params.hmlc_normaliser, semi_supervised=semi_supervised,
                              n_classes=len(classes) if classes else None)
     except TaskError as err:
         raise InputError(str(err)) from None

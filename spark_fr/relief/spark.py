@@ -155,7 +155,8 @@ def relief_tall(spark, blocks, task: str, params: ReliefParams, *, nominal, n_va
         n_rows, n_lab = counts
         ssl = semi_supervised and not unsup and n_lab < n_rows
         rt_kwargs = dict(mlc_distance=params.target_distance, hierarchy=hierarchy, w0=params.hmlc_w0,
-                         hmlc_squared=params.hmlc_squared, semi_supervised=ssl,
+                         hmlc_squared=params.hmlc_squared,
+                         hmlc_normaliser=params.hmlc_normaliser, semi_supervised=ssl,
                          n_classes=n_classes or None, summary=summary)
         target0 = relief_target(task, np.zeros((0, 1 if unsup else _n_target_cols(base))), **rt_kwargs)
 
