@@ -1,4 +1,7 @@
-"""Benchmark spark_fr against scikit-learn and CLUS on a synthetic multi-target regression (MTR) set.
+"""Benchmark spark_fr against its peers: PCT ensembles (``--suite ensemble``, the default) and Relief
+(``--suite relief``, described at the end).
+
+Ensemble suite: spark_fr against scikit-learn and CLUS on a synthetic multi-target regression (MTR) set.
 
 What is measured
 ----------------
@@ -44,6 +47,41 @@ Example::
 
     python jobs/benchmark.py --rows 20000 --features 200 --targets 5 --trees 100 --repeats 3 \\
         --peers spark_fr,sklearn,clus --json out/benchmark.json
+
+Relief suite (``--suite relief``)
+--------------------------------
+Three parts (``--relief-parts clus,skrebate,memory``), each with its own data from ``make_synthetic.py``,
+its commands alternating for ``--repeats`` rounds and measured as above (wall time, process-tree peak RSS,
+top-3 against the planted x1, x2, x3; a miss is reported, not an error):
+
+``clus``
+    Regression (``y = 4 x1 + 2 sin(3 x2) + x3 + noise``), ``--relief-rows`` (5,000) x ``--features`` (200),
+    k = ``--relief-neighbours`` (10), m = ``--relief-iterations`` (1000 sampled instances). Peers:
+    ``spark_fr`` = ``python jobs/rank.py --method relief --relief-neighbours k --relief-iterations m``, a
+    fresh process with its own local Spark session; ``spark_fr_warm`` = one Python process that starts
+    Spark, calls ``spark_fr.rank(path, method="relief", ...)`` twice and reports the second call (what a
+    notebook user waits for); ``clus`` = ``clus.jar -relief`` through ``run_clus.py`` with Neighbours = k,
+    Iterations = m, NumberOfThreads = 2 (only its neighbour search is threaded).
+``skrebate``
+    Classification (3 classes, 5 % label noise) at ``--relief-rows-skrebate`` (2,000 and 4,000) rows x 200
+    features; every row is an instance: spark_fr ``--relief-iterations 1.0`` (cold and warm, as above)
+    against skrebate ``ReliefF(n_neighbors=k, n_features_to_select=all, n_jobs=2)``, which builds the n x n
+    distance matrix and uses every row (so only sizes it can hold are compared).
+``memory``
+    spark_fr Relief (k, m as in ``clus``) on the regression data at ``--relief-rows-memory`` (5,000, 10,000,
+    20,000) rows for each ``--relief-memory-modes`` (broadcast, tall), ``--relief-memory-repeats`` (1)
+    rounds; the peak RSS per size, its ratio to the previous size and the MB per 1,000 extra rows are
+    tabulated next to skrebate's (from the ``skrebate`` part), whose n x n matrix grows quadratically.
+
+Besides the wall time (which for spark_fr includes the JVM and Spark start-up, several seconds), each
+table has ``rank() s``, spark_fr's in-process ``rank`` time (``total_s`` of its ``run.json``; for the warm
+process, the second call), and ``algo s``, the algorithm alone: spark_fr's ``relief_s`` from ``run.json``
+(neighbour search and updates on Spark, after reading and encoding), CLUS' "Induction Time" from its
+``.out`` file, skrebate's ``fit`` time. Below each table the ratios ``peer / spark_fr`` of the median wall
+and algorithm times, and of the peer's algorithm time over the warm ``rank()`` call, are printed (> 1:
+spark_fr is faster). They are reported, never asserted. Example::
+
+    python jobs/benchmark.py --suite relief --repeats 3 --json out/benchmark_relief.json
 """
 from __future__ import annotations
 
@@ -110,31 +148,34 @@ json.dump({"order": res["rankings"]["Genie3"]["order"], "symbolic_order": res["r
 
 
 # ----- data --------------------------------------------------------------------------------------------
-def make_data(workdir: Path, rows: int, features: int, targets: int) -> tuple:
-    """Write the synthetic MTR set once (reused when its side-car matches); return (arff path, truth dict).
+def make_data(workdir: Path, rows: int, features: int, targets: int, task: str = "mtr") -> tuple:
+    """Write a synthetic set once (reused when its side-car matches); return (arff path, truth dict).
 
     Parameters
     ----------
     workdir : Path
     rows, features, targets : int
-        n, p and k of ``make_synthetic.py --task mtr``.
+        n, p and k of ``make_synthetic.py --task TASK`` (k is used by ``mtr`` only).
+    task : str
+        ``mtr`` (the ensemble suite), ``reg`` or ``cls`` (the Relief suite).
 
     Returns
     -------
     tuple of (Path, dict)
         The ARFF file and its ``.truth.json`` side-car (``relevant``, ``target_names``, ...).
     """
-    name = f"mtr_{rows}x{features}x{targets}"
+    name = f"mtr_{rows}x{features}x{targets}" if task == "mtr" else f"{task}_{rows}x{features}"
     arff, truth_path = workdir / f"{name}.arff", workdir / f"{name}.truth.json"
     if arff.exists() and truth_path.exists():
         truth = json.loads(truth_path.read_text())
-        if (truth.get("n"), truth.get("p"), len(truth.get("target_names", []))) == (rows, features, targets):
+        if truth.get("task") == task and (truth.get("n"), truth.get("p")) == (rows, features) and \
+                (task != "mtr" or len(truth.get("target_names", [])) == targets):
             return arff, truth
     sys.path.insert(0, str(CLUS_TOOLS))
     from make_synthetic import make
 
     workdir.mkdir(parents=True, exist_ok=True)
-    path, truth = make(str(workdir), "mtr", name=name, n=rows, p=features, k=targets)
+    path, truth = make(str(workdir), task, name=name, n=rows, p=features, k=targets if task == "mtr" else None)
     return Path(path), truth
 
 
@@ -220,6 +261,12 @@ def check_available(names: list) -> tuple:
                 import sklearn  # noqa: F401
             except ImportError:
                 notes.append("sklearn skipped: scikit-learn is not installed")
+                continue
+        if name == "skrebate":
+            try:
+                import skrebate  # noqa: F401
+            except ImportError:
+                notes.append("skrebate skipped: skrebate is not installed (pip install skrebate==0.8.4)")
                 continue
         kept.append(name)
     return kept, notes
@@ -348,6 +395,333 @@ def format_table(summary: dict, k: int) -> str:
     return "\n".join(lines)
 
 
+# ----- the Relief suite --------------------------------------------------------------------------------
+RELIEF_PARTS = ("clus", "skrebate", "memory")
+
+SKREBATE_SCRIPT = r'''
+import json, sys, time
+import numpy as np
+import pandas as pd
+from skrebate import ReliefF
+
+arff, n_features, k, n_jobs, out = sys.argv[1:6]
+n_features, k, n_jobs = int(n_features), int(k), int(n_jobs)
+t0 = time.perf_counter()
+names, skip = [], 0
+with open(arff) as fh:
+    for skip, line in enumerate(fh, start=1):
+        low = line.strip().lower()
+        if low.startswith("@attribute"):
+            names.append(line.split()[1])
+        elif low == "@data":
+            break
+data = pd.read_csv(arff, skiprows=skip, header=None)
+X = data.iloc[:, :n_features].to_numpy(np.float64)
+y = pd.factorize(data.iloc[:, n_features])[0].astype(np.float64)
+t1 = time.perf_counter()
+model = ReliefF(n_features_to_select=n_features, n_neighbors=k, n_jobs=n_jobs).fit(X, y)
+t2 = time.perf_counter()
+imp = model.feature_importances_
+order = np.argsort(-imp, kind="stable")
+json.dump({"order": [names[i] for i in order], "read_s": t1 - t0, "algo_s": t2 - t1}, open(out, "w"))
+'''
+
+CLUS_RELIEF_SCRIPT = r'''
+import json, os, re, sys
+sys.path.insert(0, sys.argv[1])
+from run_clus import run_clus
+
+arff, truth_path, k, m, workdir, out = sys.argv[2:8]
+truth = json.load(open(truth_path))
+m = float(m) if "." in m else int(m)
+task = {"task": truth["task"], "descriptive": truth["descriptive"], "target": truth["target"], "method": "relief",
+        "neighbours": int(k), "iterations": m, "threads": 2, "seed": 1}
+res = run_clus(arff, task, workdir=workdir)
+if res["returncode"] != 0 or "Relief" not in res["rankings"]:
+    sys.stderr.write(res["stdout_tail"])
+    sys.exit(1)
+induction = None
+try:
+    found = re.search(r"Induction Time: ([-+\d.Ee]+) sec", open(os.path.join(workdir, "run.out")).read())
+    induction = float(found.group(1)) if found else None
+except OSError:
+    pass
+json.dump({"order": res["rankings"]["Relief"]["order"], "algo_s": induction, "clus_wall_s": res["wall_s"],
+           "clus_peak_rss_kb": res["peak_rss_kb"], "clus_cpu_percent": res["cpu_percent"]}, open(out, "w"))
+'''
+
+WARM_SCRIPT = r'''
+import json, logging, sys, time
+t0 = time.perf_counter()
+root, arff, targets, params, out = sys.argv[1:6]
+sys.path.insert(0, root)
+logging.basicConfig(level=logging.WARNING)
+import spark_fr
+from spark_fr.session import get_spark
+
+spark = get_spark()
+spark.sparkContext.setLogLevel("ERROR")
+started = time.perf_counter() - t0
+params = json.loads(params)
+calls = []
+for _ in range(2):
+    t = time.perf_counter()
+    ranking = spark_fr.rank(arff, targets=targets, method="relief", spark=spark, **params)
+    calls.append(time.perf_counter() - t)
+df = ranking.to_pandas()
+df = df[(df["score"] == "relief") & (df["target"] == "__all__")].sort_values("rank")
+timings = ranking.metadata.get("timings", {})
+json.dump({"order": list(df["feature"]), "spark_start_s": started, "first_call_s": calls[0], "call_s": calls[1],
+           "algo_s": timings.get("relief_s"), "spark_fr_timings": timings}, open(out, "w"))
+spark.stop()
+'''
+
+
+def _iterations(text: str):
+    """``--relief-iterations`` as the CLI reads it: an int count, or a float fraction."""
+    return float(text) if any(c in str(text) for c in ".eE") else int(text)
+
+
+def _spark_fr_relief_top(run_dir: Path) -> tuple:
+    import csv
+
+    with open(run_dir / "out" / "ranking.csv", newline="") as fh:
+        rows = [r for r in csv.DictReader(fh) if r["score"] == "relief" and r["target"] == "__all__"]
+    order = [r["feature"] for r in sorted(rows, key=lambda r: int(r["rank"]))]
+    run = json.loads((run_dir / "out" / "run.json").read_text())
+    timings = run.get("timings", {})
+    return order, {"algo_s": timings.get("relief_s"), "call_s": timings.get("total_s"), "spark_fr_timings": timings,
+                   "relief_mode": run.get("relief_mode")}
+
+
+def relief_peer(kind: str, name: str, arff: Path, truth: dict, k: int, m: str, mode: str | None = None) -> Peer:
+    """One peer of the Relief suite.
+
+    Parameters
+    ----------
+    kind : str
+        ``spark_fr`` (``jobs/rank.py --method relief``, a fresh process), ``spark_fr_warm`` (one process,
+        two ``spark_fr.rank`` calls, the second timed), ``clus`` (``clus.jar -relief`` through
+        ``run_clus.py``, 2 threads) or ``skrebate`` (``ReliefF(n_neighbors=k, n_jobs=2)`` on all rows).
+    name : str
+        The peer's label (unique in its group).
+    arff, truth : the data set and its side-car
+    k : int
+        Neighbours.
+    m : str
+        Iterations as given on the command line (``1000`` = a count, ``1.0`` = every row).
+    mode : str, optional
+        ``--relief-mode`` for spark_fr (default: auto).
+    """
+    py = sys.executable
+    p = truth["p"]
+    targets = ",".join(truth["target_names"])
+    if kind == "spark_fr":
+        def cmd(d):
+            extra = ["--relief-mode", mode] if mode else []
+            return [py, str(ROOT / "jobs" / "rank.py"), "--input", str(arff), "--targets", targets, "--method",
+                    "relief", "--relief-neighbours", str(k), "--relief-iterations", str(m), *extra, "--seed", "1",
+                    "--output", str(d / "out"), "--output-format", "csv", "--log-level", "warning"]
+        return Peer(name, cmd, _spark_fr_relief_top)
+    if kind == "spark_fr_warm":
+        params = {"relief_neighbours": k, "relief_iterations": _iterations(m), "seed": 1}
+        if mode:
+            params["relief_mode"] = mode
+        return Peer(name, lambda d: [py, "-c", WARM_SCRIPT, str(ROOT), str(arff), targets, json.dumps(params),
+                                     str(d / "result.json")], _json_top)
+    if kind == "clus":
+        truth_path = arff.with_suffix(".truth.json")
+        return Peer(name, lambda d: [py, "-c", CLUS_RELIEF_SCRIPT, str(CLUS_TOOLS), str(arff), str(truth_path),
+                                     str(k), str(m), str(d / "clus"), str(d / "result.json")], _json_top)
+    if kind == "skrebate":
+        return Peer(name, lambda d: [py, "-c", SKREBATE_SCRIPT, str(arff), str(p), str(k), "2",
+                                     str(d / "result.json")], _json_top)
+    raise ValueError(kind)
+
+
+def _median(runs: list, key: str):
+    values = [r[key] for r in runs if isinstance(r.get(key), (int, float))]
+    return round(statistics.median(values), 3) if values else None
+
+
+def relief_summary(results: dict, planted: list) -> dict:
+    """:meth:`PeerResult.summary` plus the medians of the algorithm time (``algo_s``: spark_fr's
+    ``relief_s``, CLUS' induction time, skrebate's ``fit``) and of spark_fr's in-process ``rank()`` time
+    (``call_s``: ``total_s`` of run.json for the command, the second call for the warm process)."""
+    summary = {}
+    for name, res in results.items():
+        s = res.summary(set(planted))
+        ok = res.ok_runs()
+        for key in ("algo_s", "call_s"):
+            value = _median(ok, key)
+            if value is not None:
+                s[f"median_{key}"] = value
+        summary[name] = s
+    return summary
+
+
+def _ratio(a, b):
+    return round(a / b, 2) if a and b else None
+
+
+def relief_ratios(summary: dict, peer: str, spark_fr: str, warm: str | None) -> dict:
+    """``peer / spark_fr`` of the median wall times, of the algorithm times and of the peer's algorithm time
+    over the warm second ``rank()`` call (> 1: spark_fr is faster)."""
+    s, ref, w = summary.get(peer, {}), summary.get(spark_fr, {}), summary.get(warm, {}) if warm else {}
+    return {"peer": peer, "spark_fr": spark_fr, "wall": _ratio(s.get("median_wall_s"), ref.get("median_wall_s")),
+            "algorithm": _ratio(s.get("median_algo_s"), ref.get("median_algo_s")),
+            "peer_algorithm_over_warm_call": _ratio(s.get("median_algo_s"), w.get("median_call_s")),
+            "peer_wall_over_warm_call": _ratio(s.get("median_wall_s"), w.get("median_call_s"))}
+
+
+def format_relief_table(summary: dict, k: int) -> str:
+    """Plain-text table of a Relief group: wall, spark_fr's rank() time, algorithm time, peak RSS, planted."""
+    head = (f"{'peer':<24}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'rank() s':>10}{'algo s':>9}"
+            f"{'peak RSS GB':>13}{f'top-{k} = planted':>18}")
+    lines = [head, "-" * len(head)]
+    for name, s in summary.items():
+        if not s.get("runs_ok"):
+            lines.append(f"{name:<24}{0:>5}  (every run failed)")
+            continue
+        rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
+        call = f"{s['median_call_s']:.2f}" if s.get("median_call_s") is not None else "-"
+        algo = f"{s['median_algo_s']:.2f}" if s.get("median_algo_s") is not None else "-"
+        lines.append(f"{name:<24}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}{call:>10}{algo:>9}"
+                     f"{s['median_peak_rss_mb'] / 1024:>13.2f}{'yes' if s['top_planted_every_run'] else 'NO':>18}")
+    return "\n".join(lines)
+
+
+def format_ratio(r: dict) -> str:
+    def x(v):
+        return f"{v:.2f}x" if v is not None else "n/a"
+
+    return (f"{r['peer']} / {r['spark_fr']}: wall {x(r['wall'])}, algorithm {x(r['algorithm'])}; "
+            f"{r['peer']} algorithm / spark_fr warm rank() call {x(r['peer_algorithm_over_warm_call'])}, "
+            f"{r['peer']} wall / warm rank() call {x(r['peer_wall_over_warm_call'])}")
+
+
+def memory_rows(summary: dict, sizes: dict) -> list:
+    """Peak RSS per (program, mode, rows), with the increase per 1,000 rows from the previous size.
+
+    ``sizes`` maps a peer name to ``(program, mode, rows)``.
+    """
+    table, last = [], {}
+    for name, (program, mode, rows) in sizes.items():
+        s = summary.get(name, {})
+        peak = s.get("median_peak_rss_mb")
+        row = {"peer": name, "program": program, "mode": mode, "rows": rows, "median_peak_rss_mb": peak,
+               "median_wall_s": s.get("median_wall_s"), "median_algo_s": s.get("median_algo_s")}
+        prev = last.get((program, mode))
+        if peak is not None and prev is not None:
+            row["mb_per_1000_rows_since_previous"] = round((peak - prev[1]) / ((rows - prev[0]) / 1000), 1)
+            row["peak_ratio_to_previous"] = round(peak / prev[1], 2)
+        if peak is not None:
+            last[(program, mode)] = (rows, peak)
+        table.append(row)
+    return table
+
+
+def format_memory_table(rows: list, features: int) -> str:
+    head = (f"{'program':<10}{'mode':<11}{'rows':>7}{'data MB':>9}{'peak RSS MB':>13}{'x previous':>12}"
+            f"{'MB / 1k rows':>14}{'wall s':>9}{'algo s':>9}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        def f(v, fmt):
+            return format(v, fmt) if v is not None else "-"
+
+        data_mb = r["rows"] * features * 8 / 2 ** 20
+        lines.append(f"{r['program']:<10}{r['mode']:<11}{r['rows']:>7}{data_mb:>9.1f}{f(r['median_peak_rss_mb'], '.0f'):>13}"
+                     f"{f(r.get('peak_ratio_to_previous'), '.2f'):>12}{f(r.get('mb_per_1000_rows_since_previous'), '.1f'):>14}"
+                     f"{f(r['median_wall_s'], '.1f'):>9}{f(r['median_algo_s'], '.2f'):>9}")
+    return "\n".join(lines)
+
+
+def run_relief_suite(args, workdir: Path) -> tuple:
+    """Run the requested parts of the Relief suite; return (report dict, exit code)."""
+    k, m, p = args.relief_neighbours, args.relief_iterations, args.features
+    report, failed = {}, []
+    avail, notes = check_available(["clus", "skrebate"])
+    for note in notes:
+        print(note)
+
+    def group(label, peers, planted, repeats):
+        print(f"\n== {label}: {repeats} rounds of {', '.join(pe.name for pe in peers)}", flush=True)
+        results = run_rounds(peers, repeats, workdir / "relief" / label, planted, args.timeout)
+        summary = relief_summary(results, planted)
+        failed.extend(n for n, s in summary.items() if not s.get("runs_ok"))
+        return results, summary
+
+    if "clus" in args.relief_parts:
+        arff, truth = make_data(workdir, args.relief_rows, p, 1, task="reg")
+        planted = truth["relevant"]
+        print(f"data: {arff} ({args.relief_rows} rows x {p} features, regression, planted {','.join(planted)}); "
+              f"k = {k}, m = {m}")
+        peers = [relief_peer("spark_fr", "spark_fr", arff, truth, k, m)]
+        if args.relief_warm:
+            peers.append(relief_peer("spark_fr_warm", "spark_fr_warm", arff, truth, k, m))
+        if "clus" in avail:
+            peers.append(relief_peer("clus", "clus", arff, truth, k, m))
+        results, summary = group("clus", peers, planted, args.repeats)
+        ratios = [relief_ratios(summary, "clus", "spark_fr", "spark_fr_warm" if args.relief_warm else None)] \
+            if "clus" in summary else []
+        print()
+        print(format_relief_table(summary, len(planted)))
+        for r in ratios:
+            print(format_ratio(r))
+        report["clus"] = {"data": {"arff": str(arff), "rows": args.relief_rows, "features": p, "task": "regression",
+                                   "planted": planted}, "neighbours": k, "iterations": m, "summary": summary,
+                          "ratios": ratios, "runs": {n: r.runs for n, r in results.items()}}
+
+    sizes = {}
+    skrebate_summary = {}
+    if "skrebate" in args.relief_parts:
+        peers, planted, data = [], None, {}
+        for rows in args.relief_rows_skrebate:
+            arff, truth = make_data(workdir, rows, p, 1, task="cls")
+            planted = truth["relevant"]
+            data[rows] = str(arff)
+            peers.append(relief_peer("spark_fr", f"spark_fr_{rows}", arff, truth, k, "1.0"))
+            if args.relief_warm:
+                peers.append(relief_peer("spark_fr_warm", f"spark_fr_warm_{rows}", arff, truth, k, "1.0"))
+            if "skrebate" in avail:
+                peers.append(relief_peer("skrebate", f"skrebate_{rows}", arff, truth, k, "1.0"))
+                sizes[f"skrebate_{rows}"] = ("skrebate", "n x n", rows)
+        print(f"data: classification, {','.join(map(str, args.relief_rows_skrebate))} rows x {p} features, "
+              f"planted {','.join(planted)}; k = {k}, every row an instance")
+        results, summary = group("skrebate", peers, planted, args.repeats)
+        skrebate_summary = summary
+        ratios = [relief_ratios(summary, f"skrebate_{n}", f"spark_fr_{n}",
+                                f"spark_fr_warm_{n}" if args.relief_warm else None)
+                  for n in args.relief_rows_skrebate if f"skrebate_{n}" in summary]
+        print()
+        print(format_relief_table(summary, len(planted)))
+        for r in ratios:
+            print(format_ratio(r))
+        report["skrebate"] = {"data": {"arff": data, "features": p, "task": "classification", "planted": planted},
+                              "neighbours": k, "iterations": 1.0, "summary": summary, "ratios": ratios,
+                              "runs": {n: r.runs for n, r in results.items()}}
+
+    if "memory" in args.relief_parts:
+        peers, planted = [], None
+        for rows in args.relief_rows_memory:
+            arff, truth = make_data(workdir, rows, p, 1, task="reg")
+            planted = truth["relevant"]
+            for mode in args.relief_memory_modes:
+                name = f"spark_fr_{mode}_{rows}"
+                peers.append(relief_peer("spark_fr", name, arff, truth, k, m, mode=mode))
+        mem_sizes = {f"spark_fr_{mode}_{rows}": ("spark_fr", mode, rows)
+                     for mode in args.relief_memory_modes for rows in args.relief_rows_memory}
+        results, summary = group("memory", peers, planted, args.relief_memory_repeats)
+        table = memory_rows(summary, mem_sizes) + memory_rows(skrebate_summary, sizes)
+        print()
+        print(f"peak RSS of the process tree by rows (regression x {p} features, k = {k}, m = {m} for spark_fr; "
+              f"skrebate: classification, every row; 'data MB' = rows x features x 8 bytes)")
+        print(format_memory_table(table, p))
+        report["memory"] = {"rows": args.relief_rows_memory, "modes": args.relief_memory_modes, "table": table,
+                            "summary": summary, "runs": {n: r.runs for n, r in results.items()}}
+    return report, (1 if failed else 0)
+
+
 def environment() -> dict:
     """Machine facts that matter for reading the timings."""
     return {"cpus": os.cpu_count(), "load_avg_1_5_15": [round(x, 2) for x in os.getloadavg()],
@@ -356,6 +730,9 @@ def environment() -> dict:
 
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--suite", choices=("ensemble", "relief"), default="ensemble",
+                    help="ensemble: PCT ensembles vs scikit-learn and CLUS (default); relief: Relief vs CLUS and "
+                         "skrebate, and peak memory by rows")
     ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--features", type=int, default=200)
     ap.add_argument("--targets", type=int, default=5)
@@ -366,7 +743,38 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--workdir", default="/tmp/spark_fr_benchmark", help="data and per-run outputs")
     ap.add_argument("--json", help="write the results as JSON to this path")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run before it is killed")
+    rel = ap.add_argument_group("relief suite (--suite relief)")
+    rel.add_argument("--relief-parts", default=",".join(RELIEF_PARTS),
+                     help="comma list of clus (spark_fr vs CLUS), skrebate (spark_fr vs skrebate ReliefF), memory "
+                          "(peak RSS by rows); default all")
+    rel.add_argument("--relief-rows", type=int, default=5000, help="rows of the CLUS comparison (default 5000)")
+    rel.add_argument("--relief-neighbours", type=int, default=10, help="k (default 10)")
+    rel.add_argument("--relief-iterations", default="1000",
+                     help="m for the CLUS comparison and the memory runs: a count or a fraction (default 1000); "
+                          "the skrebate comparison always uses every row")
+    rel.add_argument("--relief-rows-skrebate", default="2000,4000", help="rows of the skrebate comparison")
+    rel.add_argument("--relief-rows-memory", default="5000,10000,20000", help="rows of the memory runs")
+    rel.add_argument("--relief-memory-modes", default="broadcast,tall", help="spark_fr --relief-mode values")
+    rel.add_argument("--relief-memory-repeats", type=int, default=1, help="rounds of the memory runs (default 1)")
+    rel.add_argument("--no-relief-warm", dest="relief_warm", action="store_false",
+                     help="skip the warm in-process spark_fr measurement")
     args = ap.parse_args(argv)
+    args.relief_parts = [x.strip() for x in args.relief_parts.split(",") if x.strip()]
+    bad = [x for x in args.relief_parts if x not in RELIEF_PARTS]
+    if bad or not args.relief_parts:
+        ap.error(f"--relief-parts: unknown {','.join(bad) or '(empty)'}; choose from {', '.join(RELIEF_PARTS)}")
+    try:
+        args.relief_rows_skrebate = [int(x) for x in args.relief_rows_skrebate.split(",") if x.strip()]
+        args.relief_rows_memory = [int(x) for x in args.relief_rows_memory.split(",") if x.strip()]
+        m = _iterations(args.relief_iterations)
+    except ValueError:
+        ap.error("--relief-rows-skrebate and --relief-rows-memory take comma lists of integers, "
+                 "--relief-iterations a count or a fraction")
+    if m <= 0 or args.relief_neighbours < 1:
+        ap.error("--relief-iterations and --relief-neighbours must be positive")
+    args.relief_memory_modes = [x.strip() for x in args.relief_memory_modes.split(",") if x.strip()]
+    if any(x not in ("auto", "broadcast", "tall") for x in args.relief_memory_modes):
+        ap.error("--relief-memory-modes: choose from auto, broadcast, tall")
     args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     bad = [p for p in args.peers if p not in PEERS]
     if bad or not args.peers:
@@ -379,6 +787,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 def main(argv=None) -> int:
     args = parse_args(argv)
     workdir = Path(args.workdir).resolve()
+    if args.suite == "relief":
+        return main_relief(args, workdir)
     names, notes = check_available(args.peers)
     for note in notes:
         print(note)
@@ -409,6 +819,23 @@ def main(argv=None) -> int:
         print(f"results written to {args.json}")
     failed = [n for n, s in summary.items() if not s.get("runs_ok")]
     return 1 if failed else 0
+
+
+def main_relief(args, workdir: Path) -> int:
+    """``--suite relief``: the Relief comparisons and the memory runs, a table each, and ``--json``."""
+    env_before = environment()
+    print(f"machine: {env_before['cpus']} cpus, load average {env_before['load_avg_1_5_15']}; Relief suite "
+          f"({', '.join(args.relief_parts)}), {args.repeats} rounds")
+    report, code = run_relief_suite(args, workdir)
+    env_after = environment()
+    print(f"load average after: {env_after['load_avg_1_5_15']}")
+    if args.json:
+        out = {"suite": "relief", "config": dict(vars(args)),
+               "environment": {"before": env_before, "after": env_after}, **report}
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(out, indent=1, default=str))
+        print(f"results written to {args.json}")
+    return code
 
 
 if __name__ == "__main__":
