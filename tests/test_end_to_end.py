@@ -42,6 +42,7 @@ def run_job(args, capsys=None):
 
 def check_contract(out_dir: Path, features, targets=("__all__",), scores=("symbolic", "genie3", "rf")):
     table = pd.read_csv(out_dir / "ranking.csv")
+    unusable = set(json.loads((out_dir / "run.json").read_text()).get("unusable_features", []))
     assert list(table.columns) == CONTRACT
     assert set(table.score) == set(scores)
     assert set(table.target) == set(targets)
@@ -49,6 +50,7 @@ def check_contract(out_dir: Path, features, targets=("__all__",), scores=("symbo
         assert sorted(group.feature) == sorted(features), (score, target)
         assert sorted(group["rank"]) == list(range(1, len(features) + 1))
         ordered = group.sort_values("rank")
+        ordered = ordered[~ordered.feature.isin(unusable)]  # last, with importance 0 (Relief weights can be < 0)
         assert np.all(np.diff(ordered.importance.to_numpy()) <= 1e-12), "ranks follow importance"
         assert np.isfinite(group.importance).all()
     assert table.run_id.nunique() == 1
@@ -199,3 +201,43 @@ def test_spark_submit_and_python_give_the_same_ranking(datasets, tmp_path):
     pd.testing.assert_frame_equal(a[cols], b[cols], check_exact=True)
     assert (tmp_path / "a.png").stat().st_size > 10_000
     assert "genie3 (top 10)" in r1.stdout
+
+
+@pytest.mark.parametrize("case", ["atp1d_mtr", "cellcycle_hmlc", "emotions_mlc_per_target"])
+def test_relief_end_to_end(case, datasets, tmp_path, capsys):
+    """The issue's command lines for Relief: MTR with six targets, HMLC (default target), MLC per target."""
+    out = tmp_path / case
+    if case == "atp1d_mtr":
+        arff = datasets / "mtr_atp1d" / "atp1d.arff"
+        names = [a.name for a in read_header(str(arff)).attributes]
+        features, targets = names[:-6], names[-6:]
+        args = ["--input", arff, "--targets", ",".join(targets), "--relief-neighbours", 15,
+                "--relief-iterations", 1.0, "--seed", 3]
+        expect_targets = ("__all__",)
+    elif case == "cellcycle_hmlc":
+        arff = datasets / "hmlc_cellcycle_FUN" / "cellcycle_FUN.train.arff"
+        features = [a.name for a in read_header(str(arff)).attributes][:-1]
+        args = ["--input", arff, "--relief-iterations", 0.25, "--seed", 3]
+        expect_targets = ("__all__",)
+    else:
+        arff = datasets / "mlc_emotions" / "emotions.arff"
+        names = [a.name for a in read_header(str(arff)).attributes]
+        features, targets = names[:-6], names[-6:]
+        args = ["--input", arff, "--labels-xml", datasets / "mlc_emotions" / "emotions.xml", "--per-target",
+                "--relief-target-distance", "jaccard"]
+        expect_targets = ("__all__", *targets)
+    code, stdout, err = run_job([*args, "--method", "relief", "--output", out, "--output-format", "csv"], capsys)
+    assert code == 0, err[-2000:]
+    check_contract(out, features, targets=expect_targets, scores=("relief",))
+    table = pd.read_csv(out / "ranking.csv")
+    params = json.loads(table.params.iloc[0])
+    assert params["method"] == "relief"
+    assert params["task"] == {"atp1d_mtr": "mtr", "cellcycle_hmlc": "hmlc", "emotions_mlc_per_target": "mlc"}[case]
+    run = json.loads((out / "run.json").read_text())
+    unusable = set(run["unusable_features"])
+    usable = table[~table.feature.isin(unusable)]
+    assert (usable.importance_std > 0).all()  # the spread of the shard estimates
+    if unusable:  # atp1d has constant columns: importance 0 and the last ranks, even below negative weights
+        last = table[table.feature.isin(unusable)]
+        assert (last.importance == 0).all() and last["rank"].min() == len(features) - len(unusable) + 1
+    assert "relief (top" in stdout
