@@ -307,6 +307,7 @@ def tree_rss_kb(root: int) -> int:
 def run_measured(command: list, run_dir: Path, timeout: float) -> dict:
     """Run ``command`` in ``run_dir``; return wall time, peak process-tree RSS, exit code and output tails."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    load_before = round(os.getloadavg()[0], 2)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     with open(run_dir / "stdout.txt", "w") as out, open(run_dir / "stderr.txt", "w") as err:
         t0 = time.perf_counter()
@@ -322,7 +323,8 @@ def run_measured(command: list, run_dir: Path, timeout: float) -> dict:
         wall = time.perf_counter() - t0
     tail = (run_dir / "stderr.txt").read_text()[-2000:]
     return {"wall_s": round(wall, 3), "peak_rss_mb": round(peak / 1024, 1), "returncode": proc.returncode,
-            "stderr_tail": tail if proc.returncode else ""}
+            "stderr_tail": tail if proc.returncode else "", "load_avg_1_before": load_before,
+            "load_avg_1_after": round(os.getloadavg()[0], 2)}
 
 
 # ----- the benchmark -----------------------------------------------------------------------------------
@@ -365,7 +367,7 @@ def run_rounds(peers: list, repeats: int, workdir: Path, planted: list, timeout:
             status = f"top-{k} {'= planted' if set(res.get('top', [])) == set(planted) else res.get('top')}" \
                 if res["returncode"] == 0 else f"FAILED (exit {res['returncode']}): {res['stderr_tail'][-300:]}"
             print(f"  round {rnd} {peer.name:<12} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:5.2f} GB  "
-                  f"{status}", flush=True)
+                  f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {status}", flush=True)
     return results
 
 
