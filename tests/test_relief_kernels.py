@@ -197,8 +197,29 @@ def test_neighbour_ties_are_broken_by_row_key():
     """Equally distant candidates: the smaller key comes first, whatever the row order."""
     X = np.array([[0.0], [0.5], [0.5], [0.5], [1.0]])
     keys = np.array([9, 30, 10, 20, 5], np.uint64)
-    idx, counts = K.neighbour_rows(X, keys, 0, X[0], np.array([False]), np.ones(1), 2, np.zeros(5), 0, np.empty(5))
+    dist = np.empty(5)
+    K.row_distances(X, X[0], np.array([False]), np.ones(1), dist)
+    idx, counts = K.neighbour_rows(dist, keys, 0, 2, np.zeros(5), 0)
     assert counts[0] == 2 and list(idx[0][:2]) == [2, 3]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_block_distances_equal_the_reference(seed):
+    """The grouped, vectorised d_X (with missing values and nominal features mixed in) = mean of d_i."""
+    rng = np.random.default_rng(seed)
+    n, D = 60, int(rng.integers(1, 23))
+    X = rng.random((n, D))
+    nominal = rng.random(D) < (0.3 if seed % 2 else 0.0)
+    n_values = np.where(nominal, 3.0, 0.0)
+    X[:, nominal] = rng.integers(0, 3, (n, nominal.sum()))
+    X[rng.random((n, D)) < (0.1 if seed > 1 else 0.0)] = np.nan
+    R = X[rng.choice(n, 11)]
+    out = np.empty((11, n))
+    K.block_distances(X, R, nominal, n_values, out)
+    for g in range(11):
+        for j in range(n):
+            ref = np.mean([ref_fd(R[g, i], X[j, i], nominal[i], n_values[i]) for i in range(D)])
+            assert out[g, j] == pytest.approx(ref, rel=1e-12, abs=1e-15)
 
 
 def test_sampling_and_shards_do_not_depend_on_row_order():

@@ -62,32 +62,66 @@ def feature_distance(a, b, is_nominal, n_values):
     return abs(a - b)
 
 
-@njit(cache=True)
-def row_distances(X, r_row, nominal, n_values, out):
-    """d_X from one row to every row of X (out[j]).
+#: instances whose distances are computed in one pass over the data (each data row is read once per group)
+INSTANCE_GROUP = 8
 
-    When the row has no missing value and every feature is numeric, a branch-free loop is used (it
-    vectorises); a missing value in ``X[j]`` then makes ``s`` NaN, and that row is recomputed with the
-    general per-feature distance. Both paths add the same terms in the same order.
+
+@njit(cache=True, fastmath={"reassoc", "nsz"})
+def _l1_sums(X, R, simple, out):
+    """out[g, j] = sum_i |R[g, i] - X[j, i]| for the rows g with ``simple[g]`` (NaN if X[j] has a NaN).
+
+    The only kernel allowed to reassociate its sum (so it vectorises); every distance of every mode is
+    computed by this same compiled loop, so every mode gets the same bits.
     """
     n, D = X.shape
-    simple = True
-    for i in range(D):
-        if nominal[i] or r_row[i] != r_row[i]:
-            simple = False
-            break
+    G = R.shape[0]
     for j in range(n):
-        s = 0.0
-        if simple:
-            for i in range(D):
-                s += abs(r_row[i] - X[j, i])
-            if s == s:
-                out[j] = s / D
-                continue
-            s = 0.0
+        for g in range(G):
+            if simple[g]:
+                s = 0.0
+                for i in range(D):
+                    s += abs(R[g, i] - X[j, i])
+                out[g, j] = s
+
+
+@njit(cache=True)
+def block_distances(X, R, nominal, n_values, out):
+    """d_X from each row of R to every row of X (``out[g, j]``).
+
+    Rows of R without missing values, when every feature is numeric, go through the vectorised
+    :func:`_l1_sums`; a NaN in ``X[j]`` makes that sum NaN, and such pairs (and all pairs of other rows of
+    R) are computed with the general per-feature distance of Weka/CLUS.
+    """
+    n, D = X.shape
+    G = R.shape[0]
+    simple = np.ones(G, np.bool_)
+    for g in range(G):
         for i in range(D):
-            s += feature_distance(r_row[i], X[j, i], nominal[i], n_values[i])
-        out[j] = s / D
+            if nominal[i] or R[g, i] != R[g, i]:
+                simple[g] = False
+                break
+    _l1_sums(X, R, simple, out)
+    for g in range(G):
+        for j in range(n):
+            if simple[g]:
+                s = out[g, j]
+                if s == s:
+                    out[g, j] = s / D
+                    continue
+            s = 0.0
+            for i in range(D):
+                s += feature_distance(R[g, i], X[j, i], nominal[i], n_values[i])
+            out[g, j] = s / D
+
+
+@njit(cache=True)
+def row_distances(X, r_row, nominal, n_values, out):
+    """d_X from one row to every row of X (out[j]); :func:`block_distances` for one row."""
+    R = np.empty((1, r_row.shape[0]))
+    R[0] = r_row
+    o = np.empty((1, X.shape[0]))
+    block_distances(X, R, nominal, n_values, o)
+    out[:] = o[0]
 
 
 @njit(cache=True)
@@ -245,14 +279,13 @@ def update_relieff(dmat, nk, cls, own_class, priors, delta, W):
 
 
 @njit(cache=True)
-def neighbour_rows(X, keys, r, r_row, nominal, n_values, k, classes, n_classes, dist):
+def neighbour_rows(dist, keys, r, k, classes, n_classes):
     """The k nearest rows of r (all rows, or per class when n_classes > 0), in (distance, key) order.
 
-    Returns (idx (C, k), counts (C,)) with C = max(n_classes, 1); rows with a missing class are skipped in the
-    per-class search.
+    ``dist`` holds d_X from r to every row. Returns (idx (C, k), counts (C,)) with C = max(n_classes, 1);
+    rows with a missing class are skipped in the per-class search.
     """
-    n = X.shape[0]
-    row_distances(X, r_row, nominal, n_values, dist)
+    n = dist.shape[0]
     C = n_classes if n_classes > 0 else 1
     best_d = np.empty((C, k))
     best_k = np.empty((C, k), np.uint64)
@@ -322,7 +355,9 @@ def relief_shard(X, keys, Yt, tkind, tw, tnorm, nominal, n_values, instances, k,
     """
     n, D = X.shape
     T = per_target_kinds.shape[0]
-    dist = np.empty(n)
+    G = INSTANCE_GROUP
+    dists = np.empty((G, n))
+    R = np.empty((G, D))
     delta = neighbour_weights(k, sigma)
     dmat = np.empty((k, D))
     dC = np.empty(k)
@@ -336,37 +371,44 @@ def relief_shard(X, keys, Yt, tkind, tw, tnorm, nominal, n_values, instances, k,
     S = 0.0
     PdC = 0.0
     iters = 0.0
-    for q in range(instances.shape[0]):
-        r = instances[q]
-        r_row = X[r]
-        if n_classes > 0:
-            own = classes[r]
-            if own != own:
-                continue
-            idx, counts = neighbour_rows(X, keys, r, r_row, nominal, n_values, k, classes, n_classes, dist)
-            for c in range(n_classes):
-                if counts[c] == 0:
+    m = instances.shape[0]
+    for q0 in range(0, m, G):
+        g_n = min(G, m - q0)
+        for g in range(g_n):
+            R[g] = X[instances[q0 + g]]
+        block_distances(X, R[:g_n], nominal, n_values, dists[:g_n])
+        for g in range(g_n):
+            r = instances[q0 + g]
+            r_row = X[r]
+            dist = dists[g]
+            if n_classes > 0:
+                own = classes[r]
+                if own != own:
                     continue
-                fill_dmat(X, r_row, idx[c], counts[c], nominal, n_values, dmat)
-                update_relieff(dmat, counts[c], c, int(own), priors, delta, W)
+                idx, counts = neighbour_rows(dist, keys, r, k, classes, n_classes)
+                for c in range(n_classes):
+                    if counts[c] == 0:
+                        continue
+                    fill_dmat(X, r_row, idx[c], counts[c], nominal, n_values, dmat)
+                    update_relieff(dmat, counts[c], c, int(own), priors, delta, W)
+                iters += 1.0
+                continue
+            idx, counts = neighbour_rows(dist, keys, r, k, classes, 0)
+            nk = counts[0]
+            rows = idx[0]
+            fill_dmat(X, r_row, rows, nk, nominal, n_values, dmat)
+            for l in range(nk):
+                j = rows[l]
+                omega[l] = influence[r] * influence[j]
+                if tkind == T_DESCRIPTIVE or not (labelled[r] and labelled[j]):
+                    dC[l] = dist[j]
+                else:
+                    dC[l] = target_distance(tkind, Yt[r], Yt[j], tw, tnorm)
+                for t in range(T):
+                    pt[l, t] = target_distance(per_target_kinds[t], Yt[r, t:t + 1], Yt[j, t:t + 1], tw[t:t + 1],
+                                               tnorm)
+            dS, dT = update_rrelieff(dmat, dC, omega, nk, delta, accF, accFT, pt, accT_t, accFT_t)
+            S += dS
+            PdC += dT
             iters += 1.0
-            continue
-        idx, counts = neighbour_rows(X, keys, r, r_row, nominal, n_values, k, classes, 0, dist)
-        nk = counts[0]
-        rows = idx[0]
-        fill_dmat(X, r_row, rows, nk, nominal, n_values, dmat)
-        for l in range(nk):
-            j = rows[l]
-            omega[l] = influence[r] * influence[j]
-            if tkind == T_DESCRIPTIVE or not (labelled[r] and labelled[j]):
-                dC[l] = dist[j]
-            else:
-                dC[l] = target_distance(tkind, Yt[r], Yt[j], tw, tnorm)
-            for t in range(T):
-                pt[l, t] = target_distance(per_target_kinds[t], Yt[r, t:t + 1], Yt[j, t:t + 1], tw[t:t + 1],
-                                           tnorm)
-        dS, dT = update_rrelieff(dmat, dC, omega, nk, delta, accF, accFT, pt, accT_t, accFT_t)
-        S += dS
-        PdC += dT
-        iters += 1.0
     return W, S, PdC, accF, accFT, accT_t, accFT_t, iters

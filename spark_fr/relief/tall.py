@@ -38,9 +38,13 @@ def block_candidates(Xb, keys_b, Yt_b, labelled_b, infl_b, classes_b, IX, ikeys,
     ck = np.zeros((m, C, k1), np.uint64)
     cj = np.zeros((m, C, k1), np.int64)
     cnt = np.zeros((m, C), np.int64)
-    dist = np.empty(nb)
+    G = K.INSTANCE_GROUP
+    dists = np.empty((G, nb))
     for q in range(m):
-        K.row_distances(Xb, IX[q], nominal, n_values, dist)
+        g = q % G
+        if g == 0:
+            K.block_distances(Xb, IX[q:q + G], nominal, n_values, dists[:min(G, m - q)])
+        dist = dists[g]
         for j in range(nb):
             c = 0
             if n_classes > 0:
