@@ -195,3 +195,18 @@ def test_semi_supervised_relief_keeps_unlabelled_rows(spark):
     assert r.metadata["n_rows"] == n
     supervised = spark_fr.rank(df, targets="y", method="relief", spark=spark, relief_neighbours=10)
     assert supervised.metadata["n_rows"] == 150
+
+
+def test_grouping_shards_into_tasks_does_not_change_the_weights(spark, monkeypatch):
+    """Small jobs run their 16 shards in one task per core, large ones one shard per task: same bits."""
+    from spark_fr.relief import spark as relief_spark
+
+    groups = relief_spark.shard_groups([[1], [2, 3], [4], [5]] * 4, 2, 100)
+    assert len(groups) == 2 and [i for g in groups for i, _ in g] == list(range(16))
+    assert len(relief_spark.shard_groups([[1]] * 16, 2, 10 ** 12)) == 16
+    pdf, targets, _ = planted("mtr", np.random.default_rng(9), n=300)
+    df = spark.createDataFrame(pdf)
+    a = relief(df, spark, targets=targets, relief_neighbours=7, per_target=True)
+    monkeypatch.setattr(relief_spark, "SMALL_WORK", -1.0)  # every shard its own task
+    b = relief(df, spark, targets=targets, relief_neighbours=7, per_target=True)
+    pd.testing.assert_frame_equal(a[COLS], b[COLS], check_exact=True)

@@ -74,11 +74,12 @@ def relief_broadcast(spark, data, params: ReliefParams) -> tuple:
     bc = sc.broadcast(data)
     done = sc.accumulator(0)
     k, sigma, per_target = params.neighbours, params.sigma, params.per_target
+    groups = shard_groups(shards, sc.defaultParallelism, data.n_rows * data.n_features)
     try:
-        def seq(acc: dict, item) -> dict:
-            i, rows = item
-            acc[i] = _shard(bc.value, rows, k, sigma, per_target)
-            done.add(len(rows))
+        def seq(acc: dict, group) -> dict:
+            for i, rows in group:
+                acc[i] = _shard(bc.value, rows, k, sigma, per_target)
+                done.add(len(rows))
             return acc
 
         def comb(a: dict, b: dict) -> dict:
@@ -87,10 +88,10 @@ def relief_broadcast(spark, data, params: ReliefParams) -> tuple:
 
         m = sum(len(s) for s in shards)
         sc.setJobDescription(f"spark_fr: Relief, {m} instances in {len(shards)} shards (broadcast)")
-        log.info("Relief (broadcast mode): %d instances, k = %d, %d rows x %d features, %d shards", m, k,
-                 data.n_rows, data.n_features, len(shards))
+        log.info("Relief (broadcast mode): %d instances, k = %d, %d rows x %d features, %d shards in %d tasks", m, k,
+                 data.n_rows, data.n_features, len(shards), len(groups))
         with Progress(done, m, label="Relief instances"):
-            res = sc.parallelize(list(enumerate(shards)), len(shards)).treeAggregate({}, seq, comb, depth=2)
+            res = sc.parallelize(groups, len(groups)).treeAggregate({}, seq, comb, depth=2)
     finally:
         sc.setJobDescription(None)
         bc.destroy()
@@ -98,6 +99,25 @@ def relief_broadcast(spark, data, params: ReliefParams) -> tuple:
     return combine_shards(sums, data.target.n_classes > 0), {"relief_mode": "broadcast", "relief_shards": len(shards),
                                                               "relief_instances": m,
                                                               "relief_s": time.perf_counter() - t0}
+
+
+#: distance evaluations (instances x rows x features) below which the shards go to one task per core: a
+#: Spark task costs ~0.1 s, more than such shards take, and progress is not needed for so short a job
+SMALL_WORK = 2e10
+
+
+def shard_groups(shards: list, cores: int, rows_x_features: int) -> list:
+    """Shards, numbered, in groups of consecutive ones: one group per Spark task.
+
+    Small jobs get one group per core (few tasks: Spark's per-task cost dominates them); large ones one
+    shard per task (finer progress, better balance). Each shard is computed exactly as on its own, so the
+    grouping never changes the result.
+    """
+    numbered = list(enumerate(shards))
+    work = sum(len(s) for s in shards) * float(rows_x_features)
+    n_groups = len(numbered) if work > SMALL_WORK else max(1, min(len(numbered), int(cores)))
+    bounds = np.linspace(0, len(numbered), n_groups + 1).round().astype(int)
+    return [numbered[bounds[g]:bounds[g + 1]] for g in range(n_groups)]
 
 
 def _shard(data, rows, k, sigma, per_target):
