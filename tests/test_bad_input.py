@@ -173,3 +173,14 @@ def test_bad_relief_parameters(spark, datasets, tmp_path, capsys, args, fragment
     assert code == 2, err[-2000:]
     assert fragment in [ln for ln in err.splitlines() if ln.startswith("error:")][0]
     assert not out_dir.exists()
+
+
+def test_hierarchical_label_not_in_the_hierarchy(spark, tmp_path, capsys):
+    head = "@relation t\n@attribute x numeric\n@attribute z numeric\n@attribute class hierarchical A,A/a1,B\n@data\n"
+    rows = [f"{i * 0.1},{i % 3},{'A/a1' if i % 2 else 'B'}" for i in range(30)]
+    rows[21] = "2.1,0,B@A/a7"
+    f = write(tmp_path / "h.arff", head + "\n".join(rows) + "\n")
+    expect_error(["--input", f, "--method", "relief"], capsys, tmp_path, "h.arff line 27", "column 'class'",
+                 "label 'A/a7' is not in the hierarchy")
+    g = write(tmp_path / "cyc.arff", head.replace("A,A/a1,B", "root/A,A/B,B/A") + "\n".join(rows[:3]) + "\n")
+    expect_error(["--input", g, "--method", "relief"], capsys, tmp_path, "cyc.arff", "cycle")

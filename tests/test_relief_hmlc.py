@@ -203,7 +203,7 @@ def test_hierarchy_parameter_errors(spark):
         spark_fr.rank(df, targets="y", method="relief", spark=spark, hierarchy=TREE)
     with pytest.raises(InputError, match="cycle"):
         spark_fr.rank(df, targets="labels", method="relief", spark=spark, hierarchy="root/a, a/b, b/a")
-    with pytest.raises(Exception, match="label 'Z' is not in the hierarchy"):
+    with pytest.raises(InputError, match="column 'labels': label 'Z' is not in the hierarchy"):
         spark_fr.rank(df, targets="labels", method="relief", spark=spark, hierarchy=TREE)
 
 

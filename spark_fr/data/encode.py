@@ -24,6 +24,7 @@ functions, which saves two Spark jobs (a few seconds on a 20,000 x 200 table).
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -268,6 +269,28 @@ def _quantile_cuts(stats: DataStats, idx) -> dict:
     return cuts
 
 
+def check_hierarchy_values(dataset: Dataset, column: str, counts: dict) -> None:
+    """Every label of an HMLC column's values must be in the hierarchy (checked on the distinct values).
+
+    The error names the file, the line of an ARFF file where the value first occurs, the column and the label.
+    """
+    from ..hierarchy import HierarchyError
+
+    for value in sorted(counts):
+        try:
+            dataset.hierarchy.label_matrix([value])
+        except HierarchyError as err:
+            where = ""
+            header = dataset.extra.get("arff_header")
+            if header is not None and os.path.isfile(header.path):
+                with open(header.path, encoding="utf-8", errors="replace") as fh:
+                    for no, line in enumerate(fh, 1):
+                        if no > header.data_line and value in line:
+                            where = f" line {no}"
+                            break
+            raise InputError(f"{dataset.source}{where}: column '{column}': {err}") from None
+
+
 def _report_parse_error(dataset: Dataset, errors: list):
     """Raise the parse error found on the earliest line (the reader knows how to locate it)."""
     locate = dataset.extra.get("locate_error")
@@ -368,6 +391,8 @@ def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), sample_rows
         for c, s in zip(targets, tstats):
             if s.n_known == 0:
                 raise InputError(f"target column '{c.name}' has no known values")
+            if c.kind == "hierarchical":
+                check_hierarchy_values(dataset, c.name, s.counts or {})
 
         # bins
         t1 = time.perf_counter()
