@@ -165,7 +165,7 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
             spark, dataset, spec, method_params, semi, timings)
     timings["total_s"] = time.perf_counter() - t_start
 
-    run_params = {"input": dataset.source if isinstance(data, str) else "DataFrame", "task": task_name,
+    run_params = {"input": dataset.source if isinstance(data, (str, list, tuple)) else "DataFrame", "task": task_name,
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
                   **method_params.to_dict()}
     if method == "ensemble":

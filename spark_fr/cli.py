@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
                "Example: python jobs/rank.py --input ../shared/datasets/mtr_enb/enb.arff --targets Y1,Y2 "
                "--output out/enb")
     io_ = p.add_argument_group("input and output")
-    io_.add_argument("--input", help="ARFF, CSV, Parquet, Delta directory or .mat file")
+    io_.add_argument("--input", help="ARFF (also zipped, HARFF), CSV, Parquet, Delta directory or .mat file; several "
+                                     "ARFF or Parquet files (same attributes) separated by commas")
     io_.add_argument("--format", choices=["auto", "arff", "csv", "parquet", "delta", "mat"],
                      help="input format (default: from the file name)")
     io_.add_argument("--labels-xml", help="Mulan label file (multi-label classification)")

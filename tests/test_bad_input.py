@@ -184,3 +184,13 @@ def test_hierarchical_label_not_in_the_hierarchy(spark, tmp_path, capsys):
                  "label 'A/a7' is not in the hierarchy")
     g = write(tmp_path / "cyc.arff", head.replace("A,A/a1,B", "root/A,A/B,B/A") + "\n".join(rows[:3]) + "\n")
     expect_error(["--input", g, "--method", "relief"], capsys, tmp_path, "cyc.arff", "cycle")
+
+
+def test_several_arff_inputs_must_declare_the_same_attributes(spark, tmp_path, capsys):
+    a = write(tmp_path / "a.arff", ARFF_HEAD + "1,x,0.5\n2,y,0.7\n")
+    b = write(tmp_path / "b.arff", ARFF_HEAD.replace("@attribute c numeric", "@attribute c2 numeric") + "3,x,0.1\n")
+    expect_error(["--input", f"{a},{b}", "--targets", "c"], capsys, tmp_path, "b.arff", "attribute 'c2' differs",
+                 "a.arff")
+    code, _, err = run_job(["--input", f"{a},{tmp_path / 'none.arff'}", "--targets", "c", "--output",
+                            tmp_path / "o2"], capsys)
+    assert code == 2 and err.strip().splitlines()[-1] == f"error: input not found: {tmp_path / 'none.arff'}"

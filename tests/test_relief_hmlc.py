@@ -3,8 +3,9 @@
 * derisi GO (a DAG of 4,119 terms): spark_fr's weights equal a plain numpy RReliefF whose target distance
   is built here from the raw ARFF text (closure by searching the edges, weights by the README's definition,
   the normaliser over pairs of the most specific labels seen), to 1e-9;
-* enron (HARFF, zipped): the training and the unlabelled files together, ``--semi-supervised`` keeps all
-  1,648 rows, a supervised run keeps the 1,154 labelled ones; the command line reads the zip;
+* enron (HARFF, zipped): the training and the unlabelled files together (given as two inputs, or
+  concatenated: the same weights), ``--semi-supervised`` keeps all 1,648 rows, a supervised run keeps the
+  1,154 labelled ones; the command line reads the zip;
 * planted trees and DAGs through a DataFrame with a ``hierarchy`` parameter, with and without hidden labels,
   and broadcast = tall mode for any partitioning.
 """
@@ -114,11 +115,16 @@ def enron_ssl(datasets, tmp_path_factory) -> Path:
     return out
 
 
-def test_enron_semi_supervised_keeps_unlabelled_rows(spark, enron_ssl):
+def test_enron_semi_supervised_keeps_unlabelled_rows(spark, enron_ssl, datasets):
     kw = dict(method="relief", spark=spark, relief_neighbours=10, relief_iterations=0.5, seed=4)
     ssl = spark_fr.rank(str(enron_ssl), semi_supervised=True, **kw)
     sup = spark_fr.rank(str(enron_ssl), **kw)
     assert ssl.metadata["n_rows"] == 1648 and sup.metadata["n_rows"] == 1154
+    # the two zipped files as they are distributed, given as one input: the same table, the same weights
+    folder = datasets / "hmlc_enron_harff"
+    both = spark_fr.rank([str(folder / "enron-training_set.harff.zip"), str(folder / "enron-unlabelled_set.harff.zip")],
+                         semi_supervised=True, **kw)
+    pd.testing.assert_frame_equal(both.to_pandas()[COLS], ssl.to_pandas()[COLS], check_exact=True)
     a, b = ssl.to_pandas().set_index("feature"), sup.to_pandas().set_index("feature")
     assert len(a) == len(b) == 1001
     assert not np.allclose(a.importance, b.importance.loc[a.index])  # the unlabelled rows count

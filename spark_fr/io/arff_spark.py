@@ -101,13 +101,15 @@ def _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, schema):
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
-    """Read an ARFF file as a :class:`Dataset`.
+def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
+    """Read an ARFF file (or several with the same attributes) as a :class:`Dataset`.
 
     Parameters
     ----------
     spark : SparkSession
-    path : str
+    path : str or list of str
+        One file, or several whose headers declare the same attributes (e.g. a labelled file and an
+        unlabelled one for semi-supervised ranking); their rows are read together.
     targets : list of str, optional
         Target attributes (they stay ordinary columns when the features go into a vector column).
     label_names : list of str, optional
@@ -117,8 +119,15 @@ def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
     -------
     Dataset
     """
+    paths = [path] if isinstance(path, str) else list(path)
+    path = paths[0]
     try:
         header = read_header(path)
+        data_lines = {path: header.data_line}
+        for other in paths[1:]:
+            h = read_header(other)
+            _check_same_attributes(path, header, other, h)
+            data_lines[other] = h.data_line
     except ArffError as err:
         raise InputError(str(err)) from None
     attrs = header.attributes
@@ -167,7 +176,7 @@ def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
                     ", ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else ""))
 
     parser = ArffRowParser(header)
-    text = spark.read.text(path)
+    text = spark.read.text(paths if len(paths) > 1 else path)
 
     def fn(batches):
         return _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, arrow_schema)
@@ -178,11 +187,15 @@ def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
         best = None
         for e in errors:
             reason, _, line_text = e.partition(_SEP)
-            line_no = find_line_number(path, line_text, header.data_line)
-            key = line_no if line_no is not None else 1 << 62
+            for q, p in enumerate(paths):
+                line_no = find_line_number(p, line_text, data_lines[p])
+                if line_no is not None:
+                    break
+            key = (q, line_no) if line_no is not None else (len(paths), 0)
             if best is None or key < best[0]:
-                best = (key, line_no, ArffLineError(reason, line_text))
-        return format_line_error(path, best[1], best[2])
+                best = (key, paths[min(q, len(paths) - 1)] if line_no is not None else path, line_no,
+                        ArffLineError(reason, line_text))
+        return format_line_error(best[1], best[2], best[3])
 
     default_target = next((a.name for a in attrs if a.kind == "hierarchical"), None)
     if default_target is None:
@@ -190,9 +203,24 @@ def read_arff(spark, path: str, targets=None, label_names=None) -> Dataset:
             if a.kind in ("numeric", "nominal"):
                 default_target = a.name
                 break
-    return Dataset(df, columns, path, label_names=label_names, default_target=default_target,
+    return Dataset(df, columns, ", ".join(paths), label_names=label_names, default_target=default_target,
                    error_column=ERROR_COLUMN, hierarchy=hierarchy,
                    extra={"locate_error": locate, "arff_header": header})
+
+
+def _check_same_attributes(path: str, header, other: str, other_header) -> None:
+    """Several ARFF inputs must declare the same attributes (names, types, domains, hierarchy)."""
+    def sig(a):
+        return (a.name, a.kind, tuple(a.values or ()), (a.hierarchy or "").replace(" ", ""))
+
+    a, b = header.attributes, other_header.attributes
+    for x, y in zip(a, b):
+        if sig(x) != sig(y):
+            raise InputError(f"{other}: attribute '{y.name}' differs from attribute '{x.name}' of {path}; several "
+                             f"inputs must declare the same attributes")
+    if len(a) != len(b):
+        raise InputError(f"{other}: {len(b)} attributes, but {path} has {len(a)}; several inputs must declare the "
+                         f"same attributes")
 
 
 def _parse_hierarchy(path: str, attr):

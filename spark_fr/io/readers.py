@@ -55,8 +55,9 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
     Parameters
     ----------
     spark : SparkSession
-    source : str or pyspark.sql.DataFrame
-        A path (local or any URI Spark can read), or a DataFrame.
+    source : str, list of str or pyspark.sql.DataFrame
+        A path (local or any URI Spark can read), several paths of one format (a list, or one string of
+        comma-separated existing paths; ARFF files must declare the same attributes), or a DataFrame.
     format : str
         One of :data:`FORMATS`.
     labels_xml : str, optional
@@ -84,11 +85,14 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
             raise InputError(str(err)) from None
     if isinstance(targets, str):
         targets = [t.strip() for t in targets.split(",") if t.strip()]
-    if not isinstance(source, str):
+    if not isinstance(source, (str, list, tuple)):
         ds = Dataset(source, columns_of_dataframe(source, features_col), "DataFrame")
         ds.label_names = label_names
         return ds
-    path = source
+    paths = split_inputs(source)
+    if len(paths) > 1:
+        return _read_several(spark, paths, format, label_names, targets, features_col)
+    path = paths[0]
     if not _is_remote(path) and not os.path.exists(path):
         raise InputError(f"input not found: {path}")
     fmt = detect_format(path) if format == "auto" else format
@@ -114,6 +118,45 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         ds.label_names = label_names
     if path != source:
         ds.source = source  # an extracted archive member: report the archive the user named
+    return ds
+
+
+def split_inputs(source) -> list:
+    """The input paths: a list as given, or a string split at commas (unless the whole string is a path)."""
+    if isinstance(source, (list, tuple)):
+        paths = [str(p) for p in source]
+        if not paths:
+            raise InputError("no input path given")
+        return paths
+    parts = [p.strip() for p in str(source).split(",")]
+    if len(parts) > 1 and all(parts) and not os.path.exists(str(source)):
+        return parts
+    return [str(source)]
+
+
+def _read_several(spark, paths: list, format: str, label_names, targets, features_col) -> Dataset:
+    """Several inputs of one format read as one table (ARFF with equal headers, CSV, Parquet)."""
+    for p in paths:
+        if not _is_remote(p) and not os.path.exists(p):
+            raise InputError(f"input not found: {p}")
+    fmts = {detect_format(p) if format == "auto" else format for p in paths}
+    if len(fmts) > 1:
+        raise InputError(f"several inputs must have one format, not {', '.join(sorted(fmts))}: {', '.join(paths)}")
+    fmt = fmts.pop()
+    if fmt == "arff":
+        from .archive import extract_single
+        from .arff_spark import read_arff
+
+        local = [extract_single(p) if p.lower().endswith(".zip") else p for p in paths]
+        ds = read_arff(spark, local, targets=targets, label_names=label_names)
+        ds.source = ", ".join(paths)
+    elif fmt == "parquet":
+        df = spark.read.parquet(*paths)
+        ds = Dataset(df, columns_of_dataframe(df, features_col), ", ".join(paths))
+    else:
+        raise InputError(f"several inputs are supported for ARFF and Parquet files, not {fmt}: {', '.join(paths)}")
+    if label_names:
+        ds.label_names = label_names
     return ds
 
 
