@@ -1,5 +1,5 @@
 """Benchmark spark_fr against its peers: PCT ensembles (``--suite ensemble``, the default) and Relief
-(``--suite relief``, described at the end).
+(``--suite relief``, described at the end); ``--suite arff`` times the ARFF row parser against scipy.
 
 Ensemble suite: spark_fr against scikit-learn and CLUS on a synthetic multi-target regression (MTR) set.
 
@@ -381,20 +381,29 @@ def summarise(results: dict, planted: list, reference: str = "spark_fr") -> dict
     return summary
 
 
-def format_table(summary: dict, k: int) -> str:
-    """A plain-text table of the summary."""
-    head = (f"{'peer':<13}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'ratio vs spark_fr':>19}"
-            f"{'peak RSS GB':>13}{f'top-{k} = planted':>18}")
+def peer_table(summary: dict, k: int, name_width: int, extra: list) -> str:
+    """Plain-text table: peer, runs, median wall time (range), the ``extra`` columns, peak RSS, planted.
+
+    ``extra`` lists (header, width, summary -> text) for the suite's own columns.
+    """
+    head = (f"{'peer':<{name_width}}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}"
+            + "".join(f"{h:>{w}}" for h, w, _ in extra) + f"{'peak RSS GB':>13}{f'top-{k} = planted':>18}")
     lines = [head, "-" * len(head)]
     for name, s in summary.items():
         if not s.get("runs_ok"):
-            lines.append(f"{name:<13}{0:>5}  (every run failed)")
+            lines.append(f"{name:<{name_width}}{0:>5}  (every run failed)")
             continue
         rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
-        ratio = f"{s['ratio_to_spark_fr']:.2f}" if "ratio_to_spark_fr" in s else "n/a"
-        lines.append(f"{name:<13}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}{ratio:>19}"
-                     f"{s['median_peak_rss_mb'] / 1024:>13.2f}{'yes' if s['top_planted_every_run'] else 'NO':>18}")
+        lines.append(f"{name:<{name_width}}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
+                     + "".join(f"{fn(s):>{w}}" for _, w, fn in extra)
+                     + f"{s['median_peak_rss_mb'] / 1024:>13.2f}{'yes' if s['top_planted_every_run'] else 'NO':>18}")
     return "\n".join(lines)
+
+
+def format_table(summary: dict, k: int) -> str:
+    """A plain-text table of the ensemble suite's summary."""
+    ratio = ("ratio vs spark_fr", 19, lambda s: f"{s['ratio_to_spark_fr']:.2f}" if "ratio_to_spark_fr" in s else "n/a")
+    return peer_table(summary, k, 13, [ratio])
 
 
 # ----- the Relief suite --------------------------------------------------------------------------------
@@ -578,19 +587,11 @@ def relief_ratios(summary: dict, peer: str, spark_fr: str, warm: str | None) -> 
 
 def format_relief_table(summary: dict, k: int) -> str:
     """Plain-text table of a Relief group: wall, spark_fr's rank() time, algorithm time, peak RSS, planted."""
-    head = (f"{'peer':<24}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'rank() s':>10}{'algo s':>9}"
-            f"{'peak RSS GB':>13}{f'top-{k} = planted':>18}")
-    lines = [head, "-" * len(head)]
-    for name, s in summary.items():
-        if not s.get("runs_ok"):
-            lines.append(f"{name:<24}{0:>5}  (every run failed)")
-            continue
-        rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
-        call = f"{s['median_call_s']:.2f}" if s.get("median_call_s") is not None else "-"
-        algo = f"{s['median_algo_s']:.2f}" if s.get("median_algo_s") is not None else "-"
-        lines.append(f"{name:<24}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}{call:>10}{algo:>9}"
-                     f"{s['median_peak_rss_mb'] / 1024:>13.2f}{'yes' if s['top_planted_every_run'] else 'NO':>18}")
-    return "\n".join(lines)
+    def seconds(key):
+        return lambda s: f"{s[key]:.2f}" if s.get(key) is not None else "-"
+
+    return peer_table(summary, k, 24, [("rank() s", 10, seconds("median_call_s")),
+                                       ("algo s", 9, seconds("median_algo_s"))])
 
 
 def format_ratio(r: dict) -> str:
@@ -732,9 +733,9 @@ def environment() -> dict:
 
 def parse_args(argv=None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--suite", choices=("ensemble", "relief"), default="ensemble",
+    ap.add_argument("--suite", choices=("ensemble", "relief", "arff"), default="ensemble",
                     help="ensemble: PCT ensembles vs scikit-learn and CLUS (default); relief: Relief vs CLUS and "
-                         "skrebate, and peak memory by rows")
+                         "skrebate, and peak memory by rows; arff: ARFF row parsing speed vs scipy")
     ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--features", type=int, default=200)
     ap.add_argument("--targets", type=int, default=5)
@@ -791,6 +792,8 @@ def main(argv=None) -> int:
     workdir = Path(args.workdir).resolve()
     if args.suite == "relief":
         return main_relief(args, workdir)
+    if args.suite == "arff":
+        return main_arff(args)
     names, notes = check_available(args.peers)
     for note in notes:
         print(note)
@@ -821,6 +824,59 @@ def main(argv=None) -> int:
         print(f"results written to {args.json}")
     failed = [n for n, s in summary.items() if not s.get("runs_ok")]
     return 1 if failed else 0
+
+
+ARFF_FILES = ("mlc_yeast/yeast.arff", "mlc_scene/scene-train.arff", "mlc_medical/medical.arff",
+              "hmlc_derisi_GO/derisi_GO.train.arff")
+
+
+def _best_of(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main_arff(args) -> int:
+    """``--suite arff``: in-process ARFF row parsing (spark_fr's parser, one core) against scipy's loadarff.
+
+    The parser runs once per Spark partition on the executors, so its speed bounds the reading of large
+    files. Best of ``--repeats`` per file; scipy reads dense files of numeric/nominal attributes only.
+    """
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from scipy.io import arff as scipy_arff
+
+    from spark_fr.io.arff import ArffRowParser, read_header
+
+    datasets = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    print(f"{'file':<40}{'rows':>7}{'MB':>7}{'spark_fr s':>12}{'rows/s':>10}{'scipy s':>9}{'scipy / ours':>14}")
+    report = []
+    for name in ARFF_FILES:
+        path = datasets / name
+        if not path.exists():
+            print(f"{name:<40}  (not found)")
+            continue
+        header = read_header(str(path))
+        lines = path.read_text(encoding="utf-8").splitlines()[header.data_line:]
+        parser = ArffRowParser(header)
+        n = parser.parse_lines(lines).n_rows
+        ours = _best_of(lambda: parser.parse_lines(lines), args.repeats)
+        try:
+            theirs = _best_of(lambda: scipy_arff.loadarff(str(path)), args.repeats)
+        except Exception as err:  # sparse rows, string or hierarchical attributes: scipy cannot read them
+            theirs, why = None, type(err).__name__
+        mb = path.stat().st_size / 2 ** 20
+        ratio = f"{theirs / ours:.2f}x" if theirs else f"  n/a: {why}"
+        print(f"{name:<40}{n:>7}{mb:>7.1f}{ours:>12.3f}{n / ours:>10.0f}"
+              f"{(f'{theirs:.3f}' if theirs else '-'):>9}{ratio:>14}")
+        report.append({"file": name, "rows": n, "mb": mb, "spark_fr_s": ours, "scipy_s": theirs})
+    if args.json:
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps({"suite": "arff", "environment": environment(), "files": report},
+                                              indent=1))
+    return 0
 
 
 def main_relief(args, workdir: Path) -> int:
