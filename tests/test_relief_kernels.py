@@ -197,9 +197,9 @@ def test_neighbour_ties_are_broken_by_row_key():
     """Equally distant candidates: the smaller key comes first, whatever the row order."""
     X = np.array([[0.0], [0.5], [0.5], [0.5], [1.0]])
     keys = np.array([9, 30, 10, 20, 5], np.uint64)
-    dist = np.empty(5)
-    K.row_distances(X, X[0], np.array([False]), np.ones(1), dist)
-    idx, counts = K.neighbour_rows(dist, keys, 0, 2, np.zeros(5), 0)
+    dist = np.empty((1, 5))
+    K.block_distances(X, X[:1], np.array([False]), np.ones(1), dist)
+    idx, counts = K.neighbour_rows(dist[0], keys, 0, 2, np.zeros(5), 0)
     assert counts[0] == 2 and list(idx[0][:2]) == [2, 3]
 
 

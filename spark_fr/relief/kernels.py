@@ -115,16 +115,6 @@ def block_distances(X, R, nominal, n_values, out):
 
 
 @njit(cache=True)
-def row_distances(X, r_row, nominal, n_values, out):
-    """d_X from one row to every row of X (out[j]); :func:`block_distances` for one row."""
-    R = np.empty((1, r_row.shape[0]))
-    R[0] = r_row
-    o = np.empty((1, X.shape[0]))
-    block_distances(X, R, nominal, n_values, o)
-    out[:] = o[0]
-
-
-@njit(cache=True)
 def target_distance(kind, ya, yb, tw, tnorm):
     """d_Y of two target rows (one row of the task's target matrix each)."""
     T = ya.shape[0]

@@ -59,10 +59,9 @@ def block_candidates(Xb, keys_b, Yt_b, labelled_b, infl_b, classes_b, IX, ikeys,
     ptd = np.zeros((m, C, k1, T))
     for q in range(m):
         for c in range(C):
+            K.fill_dmat(Xb, IX[q], cj[q, c], cnt[q, c], nominal, n_values, dmat[q, c])
             for l in range(cnt[q, c]):
                 j = cj[q, c, l]
-                for i in range(D):
-                    dmat[q, c, l, i] = K.feature_distance(IX[q, i], Xb[j, i], nominal[i], n_values[i])
                 if tkind == K.T_DESCRIPTIVE or not (ilabelled[q] and labelled_b[j]):
                     dC[q, c, l] = cd[q, c, l]
                 else:
