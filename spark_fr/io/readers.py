@@ -90,25 +90,28 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         ds.label_names = label_names
         return ds
     paths = split_inputs(source)
-    if len(paths) > 1:
-        return _read_several(spark, paths, format, label_names, targets, features_col)
+    for p in paths:
+        if not _is_remote(p) and not os.path.exists(p):
+            raise InputError(f"input not found: {p}")
+    fmts = {detect_format(p) if format == "auto" else format for p in paths}
+    if len(fmts) > 1:
+        raise InputError(f"several inputs must have one format, not {', '.join(sorted(fmts))}: {', '.join(paths)}")
+    fmt = fmts.pop()
     path = paths[0]
-    if not _is_remote(path) and not os.path.exists(path):
-        raise InputError(f"input not found: {path}")
-    fmt = detect_format(path) if format == "auto" else format
+    if len(paths) > 1 and fmt not in ("arff", "parquet"):
+        raise InputError(f"several inputs are supported for ARFF and Parquet files, not {fmt}: {', '.join(paths)}")
     if fmt == "arff":
         from .archive import extract_single
         from .arff_spark import read_arff
 
-        if path.lower().endswith(".zip"):
-            path = extract_single(path)
-        ds = read_arff(spark, path, targets=targets, label_names=label_names)
+        local = [extract_single(p) if p.lower().endswith(".zip") else p for p in paths]
+        ds = read_arff(spark, local if len(local) > 1 else local[0], targets=targets, label_names=label_names)
     elif fmt == "csv":
         from .csv import read_csv
 
         ds = read_csv(spark, path, sep="\t" if path.lower().endswith(".tsv") else ",")
     elif fmt == "parquet":
-        df = spark.read.parquet(path)
+        df = spark.read.parquet(*paths)
         ds = Dataset(df, columns_of_dataframe(df, features_col), path)
     elif fmt == "delta":
         ds = read_delta(spark, path, features_col)
@@ -116,8 +119,7 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         ds = read_mat(spark, path)
     if label_names:
         ds.label_names = label_names
-    if path != source:
-        ds.source = source  # an extracted archive member: report the archive the user named
+    ds.source = ", ".join(paths)  # the paths the user named (not an extracted archive member)
     return ds
 
 
@@ -132,32 +134,6 @@ def split_inputs(source) -> list:
     if len(parts) > 1 and all(parts) and not os.path.exists(str(source)):
         return parts
     return [str(source)]
-
-
-def _read_several(spark, paths: list, format: str, label_names, targets, features_col) -> Dataset:
-    """Several inputs of one format read as one table (ARFF with equal headers, CSV, Parquet)."""
-    for p in paths:
-        if not _is_remote(p) and not os.path.exists(p):
-            raise InputError(f"input not found: {p}")
-    fmts = {detect_format(p) if format == "auto" else format for p in paths}
-    if len(fmts) > 1:
-        raise InputError(f"several inputs must have one format, not {', '.join(sorted(fmts))}: {', '.join(paths)}")
-    fmt = fmts.pop()
-    if fmt == "arff":
-        from .archive import extract_single
-        from .arff_spark import read_arff
-
-        local = [extract_single(p) if p.lower().endswith(".zip") else p for p in paths]
-        ds = read_arff(spark, local, targets=targets, label_names=label_names)
-        ds.source = ", ".join(paths)
-    elif fmt == "parquet":
-        df = spark.read.parquet(*paths)
-        ds = Dataset(df, columns_of_dataframe(df, features_col), ", ".join(paths))
-    else:
-        raise InputError(f"several inputs are supported for ARFF and Parquet files, not {fmt}: {', '.join(paths)}")
-    if label_names:
-        ds.label_names = label_names
-    return ds
 
 
 def read_delta(spark, path: str, features_col: str | None = None) -> Dataset:
