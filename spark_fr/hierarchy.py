@@ -38,7 +38,14 @@ _BLOCK = 512
 
 
 class HierarchyError(ValueError):
-    """A malformed hierarchy specification or a label that is not in the hierarchy (one-line message)."""
+    """A malformed hierarchy specification or a label that is not in the hierarchy (one-line message).
+
+    ``label`` is the unknown label, when that is the problem.
+    """
+
+    def __init__(self, message: str, label: str | None = None):
+        super().__init__(message)
+        self.label = label
 
 
 @dataclass(frozen=True)
@@ -226,7 +233,7 @@ class Hierarchy:
         try:
             i = self.index[label]
         except KeyError:
-            raise HierarchyError(f"label '{label}' is not in the hierarchy") from None
+            raise HierarchyError(f"label '{label}' is not in the hierarchy", label) from None
         return (i, *self.ancestors[i])
 
     def label_matrix(self, values) -> np.ndarray:
@@ -242,29 +249,20 @@ class Hierarchy:
         -------
         ndarray (n, L) float32
         """
-        L = len(self.labels)
-        Y = np.zeros((len(values), L), np.float32)
+        Y = np.zeros((len(values), len(self.labels)), np.float32)
         cache: dict = {}
         flat_rows, flat_cols = [], []
         for r, v in enumerate(values):
             v = "" if v is None else v.strip()
-            cols = cache.get(v)
-            if cols is None:
-                if v in UNLABELLED:
-                    cols = ()
-                else:
-                    s = set()
-                    for lab in v.split("@"):
-                        lab = lab.strip()
-                        if lab and lab != "root":
-                            s.update(self.closure(lab))
-                    cols = tuple(sorted(s))
-                cache[v] = cols
             if v in UNLABELLED:
                 Y[r] = np.nan
-            else:
-                flat_rows.extend([r] * len(cols))
-                flat_cols.extend(cols)
+                continue
+            cols = cache.get(v)
+            if cols is None:
+                cols = cache[v] = sorted({j for lab in v.split("@") if lab.strip() not in UNLABELLED
+                                          for j in self.closure(lab.strip())})
+            flat_rows.extend([r] * len(cols))
+            flat_cols.extend(cols)
         if flat_rows:
             Y[np.asarray(flat_rows), np.asarray(flat_cols)] = 1.0
         return Y
@@ -359,7 +357,7 @@ class Hierarchy:
         """Pairwise closure distances in blocks: ``s_a + s_b - 2 w(cl(a) & cl(b))``."""
         C = np.zeros((len(labels), len(self.labels)))
         for r, f in enumerate(labels):
-            C[r, list(self.closure(self.labels[f]))] = 1.0
+            C[r, [f, *self.ancestors[f]]] = 1.0
         Cw = C * w
         s = Cw.sum(axis=1)
         best = 0.0

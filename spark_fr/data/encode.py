@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -276,19 +277,19 @@ def check_hierarchy_values(dataset: Dataset, column: str, counts: dict) -> None:
     """
     from ..hierarchy import HierarchyError
 
-    for value in sorted(counts):
-        try:
-            dataset.hierarchy.label_matrix([value])
-        except HierarchyError as err:
-            where = ""
-            header = dataset.extra.get("arff_header")
-            if header is not None and os.path.isfile(header.path):
-                with open(header.path, encoding="utf-8", errors="replace") as fh:
-                    for no, line in enumerate(fh, 1):
-                        if no > header.data_line and value in line:
-                            where = f" line {no}"
-                            break
-            raise InputError(f"{dataset.source}{where}: column '{column}': {err}") from None
+    try:
+        dataset.hierarchy.label_matrix(sorted(counts))
+    except HierarchyError as err:
+        where = ""
+        header = dataset.extra.get("arff_header")
+        if err.label is not None and header is not None and os.path.isfile(header.path):
+            label = re.compile(r"(^|[,@'\s])" + re.escape(err.label) + r"($|[,@'\s])")
+            with open(header.path, encoding="utf-8", errors="replace") as fh:
+                for no, line in enumerate(fh, 1):
+                    if no > header.data_line and label.search(line):
+                        where = f" line {no}"
+                        break
+        raise InputError(f"{dataset.source}{where}: column '{column}': {err}") from None
 
 
 def _report_parse_error(dataset: Dataset, errors: list):
