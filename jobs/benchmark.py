@@ -468,7 +468,7 @@ root, arff, targets, params, out = sys.argv[1:6]
 sys.path.insert(0, root)
 logging.basicConfig(level=logging.WARNING)
 import spark_fr
-from spark_fr.session import get_spark
+from spark_fr.runtime.session import get_spark
 
 spark = get_spark()
 spark.sparkContext.setLogLevel("ERROR")
