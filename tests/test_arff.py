@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spark_fr.io import arff as arff_module
+from spark_fr.io.arff import dense, runs, sparse
+from spark_fr.io.arff.errors import Problem
 from spark_fr.io.arff import (
     ArffError,
     ArffLineError,
@@ -481,8 +482,8 @@ def row_error(tmp_path, row: str, method: str = "parse_lines") -> ArffLineError:
         ("1,w,2,no", "attribute 'c': 'w' is not in the domain {x, y, z}"),
         ("1,x,2,'no", "attribute 't': unterminated quote ' in \"'no\""),
         ("1,'x' y,2,no", "attribute 'c': unexpected text after quoted value 'x': 'y'"),
-        ("{0 1, 9 2}", "sparse index 9 out of range (0..3)"),
-        ("{0 1, a 2}", "sparse index 'a' is not an integer"),
+        ("{0 1, 9 2}", "sparse index 9 out of range (entry 2 of the row; attributes are 0 'n1' .. 3 't')"),
+        ("{0 1, a 2}", "sparse index 'a' is not an integer (entry 2 of the row; attributes are 0 'n1' .. 3 't')"),
         ("{0 1, 0 2}", "attribute 'n1': sparse index 0 given twice"),
         ("{0 1, 2}", "attribute 'n2': sparse entry '2' has no value"),
         ("{0 1, 2 3", "sparse row does not end with '}'"),
@@ -535,11 +536,13 @@ def test_line_error_with_file_line_number(tmp_path):
 
 
 def disable(monkeypatch, *names):
-    def refuse(self, *args, **kwargs):
-        raise arff_module._Problem("disabled in this test")
+    """Make the named fast paths (``module.function``) or ArffRowParser methods give up."""
+    def refuse(*args, **kwargs):
+        raise Problem("disabled in this test")
 
     for name in names:
-        monkeypatch.setattr(ArffRowParser, name, refuse)
+        module, _, attr = name.rpartition(".")
+        monkeypatch.setattr({"dense": dense, "sparse": sparse}.get(module, ArffRowParser), attr, refuse)
 
 
 def both_results(header, lines, features):
@@ -574,7 +577,7 @@ def test_fast_paths_agree_with_python_path(tmp_path, monkeypatch, text):
     header = read_header(str(path))
     lines = data_lines(path, header)
     fast = both_results(header, lines, [0, 1, 2])
-    disable(monkeypatch, "_arrow_columns", "_arrow_entries")
+    disable(monkeypatch, "dense.arrow_columns", "sparse.arrow_entries")
     assert_same_results(fast, both_results(header, lines, [0, 1, 2]))
 
 
@@ -592,7 +595,7 @@ def test_fast_paths_agree_with_python_path_on_datasets(monkeypatch, name, n_feat
     header = read_header(str(path))
     lines = data_lines(path, header)
     fast = both_results(header, lines, list(range(n_features)))
-    disable(monkeypatch, "_arrow_columns", "_arrow_entries")
+    disable(monkeypatch, "dense.arrow_columns", "sparse.arrow_entries")
     assert_same_results(fast, both_results(header, lines, list(range(n_features))))
 
 
@@ -602,7 +605,7 @@ def test_datasets_use_the_fast_paths(monkeypatch, name):
     path = DATASETS / name
     header = read_header(str(path))
     lines = data_lines(path, header)
-    disable(monkeypatch, "_python_rows", "_cell_columns")  # the per-value Python paths
+    disable(monkeypatch, "_python_rows", "dense.python_columns")  # the per-value Python paths
     rows, csr = both_results(header, lines, [0, 1])
     assert rows.n_rows == csr.n_rows == TABLE[name][4]
 
@@ -614,7 +617,7 @@ def test_small_segments_give_the_same_result(tmp_path, monkeypatch, segment_rows
     lines = data_lines(path, header) + ["4,y,5,yes,def", "6,x,0,no,'g h'", "{}"]
     expected = ArffRowParser(header).parse_lines(lines)
     expected_csr = ArffRowParser(header).parse_lines_sparse(lines, [0, 1])
-    monkeypatch.setattr(arff_module, "_SEGMENT_ROWS", segment_rows)
+    monkeypatch.setattr(runs, "SEGMENT_ROWS", segment_rows)
     rows = ArffRowParser(header).parse_lines(iter(lines))
     assert rows.n_rows == expected.n_rows == 9
     for a in expected.numeric:
