@@ -110,3 +110,15 @@ def test_bad_gzip_input(spark, datasets, tmp_path, capsys, case):
         path.write_bytes((datasets / "mtr_enb/enb.arff").read_bytes())
     line = expect_one_error(["--input", path, "--targets", "Y1,Y2"], capsys, tmp_path)
     assert line.startswith(expected), line
+
+
+def test_bad_value_in_a_wide_dense_file(spark, tmp_path, capsys):
+    # more than WIDE_FEATURES features: dense rows also go into the vector column (the same error path)
+    width = 1001
+    head = "@relation w\n" + "".join(f"@attribute f{j} numeric\n" for j in range(width)) + "@attribute y {a,b}\n@data\n"
+    rows = [",".join(str((i * j) % 7) for j in range(width)) + f",{'ab'[i % 2]}" for i in range(30)]
+    rows[20] = rows[20].replace("0,", "zero,", 1)
+    path = tmp_path / "wide.arff"
+    path.write_text(head + "\n".join(rows) + "\n")
+    line = expect_one_error(["--input", path, "--targets", "y"], capsys, tmp_path)
+    assert line == f"error: wide.arff line {width + 4 + 20}: attribute 'f0': 'zero' is not a number"
