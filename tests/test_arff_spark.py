@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from test_end_to_end import run_job
+from conftest import run_job
 
 HEAD = "@relation t\n@attribute a numeric\n@attribute b {x,y}\n@attribute c numeric\n@data\n"
 ROWS = [f"{{0 {i}, 1 {'xy'[i % 2]}, 2 {i % 3}}}" for i in range(40)]  # sparse: features in a vector column

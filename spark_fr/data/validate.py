@@ -65,7 +65,8 @@ def check_hierarchy_values(dataset, column: str, counts: dict) -> None:
         header = dataset.extra.get("arff_header")
         if err.label is not None and header is not None and os.path.isfile(header.path):
             label = re.compile(r"(^|[,@'\s])" + re.escape(err.label) + r"($|[,@'\s])")
-            with open(header.path, encoding="utf-8", errors="replace") as fh:
+            opener = dataset.extra.get("open_text") or (lambda p: open(p, encoding="utf-8", errors="replace"))
+            with opener(header.path) as fh:
                 for no, line in enumerate(fh, 1):
                     if no > header.data_line and label.search(line):
                         where = f" line {no}"

@@ -35,7 +35,7 @@ from ...errors import InputError
 from .errors import ArffError, ArffLineError, format_line_error
 from .header import read_header
 from .parser import ArffRowParser
-from .source import check_gzip, find_line_number
+from .source import check_gzip, find_line_number, open_text
 
 log = logging.getLogger(__name__)
 
@@ -229,7 +229,7 @@ def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
                 break
     return Dataset(df, columns, ", ".join(paths), label_names=label_names, default_target=default_target,
                    error_column=ERROR_COLUMN, hierarchy=hierarchy,
-                   extra={"locate_error": locate, "arff_header": header})
+                   extra={"locate_error": locate, "arff_header": header, "open_text": open_text})
 
 
 def _check_same_attributes(path: str, header, other: str, other_header) -> None:
