@@ -358,6 +358,16 @@ OPTIONS = (
     Option("symbolic_weight", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), None,
            "Symbolic score with w**depth per node instead of |E(N)|/|E|", ENSEMBLES, ENS,
            default_help="|E(N)|/|E|"),
+    Option("max_samples", CountOrFraction(), None, "subbagging: about this many rows (a count, or a fraction of the "
+           "rows) drawn with replacement per tree, instead of n", ENSEMBLES, ENS, default_help="n (the bootstrap)"),
+    Option("max_oob_rows", Integer(lo=1, description="a positive integer"), 200_000,
+           "out-of-bag rows the RF score of one tree evaluates at most (a seeded sample of them above that)",
+           ENSEMBLES, ENS),
+    Option("ensemble_mode", Choice(("auto", "broadcast", "partitioned")), "auto",
+           "broadcast the encoded data to every task, or shuffle each tree group's rows to its task (data larger "
+           "than one machine); auto: broadcast up to --max-broadcast-mb", ENSEMBLES, ENS),
+    Option("max_broadcast_mb", Real(lo=0.0, lo_open=True, description="a positive number"), 1024.0,
+           "largest encoded data (MB) that auto mode broadcasts", ENSEMBLES, ENS),
     # relief
     Option("relief_neighbours", Integer(lo=1, description="a positive integer"), 15,
            "number of neighbours k (per class for classification)", RELIEF, REL, field="neighbours"),

@@ -67,3 +67,12 @@ def distinct_keys(sorted_keys: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         z = mix64_array(sorted_keys + occ * GOLDEN)
     return np.where(occ == 0, sorted_keys, z)
+
+
+def occurrence_keys(keys: np.ndarray, occurrence: int) -> np.ndarray:
+    """The distinct keys of the ``occurrence``-th copies of rows with content ``keys`` (0: the key itself)."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    if occurrence == 0:
+        return keys
+    with np.errstate(over="ignore"):
+        return mix64_array(keys + np.uint64(occurrence) * GOLDEN)

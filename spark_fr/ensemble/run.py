@@ -3,13 +3,16 @@
 Sketch
 ------
     prepared <- persisted, counted, statistics, bins, target type        spark_fr.data.prepare
-    encoded  <- bin codes collected on the driver in canonical order     spark_fr.data.blocks
+    encoded  <- bin codes collected on the driver in canonical order     spark_fr.data.blocks  (broadcast)
     fitted   <- the target type fitted to the rows with a known target   spark_fr.tasks
-    scores   <- trees grown and scored on Spark (broadcast mode)         spark_fr.ensemble.spark
+    mode     <- broadcast when the encoded data fits --max-broadcast-mb, else partitioned
+    scores   <- trees grown and scored on Spark: broadcast mode             spark_fr.ensemble.spark
+                or partitioned mode (rows shuffled to their tree groups)    spark_fr.ensemble.partitioned
 """
 from __future__ import annotations
 
 import logging
+
 import numpy as np
 
 from ..data.blocks import collect_encoded
@@ -24,10 +27,42 @@ from .trees import TreeData
 log = logging.getLogger(__name__)
 
 
+def broadcast_bytes(n_rows: int, n_features: int, n_columns: int, rf_score: bool) -> float:
+    """Size of the data broadcast mode ships to every task: codes (twice with the RF score), targets, keys."""
+    return n_rows * (n_features * (2 if rf_score else 1) + 8.0 * (3 * n_columns + 1))
+
+
+def choose_mode(params: EnsembleParams, prep) -> str:
+    """``--ensemble-mode``, or for auto: broadcast up to ``--max-broadcast-mb``, partitioned above."""
+    if params.ensemble_mode != "auto":
+        return params.ensemble_mode
+    columns = max(len(prep.encoder.names), len(prep.encoder.classes or []))
+    size = broadcast_bytes(prep.n_rows, len(prep.plan.features), columns, "rf" in params.effective_scores())
+    mode = "broadcast" if size <= params.max_broadcast_mb * 2 ** 20 else "partitioned"
+    log.info("ensemble mode %s: %.0f MB of encoded data (broadcast up to %.0f MB)", mode, size / 2 ** 20,
+             params.max_broadcast_mb)
+    return mode
+
+
 def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised: bool = False) -> MethodRun:
     """Rank the features of ``dataset`` with a PCT ensemble (see the module sketch)."""
-    prep = prepare(dataset, spec, outputs=("codes",), method="ensemble")
+    prep = prepare(dataset, spec, outputs=("codes",), method="ensemble",
+                   force_executors=params.ensemble_mode == "partitioned")
     try:
+        mode = choose_mode(params, prep)
+        if mode == "partitioned":
+            from .partitioned import rank_trees_partitioned
+
+            try:
+                results, info = rank_trees_partitioned(spark, prep, params)
+            except TaskError as err:
+                raise InputError(str(err)) from None
+            timings = dict(prep.timings)
+            timings["trees_s"] = info.pop("trees_s")
+            D = len(spec.feature_names)
+            return MethodRun(spec.feature_names, prep.usable, results, prep.encoder.names, prep.task,
+                             info.pop("rows_used"), prep.n_rows, info, timings,
+                             {"features_per_node": params.features_per_node(D)})
         encoded = collect_encoded(prep, spec.feature_names)
     finally:
         prep.release()
@@ -51,6 +86,7 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
     timings = dict(encoded.timings)
     timings["trees_s"] = info.pop("trees_s")
     info["encoded_on"] = encoded.encoded_on
+    info["ensemble_mode"] = "broadcast"
     return MethodRun(encoded.feature_names, encoded.usable, results, prep.encoder.names, prep.task,
                      int(labelled.sum()), encoded.n_rows, info, timings,
                      {"features_per_node": params.features_per_node(encoded.n_features)})

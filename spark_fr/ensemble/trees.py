@@ -22,9 +22,10 @@ import numpy as np
 
 from ..pct import scores as pct_scores
 from ..pct.tree import grow
-from ..runtime.rng import Stream, derive_seed, poisson1_counts
+from ..runtime.rng import Stream, derive_seed
 from ..results import ScoreKey
 from .aggregate import ScoreAccumulator
+from .bagging import Bagging
 from .params import EnsembleParams
 
 
@@ -60,6 +61,8 @@ class TreeData:
     row_keys: np.ndarray
     task: object
     codes_rows: np.ndarray | None = None
+    bagging: Bagging | None = None
+    n_total: int | None = None
 
     def with_row_major(self) -> "TreeData":
         """Add the row-major code matrix (for the RF score) if it is missing."""
@@ -75,12 +78,13 @@ class TreeData:
     def n_rows(self) -> int:
         return self.codes.shape[1]
 
+    @property
+    def n_training_rows(self) -> int:
+        """|E_train|: the rows of the whole training set (more than ``n_rows`` for a tree group's rows)."""
+        return self.n_total if self.n_total is not None else self.n_rows
 
-def tree_weights(data: TreeData, params: EnsembleParams, index: int) -> np.ndarray:
-    """Bootstrap counts of tree ``index`` (ones without bootstrapping)."""
-    if not params.bootstrap:
-        return np.ones(data.n_rows)
-    return poisson1_counts(derive_seed(params.seed, index, Stream.BOOTSTRAP), data.row_keys)
+    def sampling(self, params: EnsembleParams) -> Bagging:
+        return self.bagging if self.bagging is not None else Bagging.of(params, self.n_training_rows)
 
 
 def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
@@ -90,7 +94,8 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
     RF scores have shape (T, D).
     """
     seed = derive_seed(params.seed, index, Stream.GROW)
-    weights = tree_weights(data, params, index)
+    bagging = data.sampling(params)
+    weights = bagging.counts(index, data.row_keys)
     D = data.n_features
     scores = params.effective_scores()
     track = params.per_target and "genie3" in scores and data.Y.shape[1] > 1
@@ -101,7 +106,7 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
                 track_columns=track, seed=seed, resample_constant=params.resample_constant)
     out = {}
     if "symbolic" in scores:
-        out[ScoreKey("symbolic")] = pct_scores.symbolic(tree, D, data.n_rows, params.symbolic_weight)
+        out[ScoreKey("symbolic")] = pct_scores.symbolic(tree, D, data.n_training_rows, params.symbolic_weight)
     if "genie3" in scores:
         out[ScoreKey("genie3")] = pct_scores.genie3(tree, D)
         if track:
@@ -109,8 +114,9 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
                                                                  data.task.per_target_scale)
     if "rf" in scores:
         per_target = params.per_target and data.Y.shape[1] > 1
-        joint, per_t = pct_scores.permutation_scores(tree, data.with_row_major().codes_rows, data.Y, data.proto, weights,
-                                                     data.task, seed, per_target)
+        oob = np.flatnonzero(bagging.evaluated(index, data.row_keys, weights))
+        joint, per_t = pct_scores.permutation_scores(tree, data.with_row_major().codes_rows, data.Y, data.proto,
+                                                     weights, data.task, seed, per_target, oob=oob)
         out[ScoreKey("rf")] = joint
         if per_target:
             out[ScoreKey("rf", per_target=True)] = per_t

@@ -64,7 +64,7 @@ def genie3_per_target(tree: Tree, column_target: np.ndarray, per_target_scale: n
 
 
 def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns: np.ndarray,
-                       weights: np.ndarray, task, seed: int, per_target: bool = False):
+                       weights: np.ndarray, task, seed: int, per_target: bool = False, oob: np.ndarray | None = None):
     """Random-Forest score of one tree: relative error increase on the OOB rows when a feature is permuted.
 
     Only the OOB rows whose path tests feature f can change leaf when f is permuted, so those alone are
@@ -87,6 +87,8 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         Tree seed; the permutation of feature f uses ``derive_seed(seed, f, Stream.PERMUTATION)``.
     per_target : bool
         Also return per-target scores.
+    oob : ndarray of int, optional
+        The out-of-bag rows to evaluate (default: every row with weight 0), in row order.
 
     Returns
     -------
@@ -97,7 +99,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     T = Y.shape[1]
     joint = np.zeros(D)
     per_t = np.zeros((T, D)) if per_target else None
-    oob = np.flatnonzero(weights == 0)
+    oob = np.flatnonzero(weights == 0) if oob is None else np.asarray(oob, np.int64)
     if oob.size < 2:
         return joint, per_t
     proto = leaf_prototypes(tree, proto_columns, weights, task.default_prototype())

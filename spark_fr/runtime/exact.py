@@ -13,6 +13,7 @@ results.
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 
 def _two_sum(a: np.ndarray, b: np.ndarray):
@@ -49,3 +50,50 @@ class ExactSum:
     def value(self) -> np.ndarray:
         """The (correctly rounded) sum."""
         return self.hi + self.lo
+
+
+def exact_sum(hi: np.ndarray, lo: np.ndarray) -> ExactSum:
+    """An :class:`ExactSum` holding a double-double value (``hi``, ``lo``) computed elsewhere."""
+    s = ExactSum(np.shape(hi))
+    s.hi = np.array(hi, dtype=np.float64)
+    s.lo = np.array(lo, dtype=np.float64)
+    return s
+
+
+@njit(cache=True)
+def column_sums(C, center, scale, squares):
+    """Double-double sums per column of ``(C * scale - center)`` (or of its squares), over known values.
+
+    Parameters
+    ----------
+    C : float64[n, K]
+        Values (NaN = missing).
+    center : float64[K]
+        Subtracted after scaling (zeros for plain sums).
+    scale : float64[K]
+        Multiplied first (powers of two: exact).
+    squares : bool
+        Sum the squares instead of the values.
+
+    Returns
+    -------
+    (hi, lo, counts): float64[K] each; ``hi + lo`` is the sum, ``counts`` the known values.
+    """
+    n, K = C.shape
+    hi = np.zeros(K)
+    lo = np.zeros(K)
+    counts = np.zeros(K)
+    for i in range(n):
+        for k in range(K):
+            c = C[i, k]
+            if c != c:
+                continue
+            v = c * scale[k] - center[k]
+            if squares:
+                v = v * v
+            s = hi[k] + v
+            bb = s - hi[k]
+            lo[k] += (hi[k] - (s - bb)) + (v - bb)
+            hi[k] = s
+            counts[k] += 1.0
+    return hi, lo, counts

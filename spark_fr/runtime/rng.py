@@ -33,6 +33,7 @@ class Stream(IntEnum):
     GROW = 0            #: growing a tree (feature subsets, extra-trees thresholds)
     BOOTSTRAP = 1       #: a tree's Poisson bootstrap counts
     PERMUTATION = 2     #: the RF score's permutation of one feature (index = the feature)
+    OOB_SAMPLE = 3      #: which out-of-bag rows the RF score of a tree evaluates (when they are capped)
     RELIEF_SAMPLE = 7   #: the order in which Relief samples its instances
 
 
@@ -124,6 +125,23 @@ def hash_uniform(seed: int, keys: np.ndarray) -> np.ndarray:
 
 # Poisson(1) cumulative distribution, enough terms that the tail is below 1e-16.
 _POISSON1_CDF = np.cumsum([np.exp(-1.0) / np.prod(np.arange(1, k + 1, dtype=float)) for k in range(20)])
+
+
+def _poisson_cdf(rate: float) -> np.ndarray:
+    if rate == 1.0:
+        return _POISSON1_CDF
+    k = np.arange(60)
+    logp = -rate + k * np.log(rate) - np.cumsum(np.r_[0.0, np.log(np.arange(1, 60))])
+    return np.cumsum(np.exp(logp))
+
+
+def poisson_counts(seed: int, keys: np.ndarray, rate: float = 1.0) -> np.ndarray:
+    """Poisson(rate) counts, one per row key, as a function of (seed, key) only (rate 1: the bootstrap).
+
+    A rate below 1 is the Poisson form of drawing ``rate * n`` rows with replacement (subbagging).
+    """
+    u = hash_uniform(seed, keys)
+    return np.searchsorted(_poisson_cdf(float(rate)), u, side="right").astype(np.float64)
 
 
 def poisson1_counts(seed: int, keys: np.ndarray) -> np.ndarray:

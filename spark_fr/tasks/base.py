@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..runtime.exact import ExactSum, column_sums, exact_sum
+
 log = logging.getLogger(__name__)
 
 
@@ -178,6 +180,68 @@ class TargetSummary:
         self.class_counts = self.class_counts + other.class_counts
         self.finals = self.finals | other.finals
         return self
+
+
+@dataclass
+class PartialSums:
+    """Exact sums and counts of known values per column, for some rows (merges in any order)."""
+
+    sums: ExactSum
+    counts: np.ndarray
+
+    def merge(self, other: "PartialSums") -> "PartialSums":
+        self.sums.merge(other.sums)
+        self.counts = self.counts + other.counts
+        return self
+
+
+def partial_sums(C: np.ndarray, scale: np.ndarray, center: np.ndarray | None = None) -> PartialSums:
+    """Sums of ``C * scale`` (first pass) or of ``(C * scale - center)^2`` (second pass) per column."""
+    C = np.ascontiguousarray(C, dtype=np.float64)
+    K = C.shape[1]
+    hi, lo, counts = column_sums(C, np.zeros(K) if center is None else np.asarray(center, np.float64),
+                                 np.asarray(scale, np.float64), center is not None)
+    return PartialSums(exact_sum(hi, lo), counts)
+
+
+@dataclass
+class ColumnMoments:
+    """Moments of the clustering columns over the training rows, the same for any partitioning.
+
+    Computed in two passes of exact (double-double) sums: the mean of each column, then the sum of squared
+    deviations from it (``m2``); both are correctly rounded whatever the order of the rows.
+
+    Attributes
+    ----------
+    count, mean, m2 : ndarray (K,)
+    scale : ndarray (K,)
+        Powers of two the columns were multiplied by first (see :meth:`TargetType.column_scale`).
+    """
+
+    count: np.ndarray
+    mean: np.ndarray
+    m2: np.ndarray
+    scale: np.ndarray
+
+    @property
+    def var(self) -> np.ndarray:
+        """Biased variance per column (0 for a column without known values)."""
+        return np.where(self.count > 0, self.m2 / np.where(self.count > 0, self.count, 1.0), 0.0)
+
+    @classmethod
+    def from_passes(cls, first: PartialSums, second: PartialSums, scale: np.ndarray) -> "ColumnMoments":
+        return cls(first.counts, _mean(first), second.sums.value(), scale)
+
+
+def _mean(first: PartialSums) -> np.ndarray:
+    c = first.counts
+    return np.where(c > 0, first.sums.value() / np.where(c > 0, c, 1.0), np.nan)
+
+
+def column_moments(C: np.ndarray, scale: np.ndarray) -> ColumnMoments:
+    """The :class:`ColumnMoments` of ``C`` in this process (two passes over the rows)."""
+    first = partial_sums(C, scale)
+    return ColumnMoments.from_passes(first, partial_sums(C, scale, np.nan_to_num(_mean(first))), scale)
 
 
 def value_ranges(Y: np.ndarray) -> tuple:
@@ -365,9 +429,26 @@ class TargetType:
                                                          for c in columns])
 
     # ----- ensembles ------------------------------------------------------------------------------------
-    def fit(self, Y: np.ndarray, target_names: list, classes: list | None = None) -> FittedTask:
-        """Fit the task to its training targets (see :class:`FittedTask`)."""
+    def moment_columns(self, Y: np.ndarray, classes: list | None = None) -> np.ndarray:
+        """The columns whose moments fit the task (the targets; classes one-hot for classification)."""
+        return np.asarray(Y, dtype=np.float64)
+
+    def column_scale(self, maxabs: np.ndarray) -> np.ndarray:
+        """Powers of two the moment columns are multiplied by, from their largest magnitudes (ones here)."""
+        return np.ones(np.shape(maxabs))
+
+    def fit_from_moments(self, moments: ColumnMoments, target_names: list,
+                         classes: list | None = None) -> FittedTask:
+        """Fit the task from the moments of its columns over the training rows (see :class:`FittedTask`)."""
         raise TaskError(f"--method ensemble does not support the task '{self.name}'")
+
+    def fit(self, Y: np.ndarray, target_names: list, classes: list | None = None) -> FittedTask:
+        """Fit the task to its training targets in this process (the same as from distributed moments)."""
+        C = self.moment_columns(Y, classes)
+        with np.errstate(invalid="ignore"):
+            maxabs = np.nanmax(np.abs(C), axis=0, initial=0.0) if C.size else np.zeros(C.shape[1])
+        return self.fit_from_moments(column_moments(C, self.column_scale(np.nan_to_num(maxabs))), target_names,
+                                     classes)
 
     # ----- Relief ---------------------------------------------------------------------------------------
     def summarize(self, Y: np.ndarray, hierarchy=None, n_classes: int = 0) -> TargetSummary:

@@ -17,21 +17,22 @@ import numpy as np
 
 from .base import FittedTask, ReliefTarget, TargetEncoder, TargetType, TaskError, mean_known
 from .distances import T_CLASS
-from .regression import _require_known
+
+
+def one_hot(y: np.ndarray, n_classes: int) -> np.ndarray:
+    """One 0/1 column per class (a row of NaN where the class is missing)."""
+    known = ~np.isnan(y)
+    onehot = np.full((y.shape[0], n_classes), np.nan)
+    onehot[known] = 0.0
+    onehot[np.flatnonzero(known), y[known].astype(np.int64)] = 1.0
+    return onehot
 
 
 class FittedClassification(FittedTask):
     """Classification fitted to its training classes (see the module docstring)."""
 
     def raw_columns(self, Y):
-        Y = np.asarray(Y, dtype=np.float64)
-        y = Y[:, 0]
-        known = ~np.isnan(y)
-        onehot = np.full((Y.shape[0], len(self.classes)), np.nan)
-        onehot[known] = 0.0
-        idx = np.flatnonzero(known)
-        onehot[idx, y[known].astype(np.int64)] = 1.0
-        return onehot
+        return one_hot(np.asarray(Y, dtype=np.float64)[:, 0], len(self.classes))
 
     def predict(self, prototypes):
         return np.argmax(prototypes, axis=1).astype(np.float64)[:, None]
@@ -93,24 +94,31 @@ class Classification(TargetType):
             return NumericClassEncoder(c.name, c.distinct)
         return TargetEncoder([c.name], [c.categories], list(c.categories))
 
+    def moment_columns(self, Y, classes=None):
+        Y = np.asarray(Y, dtype=np.float64)
+        if classes is None:  # class indices without names: name them by their index
+            classes = [str(c) for c in range(int(np.nanmax(Y[:, 0])) + 1)]
+        return one_hot(Y[:, 0], len(classes))
+
     def fit(self, Y, target_names, classes=None):
         Y = np.asarray(Y, dtype=np.float64)
-        _require_known(Y, target_names)
         if Y.shape[1] != 1:
             raise TaskError("classification takes exactly one nominal target")
-        y = Y[:, 0]
-        if classes is None:  # class indices without names: name them by their index
-            classes = [str(c) for c in range(int(np.nanmax(y)) + 1)]
-        present = np.unique(y[~np.isnan(y)]).astype(np.int64)
+        if classes is None:
+            classes = [str(c) for c in range(int(np.nanmax(Y[:, 0])) + 1)]
+        return super().fit(Y, target_names, classes)
+
+    def fit_from_moments(self, moments, target_names, classes=None):
+        if not moments.count[0] > 0:
+            raise TaskError(f"target column '{target_names[0]}' has no known values")
+        present = np.flatnonzero(moments.mean > 0)
         if present.size < 2:
-            only = classes[present[0]] if classes else str(present[0])
+            only = classes[present[0]] if present.size else "?"
             raise TaskError(f"target column '{target_names[0]}' has a single class '{only}'; "
                             f"classification needs at least two")
         C = len(classes)
-        ft = FittedClassification(self.name, list(target_names), np.zeros(C), np.ones(C), np.zeros(C, dtype=np.int64),
-                                  np.ones(1), np.ones(1), list(classes))
-        ft.center = np.nanmean(ft.raw_columns(Y), axis=0)
-        return ft
+        return FittedClassification(self.name, list(target_names), moments.mean, np.ones(C),
+                                    np.zeros(C, dtype=np.int64), np.ones(1), np.ones(1), list(classes))
 
     def summarize(self, Y, hierarchy=None, n_classes=0):
         summary = super().summarize(Y, hierarchy, n_classes)

@@ -78,8 +78,8 @@ class MLC(TargetType):
         return LabelEncoder([c.name for c in columns], [c.categories if c.kind == "nominal" else None
                                                          for c in columns])
 
-    def fit(self, Y, target_names, classes=None):
-        return fit_numeric_columns(self.name, Y, target_names, FittedMLC)
+    def fit_from_moments(self, moments, target_names, classes=None):
+        return fit_numeric_columns(self.name, moments, target_names, FittedMLC)
 
     def relief_target(self, Y, params, *, summary=None, semi_supervised=False, n_classes=None, hierarchy=None):
         Y = np.asarray(Y, dtype=np.float64)

@@ -32,13 +32,9 @@ log = logging.getLogger(__name__)
 SAFE_EXPONENT = 500
 
 
-def overflow_scale(Y: np.ndarray) -> np.ndarray | None:
-    """Per-column powers of two that bring every |value| to at most 2**SAFE_EXPONENT (None: none needed)."""
-    with np.errstate(invalid="ignore"):
-        top = np.nanmax(np.abs(Y), axis=0, initial=0.0) if Y.size else np.zeros(Y.shape[1])
-    top = np.nan_to_num(top)
-    if not np.any(top > 2.0 ** SAFE_EXPONENT):
-        return None
+def scale_for(maxabs: np.ndarray) -> np.ndarray:
+    """Per-column powers of two that bring every |value| to at most 2**SAFE_EXPONENT (ones when none needs it)."""
+    top = np.nan_to_num(np.asarray(maxabs, dtype=np.float64))
     _, exponent = np.frexp(top)
     return np.ldexp(1.0, -np.maximum(exponent - SAFE_EXPONENT, 0))
 
@@ -68,11 +64,16 @@ class Regression(TargetType):
                 "every target column is constant"
             raise TaskError(f"{what}; there is nothing to rank features against")
 
+    def column_scale(self, maxabs):
+        return scale_for(maxabs)
+
     def fit(self, Y, target_names, classes=None):
-        Y = np.asarray(Y, dtype=np.float64)
-        if self.single and Y.shape[1] != 1:
+        if self.single and np.shape(Y)[1] != 1:
             raise TaskError("regression takes exactly one numeric target; use --task mtr for several")
-        return fit_numeric_columns(self.name, Y, target_names)
+        return super().fit(Y, target_names, classes)
+
+    def fit_from_moments(self, moments, target_names, classes=None):
+        return fit_numeric_columns(self.name, moments, target_names)
 
     def relief_target(self, Y, params, *, summary=None, semi_supervised=False, n_classes=None, hierarchy=None):
         Y = np.asarray(Y, dtype=np.float64)
@@ -82,21 +83,20 @@ class Regression(TargetType):
         return ReliefTarget(T_NUMERIC, scaled, np.ones(T), 1.0, per_target_kinds=np.full(T, T_NUMERIC, np.int64))
 
 
-def fit_numeric_columns(name: str, Y: np.ndarray, target_names: list, fitted_class=FittedTask) -> FittedTask:
-    """Fit numeric target columns (regression, MTR, and MLC's 0/1 labels): scale, centre, normalised weights.
+def fit_numeric_columns(name: str, moments, target_names: list, fitted_class=FittedTask) -> FittedTask:
+    """Fit numeric target columns (regression, MTR, and MLC's 0/1 labels) from their moments: centre and
+    normalised weights ``alpha_j = 1 / (T * Var(E_train, y_j))`` (0 for a constant column).
 
     Raises
     ------
     TaskError
         A column without known values, or every column constant.
     """
-    Y = np.asarray(Y, dtype=np.float64)
-    T = Y.shape[1]
-    _require_known(Y, target_names)
-    scale = overflow_scale(Y)
-    Ys = Y if scale is None else Y * scale
-    center = np.nanmean(Ys, axis=0)
-    var = np.nanvar(Ys, axis=0)
+    T = len(target_names)
+    for j, tname in enumerate(target_names):
+        if not moments.count[j] > 0:
+            raise TaskError(f"target column '{tname}' has no known values")
+    var = moments.var
     constant = [target_names[j] for j in range(T) if not var[j] > 0]
     if len(constant) == T:
         what = f"target column '{constant[0]}' is constant" if T == 1 else "every target column is constant"
@@ -104,11 +104,6 @@ def fit_numeric_columns(name: str, Y: np.ndarray, target_names: list, fitted_cla
     if constant:
         log.warning("constant target(s) get weight 0 and cannot influence the ranking: %s", ", ".join(constant))
     alpha = np.where(var > 0, 1.0 / (T * np.where(var > 0, var, 1.0)), 0.0)
-    return fitted_class(name, list(target_names), center, alpha, np.arange(T), np.full(T, float(T)), var, None,
+    scale = None if np.all(moments.scale == 1.0) else moments.scale
+    return fitted_class(name, list(target_names), moments.mean, alpha, np.arange(T), np.full(T, float(T)), var, None,
                         constant, scale)
-
-
-def _require_known(Y: np.ndarray, target_names: list) -> None:
-    for j, tname in enumerate(target_names):
-        if not np.any(~np.isnan(Y[:, j])):
-            raise TaskError(f"target column '{tname}' has no known values")

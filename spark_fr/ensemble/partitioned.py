@@ -1,0 +1,221 @@
+"""PCT-ensemble ranking on Spark, partitioned mode: no task, and not the driver, ever holds the whole table.
+
+Algorithm sketch
+----------------
+    blocks  <- the encoding pass's blocks (codes, targets, content keys), rows with a known target, persisted
+    moments <- three reductions over the blocks: largest magnitudes, exact sums, exact squared deviations
+    fitted  <- the target type fitted from the moments (as broadcast mode fits it: the same bits)
+    copies  <- content keys that occur more than once, with their multiplicity (bucketed by key, reduced)
+    groups  <- trees 0..N-1 cut into G contiguous groups (a few per core)
+    for each block, each group g:  the rows some tree of g grows on or evaluates (spark_fr.ensemble.bagging),
+        decided from (seed, tree, row key) alone -- for every copy of a repeated row at once, so a group gets
+        all copies of a row or none
+    shuffle the rows to their group (one partition per group); in each group's task:
+        sort by content key, give copies their distinct keys     -> the canonical order of broadcast mode
+        grow and score the group's trees                          (spark_fr.ensemble.trees, the same code)
+    sums    <- exact merge of the groups' score sums; scores <- sums / N
+
+Every tree sees the rows it would see in broadcast mode, in the same order, with the same bootstrap counts,
+targets and bins, and evaluates the same out-of-bag sample; so partitioned mode gives exactly the ranking of
+broadcast mode, and the same ranking for any partitioning. Memory: a group's task holds the rows its trees
+use (all rows for bootstrapped trees in groups of a few; about ``trees per group * --max-samples`` rows with
+subbagging); the driver holds only the moments and the list of repeated keys.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+from pyspark import StorageLevel
+
+from ..data.blocks import block_rdd
+from ..data.rowkeys import distinct_keys, occurrence_keys
+from ..runtime.groups import contiguous_groups
+from ..runtime.progress import Progress
+from ..tasks.base import ColumnMoments, partial_sums
+from .aggregate import ScoreAccumulator
+from .bagging import Bagging
+from .params import EnsembleParams
+from .trees import TreeData, score_tree_group
+
+log = logging.getLogger(__name__)
+
+#: buckets of the repeated-key search (a shuffle of 8 bytes per distinct row)
+KEY_BUCKETS = 16
+
+
+def labelled_block(b: dict) -> dict:
+    """The rows of a block with at least one known target (codes, Y, content keys)."""
+    Y = b["Y"]
+    keep = ~np.all(np.isnan(Y), axis=1) if Y.shape[1] else np.ones(b["m"], bool)
+    return {"codes": np.ascontiguousarray(b["codes"][:, keep]), "Y": np.ascontiguousarray(Y[keep]),
+            "keys": b["keys"][keep]}
+
+
+# ----- moments of the targets ---------------------------------------------------------------------------
+def target_moments(blocks, target_type, classes) -> tuple:
+    """(ColumnMoments of the task's moment columns, number of rows), from three passes over the blocks."""
+    def maxabs(b):
+        C = target_type.moment_columns(b["Y"], classes)
+        with np.errstate(invalid="ignore"):
+            return np.nanmax(np.abs(C), axis=0, initial=0.0), C.shape[0]
+
+    top, n_rows = blocks.map(maxabs).treeReduce(lambda a, b: (np.fmax(a[0], b[0]), a[1] + b[1]), depth=2)
+    scale = target_type.column_scale(np.nan_to_num(top))
+    first = blocks.map(lambda b: partial_sums(target_type.moment_columns(b["Y"], classes), scale)) \
+        .treeReduce(lambda a, b: a.merge(b), depth=2)
+    c = first.counts
+    mean = np.where(c > 0, first.sums.value() / np.where(c > 0, c, 1.0), 0.0)
+    second = blocks.map(lambda b: partial_sums(target_type.moment_columns(b["Y"], classes), scale, mean)) \
+        .treeReduce(lambda a, b: a.merge(b), depth=2)
+    return ColumnMoments.from_passes(first, second, scale), int(n_rows)
+
+
+# ----- repeated rows --------------------------------------------------------------------------------------
+def repeated_keys(sc, blocks) -> tuple:
+    """(sorted content keys that occur more than once, their multiplicities), found bucket by bucket."""
+    def by_bucket(b):
+        u, c = np.unique(b["keys"], return_counts=True)
+        bucket = (u % np.uint64(KEY_BUCKETS)).astype(np.int64)
+        for k in range(KEY_BUCKETS):
+            sel = bucket == k
+            if sel.any():
+                yield k, (u[sel], c[sel])
+
+    def repeated(items):
+        parts = [v for _, v in items]
+        if not parts:
+            return
+        keys = np.concatenate([p[0] for p in parts])
+        counts = np.concatenate([p[1] for p in parts])
+        u, inv = np.unique(keys, return_inverse=True)
+        total = np.bincount(inv, weights=counts).astype(np.int64)
+        many = total > 1
+        if many.any():
+            yield u[many], total[many]
+
+    found = blocks.flatMap(by_bucket).partitionBy(KEY_BUCKETS, lambda k: k).mapPartitions(repeated).collect()
+    if not found:
+        return np.empty(0, np.uint64), np.empty(0, np.int64)
+    keys = np.concatenate([f[0] for f in found])
+    mult = np.concatenate([f[1] for f in found])
+    order = np.argsort(keys)
+    return keys[order], mult[order]
+
+
+def multiplicities(keys: np.ndarray, rep_keys: np.ndarray, rep_mult: np.ndarray) -> np.ndarray:
+    """How many times the content of each row occurs in the whole table."""
+    m = np.ones(keys.shape[0], np.int64)
+    if rep_keys.size:
+        pos = np.minimum(np.searchsorted(rep_keys, keys), rep_keys.size - 1)
+        hit = rep_keys[pos] == keys
+        m[hit] = rep_mult[pos[hit]]
+    return m
+
+
+def group_rows(keys: np.ndarray, mult: np.ndarray, trees, bagging: Bagging, evaluate: bool) -> np.ndarray:
+    """Mask of the rows (each with all its copies) that some tree of the group uses."""
+    used = bagging.used_by(trees, keys, evaluate)
+    for k in range(1, int(mult.max(initial=1))):
+        more = mult > k
+        if more.any():
+            used[more] |= bagging.used_by(trees, occurrence_keys(keys[more], k), evaluate)
+    return used
+
+
+# ----- the run ---------------------------------------------------------------------------------------------
+def plan_groups(n_trees: int, parallelism: int, groups_per_core: int = 2) -> list:
+    """Tree groups of partitioned mode: a few per core (each group ships its rows once)."""
+    return contiguous_groups(n_trees, max(1, parallelism * groups_per_core))
+
+
+def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
+    """Grow and score ``params.trees`` trees in partitioned mode (see the module sketch).
+
+    Parameters
+    ----------
+    spark : SparkSession
+    prep : spark_fr.data.prepare.PreparedInput
+        The prepared input (its encoding pass is run here, distributed).
+    params : EnsembleParams
+
+    Returns
+    -------
+    results : list of ScoreResult
+    info : dict
+    """
+    from .spark import warm_up_kernels
+
+    sc = spark.sparkContext
+    t0 = time.perf_counter()
+    warm_up_kernels()
+    target_type, enc = prep.target_type, prep.encoder
+    classes = enc.classes
+    bins = prep.plan.bins
+    nominal = np.array([b.nominal for b in bins], bool)
+    from ..data.binning import stack_bins
+
+    lower, upper, _ = stack_bins(bins)
+    blocks = block_rdd(prep).map(labelled_block).filter(lambda b: b["keys"].size > 0) \
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        sc.setJobDescription("spark_fr: target moments (partitioned mode)")
+        moments, n_rows = target_moments(blocks, target_type, classes)
+        fitted = target_type.fit_from_moments(moments, enc.names, classes)
+        if n_rows < prep.n_rows:
+            log.warning("%d rows without any known target value are not used (supervised ranking)",
+                        prep.n_rows - n_rows)
+        sc.setJobDescription("spark_fr: repeated rows (partitioned mode)")
+        rep_keys, rep_mult = repeated_keys(sc, blocks)
+        bagging = Bagging.of(params, n_rows)
+        groups = plan_groups(params.trees, sc.defaultParallelism)
+        evaluate = "rf" in params.effective_scores()
+        rep = sc.broadcast((rep_keys, rep_mult))
+        done = sc.accumulator(0)
+
+        def emit(b):
+            mult = multiplicities(b["keys"], *rep.value)
+            for g, trees in enumerate(groups):
+                sel = group_rows(b["keys"], mult, trees, bagging, evaluate)
+                if sel.any():
+                    yield g, {"codes": b["codes"][:, sel], "Y": b["Y"][sel], "keys": b["keys"][sel]}
+
+        def grow(items):
+            parts = [v for _, v in items]
+            if not parts:  # no tree of this group has a row: its trees add zeros (counted on the driver)
+                return
+            g = _group_of_partition()
+            keys = np.concatenate([p["keys"] for p in parts])
+            order = np.argsort(keys, kind="stable")
+            codes = np.ascontiguousarray(np.hstack([p["codes"] for p in parts])[:, order])
+            Y = fitted.targets(np.vstack([p["Y"] for p in parts])[order])
+            data = TreeData(codes, nominal, lower, upper, np.ascontiguousarray(fitted.clustering_matrix(Y)), Y,
+                            fitted.prototype_columns(Y), distinct_keys(keys[order]), fitted, bagging=bagging,
+                            n_total=n_rows)
+            if evaluate:
+                data.with_row_major()
+            acc = score_tree_group(data, params, groups[g])
+            done.add(len(groups[g]))
+            yield acc
+
+        sc.setJobDescription(f"spark_fr: {params.trees} trees ({params.ensemble}) in {len(groups)} groups "
+                             f"(partitioned mode)")
+        log.info("growing %d trees (%s) in %d groups, partitioned mode: %d rows, rate %.3g, OOB sample %.3g",
+                 params.trees, params.ensemble, len(groups), n_rows, bagging.rate, bagging.oob_p)
+        with Progress(done, params.trees, label="trees"):
+            total = blocks.flatMap(emit).partitionBy(len(groups), lambda g: g).mapPartitions(grow) \
+                .fold(ScoreAccumulator(), lambda a, b: a.merge(b))
+        total.n_trees = params.trees  # trees of a group without rows scored zero everywhere
+    finally:
+        sc.setJobDescription(None)
+        blocks.unpersist()
+    info = {"ensemble_mode": "partitioned", "tree_groups": len(groups), "rows_used": n_rows,
+            "repeated_rows": int(rep_keys.size), "trees_s": time.perf_counter() - t0}
+    return total.results(), info
+
+
+def _group_of_partition() -> int:
+    from pyspark import TaskContext
+
+    return TaskContext.get().partitionId()
