@@ -8,7 +8,7 @@ from spark_fr.data.columns import BatchValues, category_indices, numeric_array, 
 from spark_fr.data.plan import feature_bins, nominal_categories, target_columns
 from spark_fr.data.rowkeys import content_keys, distinct_keys
 from spark_fr.data.schema import ColumnInfo
-from spark_fr.data.stats import SAMPLE_ALL, ColumnStats, batch_stats
+from spark_fr.data.stats import HASH_COLUMN, ColumnStats, batch_stats
 
 VECTOR = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
                     ("values", pa.list_(pa.float64()))])
@@ -56,7 +56,9 @@ def random_batch(rng, n):
     k = rng.integers(0, 5, n).astype(float)
     s = np.array(["red", "green", "blue"], dtype=object)[rng.integers(0, 3, n)]
     s[rng.random(n) < 0.1] = None
-    return pa.RecordBatch.from_arrays([pa.array(x, from_pandas=True), pa.array(k), pa.array(list(s))], ["x", "k", "s"])
+    h = rng.integers(-2 ** 63, 2 ** 63 - 1, n, dtype=np.int64)
+    return pa.RecordBatch.from_arrays([pa.array(x, from_pandas=True), pa.array(k), pa.array(list(s)), pa.array(h)],
+                                      ["x", "k", "s", HASH_COLUMN])
 
 
 COLS = [ColumnInfo("x", "numeric", None, "x"), ColumnInfo("k", "numeric", None, "k"), ColumnInfo("s", "nominal", None, "s")]
@@ -65,10 +67,10 @@ COLS = [ColumnInfo("x", "numeric", None, "x"), ColumnInfo("k", "numeric", None, 
 def test_statistics_merge_to_the_same_result_in_any_order():
     rng = np.random.default_rng(0)
     batches = [random_batch(rng, int(n)) for n in rng.integers(5, 60, 12)]
-    whole = batch_stats(batches, COLS, [False, False, True], 0, None, SAMPLE_ALL)
+    whole = batch_stats(batches, COLS, [False, False, True], 0, None, 100)
     for seed in range(3):
         order = np.random.default_rng(seed).permutation(len(batches))
-        parts = [batch_stats([batches[i]], COLS, [False, False, True], 0, None, SAMPLE_ALL) for i in order]
+        parts = [batch_stats([batches[i]], COLS, [False, False, True], 0, None, 100) for i in order]
         total = parts[0]
         for p in parts[1:]:
             total.merge(p)
@@ -79,9 +81,13 @@ def test_statistics_merge_to_the_same_result_in_any_order():
             assert (a.distinct is None) == (b.distinct is None)
             if a.distinct is not None:
                 np.testing.assert_array_equal(a.distinct, b.distinct)
-            np.testing.assert_array_equal(np.sort(np.concatenate(a.sample)) if a.sample else [],
-                                          np.sort(np.concatenate(b.sample)) if b.sample else [])
+        for i in (0, 1):
+            np.testing.assert_array_equal(np.sort(total.sample.column(i)), np.sort(whole.sample.column(i)))
+    # the sample: the 100 rows with the smallest hash, whichever batches they came in
+    h = np.concatenate([b.column(HASH_COLUMN).to_numpy() for b in batches])
     x = np.concatenate([b.column("x").to_numpy(zero_copy_only=False) for b in batches])
+    np.testing.assert_array_equal(np.sort(whole.sample.hashes), np.sort(h)[:100])
+    np.testing.assert_array_equal(np.sort(whole.sample.column(0)), np.sort(x[np.argsort(h)[:100]]))
     sx = whole.columns[0]
     assert sx.n_missing == np.isnan(x).sum() and sx.vmax == np.nanmax(x) and sx.distinct is None  # > 255 values
     np.testing.assert_array_equal(whole.columns[1].distinct, [0, 1, 2, 3, 4])
@@ -97,13 +103,13 @@ def test_distinct_values_are_remembered_up_to_255():
 
 def test_plan_bins_usability_and_categories():
     rng = np.random.default_rng(1)
-    stats = batch_stats([random_batch(rng, 400)], COLS, [False, False, True], 0, None, SAMPLE_ALL)
+    stats = batch_stats([random_batch(rng, 400)], COLS, [False, False, True], 0, None, 1000)
     const = ColumnStats()
     const.add_numeric(np.full(20, 3.0))
     gone = ColumnStats()
     gone.add_numeric(np.full(20, np.nan))
     cols = COLS + [ColumnInfo("c", "numeric", None, "c"), ColumnInfo("g", "numeric", None, "g")]
-    bins, cats, usable = feature_bins(cols, stats.columns + [const, gone], with_quantiles=True)
+    bins, cats, usable = feature_bins(cols, stats.columns + [const, gone], stats.sample)
     assert list(usable) == [True, True, True, False, False]
     assert bins[0].n_bins == 255 and not bins[0].lossless  # quantile bins for a continuous column
     assert bins[1].lossless and bins[1].n_bins == 5

@@ -76,23 +76,23 @@ def nominal_categories(name: str, declared, counts: dict | None) -> list:
     return cats
 
 
-def quantile_cuts(sample_parts: list) -> np.ndarray:
+def quantile_cuts(values: np.ndarray) -> np.ndarray:
     """Exact quantiles (1/255 ... 254/255) of a column's hash-selected sample."""
-    v = np.concatenate(sample_parts) if sample_parts else np.empty(0)
+    v = np.asarray(values, dtype=np.float64)
     v = v[~np.isnan(v)]
     return np.quantile(v, QUANTILE_PROBS, method="inverted_cdf") if v.size else np.empty(0)
 
 
-def feature_bins(features: list, fstats: list, with_quantiles: bool) -> tuple:
+def feature_bins(features: list, fstats: list, sample=None) -> tuple:
     """Bins, category lists and usability of the features.
 
     Parameters
     ----------
     features : list of ColumnInfo
     fstats : list of ColumnStats
-    with_quantiles : bool
-        Compute quantile bins for high-cardinality numeric columns (trees); without (Relief only), such
-        columns get a single placeholder bin.
+    sample : RowSample, optional
+        The hash-selected rows: quantile bins for high-cardinality numeric columns (trees); without it
+        (Relief only), such columns get a single placeholder bin.
 
     Returns
     -------
@@ -118,7 +118,7 @@ def feature_bins(features: list, fstats: list, with_quantiles: bool) -> tuple:
             bins[f] = numeric_bins(c.name, s.distinct, None, s.vmin, s.vmax)
             usable[f] = s.distinct.size + (1 if s.n_missing else 0) >= 2
         else:
-            cuts = quantile_cuts(s.sample) if with_quantiles else np.empty(0)
+            cuts = quantile_cuts(sample.column(f)) if sample is not None else np.empty(0)
             bins[f] = numeric_bins(c.name, None, cuts, s.vmin, s.vmax)
             usable[f] = True
     return bins, categories, usable

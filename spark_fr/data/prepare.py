@@ -2,13 +2,14 @@
 
 Algorithm sketch
 ----------------
-1. ``persist`` the input and count it.
-2. One statistics pass (:mod:`spark_fr.data.stats`): counts, min/max, distinct values up to 255, string
-   counts, parse errors, and a hash-selected sample of the numeric values (a row is in the sample when
-   ``xxhash64(row)`` is below a threshold set from the row count). Small inputs (rows x columns up to
-   ``local_limit``) are collected once as Arrow batches and summarised on the driver with the same
-   per-batch functions, which saves two Spark jobs (a few seconds on a 20,000 x 200 table); the encoding
-   then reuses the batches.
+1. Small or large: Spark's estimate of the input's size (the plan statistics: file sizes, or the size of
+   an in-memory table) decides. A small input (up to ``local_limit`` bytes) is collected once as Arrow
+   batches (one Spark job); a large one is persisted, to be read by two passes.
+2. One statistics pass (:mod:`spark_fr.data.stats`): rows, counts, min/max, distinct values up to 255,
+   string counts, parse errors, and a hash-selected sample of the numeric values (the k rows with the
+   smallest ``xxhash64(row)``, k from the number of numeric columns): on the collected batches with the
+   same per-batch functions, or one Spark job. The row count comes from this pass; nothing else reads the
+   input before it.
 3. Checks (:mod:`spark_fr.data.validate`): bad input stops here with a one-line error.
 4. Feature bins and Relief scaling (:mod:`spark_fr.data.plan`).
 5. The target type: ``--task`` or inferred from the target columns (:mod:`spark_fr.tasks`), checked
@@ -35,7 +36,7 @@ from .blocks import collect_encoded
 from .columns import safe_select
 from .plan import EncodingPlan, feature_bins, feature_scaling, target_columns
 from .schema import Dataset, TaskSpec
-from .stats import HASH_COLUMN, SAMPLE_ALL, batch_stats, collect_stats
+from .stats import HASH_COLUMN, batch_stats, collect_stats
 
 log = logging.getLogger(__name__)
 
@@ -84,15 +85,22 @@ class PreparedInput:
         return self.plan.target_encoder
 
     def release(self) -> None:
-        self.df.unpersist()
+        if not self.local:
+            self.df.unpersist()
 
 
-def sample_threshold(n_rows: int, n_numeric: int, sample_rows: int, max_sample_values: int) -> int:
-    """Hash threshold (62-bit scale) for a sample of about ``sample_rows`` rows (SAMPLE_ALL: every row)."""
-    target = min(sample_rows, max(1000, max_sample_values // max(n_numeric, 1)))
-    if n_rows <= target:
-        return SAMPLE_ALL
-    return int(target / n_rows * SAMPLE_ALL)
+def sample_size(n_numeric: int, sample_rows: int, max_sample_values: int) -> int:
+    """Rows of the quantile sample: ``sample_rows``, fewer for many numeric columns (bounded values)."""
+    return min(sample_rows, max(1000, max_sample_values // max(n_numeric, 1)))
+
+
+def estimated_bytes(df) -> int | None:
+    """Spark's estimate of the size of a DataFrame (its optimized plan's statistics), None if unknown."""
+    try:
+        size = int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+    except Exception:  # not a JVM DataFrame (Spark Connect) or no statistics
+        return None
+    return size if 0 <= size < 2 ** 62 else None
 
 
 def vector_size(columns) -> int:
@@ -101,8 +109,7 @@ def vector_size(columns) -> int:
     return (max(idx) + 1) if idx else 0
 
 
-def column_statistics(df, dataset: Dataset, columns: list, n_features: int, n_rows: int, threshold: int,
-                      local: bool) -> tuple:
+def column_statistics(df, dataset: Dataset, columns: list, n_features: int, sample_rows: int, local: bool) -> tuple:
     """(narrowed DataFrame, columns under internal names, statistics, batches or None): step 2.
 
     ``columns`` are the features (the first ``n_features``) and the targets; the sample hash is computed
@@ -112,15 +119,14 @@ def column_statistics(df, dataset: Dataset, columns: list, n_features: int, n_ro
     string_cols = [c.kind in ("nominal", "hierarchical") and c.index is None for c in columns]
     extra = [dataset.error_column] if dataset.error_column else []
     narrow, cols = safe_select(df, columns, extra)
-    if threshold < SAMPLE_ALL:
-        feature_cols = sorted({c.column for c in cols[:n_features]})
-        narrow = narrow.withColumn(HASH_COLUMN, F.xxhash64(*feature_cols))
+    feature_cols = sorted({c.column for c in cols[:n_features]})
+    narrow = narrow.withColumn(HASH_COLUMN, F.xxhash64(*feature_cols))
     if local:
-        batches = narrow.toArrow().to_batches() if n_rows else []
-        stats = batch_stats(batches, cols, string_cols, vsize, dataset.error_column, threshold)
+        batches = narrow.toArrow().to_batches()
+        stats = batch_stats(batches, cols, string_cols, vsize, dataset.error_column, sample_rows)
     else:
         batches = None
-        stats = collect_stats(narrow, cols, string_cols, vsize, dataset.error_column, threshold)
+        stats = collect_stats(narrow, cols, string_cols, vsize, dataset.error_column, sample_rows)
     return narrow, cols, stats, batches
 
 
@@ -142,27 +148,25 @@ def resolve_target_type(spec: TaskSpec, columns: list, labels_xml: bool, method:
 
 
 def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), method: str | None = None,
-            sample_rows: int = 100_000, local_limit: int = 20_000_000, max_sample_values: int = 20_000_000,
+            sample_rows: int = 100_000, local_limit: int = 160_000_000, max_sample_values: int = 20_000_000,
             force_executors: bool = False) -> PreparedInput:
     """Steps 1-5 of the module sketch. The caller must call ``release()`` on the result when done.
 
-    ``method`` (when given) must support the target type ('ensemble', 'relief').
+    ``method`` (when given) must support the target type ('ensemble', 'relief'); ``local_limit`` is the
+    estimated input size (bytes) up to which the input is collected on the driver.
     """
     timings = {}
-    t0 = time.perf_counter()
-    df = dataset.df.persist(StorageLevel.MEMORY_AND_DISK)
+    size = estimated_bytes(dataset.df)
+    local = not force_executors and size is not None and size <= local_limit
+    df = dataset.df if local else dataset.df.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         features, targets = spec.features, spec.targets
         columns = features + targets
-        n_rows = df.count()
-        timings["count_s"] = time.perf_counter() - t0
-
         t1 = time.perf_counter()
         n_numeric = sum(1 for c in features if c.kind == "numeric")
-        threshold = sample_threshold(n_rows, n_numeric, sample_rows, max_sample_values)
-        local = n_rows * len(columns) <= local_limit and not force_executors
-        narrow, cols, stats, batches = column_statistics(df, dataset, columns, len(features), n_rows, threshold,
-                                                         local)
+        k = sample_size(n_numeric, sample_rows, max_sample_values)
+        narrow, cols, stats, batches = column_statistics(df, dataset, columns, len(features), k, local)
+        n_rows = stats.n_rows
         timings["statistics_s"] = time.perf_counter() - t1
 
         validate.check_parse_errors(dataset, stats.errors)
@@ -175,9 +179,9 @@ def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), method: str
                 validate.check_hierarchy_values(dataset, c.name, s.counts or {})
 
         t1 = time.perf_counter()
-        bins, feature_categories, usable = feature_bins(features, fstats, with_quantiles="codes" in outputs)
-        for s in stats.columns:
-            s.sample = []  # not needed any more (and not kept in the run's metadata)
+        sample = stats.sample if "codes" in outputs else None
+        bins, feature_categories, usable = feature_bins(features, fstats, sample)
+        stats.sample = None  # not needed any more (and not kept in the run's metadata)
         offset, width, half = feature_scaling(features, fstats)
         timings["binning_s"] = time.perf_counter() - t1
 
@@ -194,7 +198,8 @@ def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), method: str
         return PreparedInput(df, narrow, plan, stats, usable, target_type, n_rows, local, batches, timings,
                              hierarchy)
     except BaseException:
-        df.unpersist()
+        if not local:
+            df.unpersist()
         raise
 
 

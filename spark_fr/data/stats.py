@@ -12,8 +12,8 @@ minimum, maximum, sets, string counts), so the result never depends on the parti
 * nominal (strings): the count of every value (capped at 100,000 distinct values per column);
 * a few parse errors carried by the reader's error column (ARFF); the driver reports the one on the
   earliest line;
-* a **hash-selected sample** of the values of the numeric columns: a row is in the sample when its
-  ``xxhash64`` (computed by Spark from the row's feature values) is below a threshold, so the sample, and
+* a **hash-selected sample** of the values of the numeric columns: the k rows with the smallest
+  ``xxhash64`` (computed by Spark from the row's feature values; a bottom-k sketch), so the sample, and
   the quantile bins computed from it, are the same for any partitioning (the union of per-partition
   samples is the sample). Spark's ``approxQuantile`` merges per-partition sketches instead, and its
   answer can move with the partitioning.
@@ -46,7 +46,6 @@ class ColumnStats:
     vmax: float = -np.inf
     distinct: np.ndarray | None = field(default_factory=lambda: np.empty(0))
     counts: dict | None = None
-    sample: list = field(default_factory=list)
 
     def add_numeric(self, v: np.ndarray, implicit_zeros: int = 0) -> None:
         known = v[~np.isnan(v)]
@@ -73,7 +72,6 @@ class ColumnStats:
         self._cap()
 
     def merge(self, other: "ColumnStats") -> None:
-        self.sample.extend(other.sample)
         self.n_known += other.n_known
         self.n_missing += other.n_missing
         self.vmin = min(self.vmin, other.vmin)
@@ -97,18 +95,60 @@ class ColumnStats:
 
 
 @dataclass
+class RowSample:
+    """The numeric values of the k rows with the smallest hash (a bottom-k sketch: merges in any order).
+
+    Attributes
+    ----------
+    k : int
+    hashes : ndarray of int64
+        Hashes of the rows kept (at most k).
+    values : dict
+        Logical column index -> the rows' values (aligned with ``hashes``).
+    """
+
+    k: int
+    hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    values: dict = field(default_factory=dict)
+
+    def add(self, hashes: np.ndarray, values: dict) -> "RowSample":
+        """Add rows (their hashes and values per column), keeping the k with the smallest hash."""
+        if hashes.size > self.k:
+            idx = np.argpartition(hashes, self.k - 1)[:self.k]
+            hashes, values = hashes[idx], {i: v[idx] for i, v in values.items()}
+        self.hashes = np.concatenate([self.hashes, hashes])
+        for i, v in values.items():
+            self.values[i] = np.concatenate([self.values[i], v]) if i in self.values else v
+        if self.hashes.size > self.k:
+            idx = np.argsort(self.hashes, kind="stable")[:self.k]
+            self.hashes = self.hashes[idx]
+            self.values = {i: v[idx] for i, v in self.values.items()}
+        return self
+
+    def merge(self, other: "RowSample") -> "RowSample":
+        return self.add(other.hashes, other.values)
+
+    def column(self, i: int) -> np.ndarray:
+        """The sampled values of logical column i (empty if none)."""
+        return self.values.get(i, np.empty(0))
+
+
+@dataclass
 class DataStats:
     """Statistics of all logical columns of a dataset."""
 
     n_rows: int
     columns: list
     errors: list = field(default_factory=list)
+    sample: RowSample | None = None
 
     def merge(self, other: "DataStats") -> "DataStats":
         self.n_rows += other.n_rows
         for a, b in zip(self.columns, other.columns):
             a.merge(b)
         self.add_errors(other.errors)
+        if other.sample is not None:
+            self.sample = other.sample if self.sample is None else self.sample.merge(other.sample)
         return self
 
     def add_errors(self, errors) -> None:
@@ -118,10 +158,9 @@ class DataStats:
 
 
 HASH_COLUMN = "__h"
-SAMPLE_ALL = 1 << 62
 
 
-def batch_stats(batches, columns, string_columns, vector_size, error_column, sample_threshold=None) -> DataStats:
+def batch_stats(batches, columns, string_columns, vector_size, error_column, sample_rows=None) -> DataStats:
     """Statistics of a sequence of Arrow batches (one partition, or the whole data on the driver).
 
     Parameters
@@ -132,22 +171,23 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
         Whether logical column i is read as strings (nominal values to count).
     vector_size : int
     error_column : str or None
-    sample_threshold : int or None
-        Keep the numeric values of rows whose ``HASH_COLUMN`` value, masked to 62 bits, is below this
-        threshold (``SAMPLE_ALL``: every row, no hash needed; None: no sample).
+    sample_rows : int or None
+        Keep the numeric values of the ``sample_rows`` rows with the smallest ``HASH_COLUMN`` value
+        (None: no sample).
     """
-    stats = DataStats(0, [ColumnStats() for _ in columns])
+    stats = DataStats(0, [ColumnStats() for _ in columns], sample=RowSample(sample_rows) if sample_rows else None)
     for batch in batches:
         bv = BatchValues(batch, columns, vector_size=vector_size)
         stats.n_rows += batch.num_rows
         if error_column is not None:
             stats.add_errors([e for e in batch.column(error_column).to_pylist() if e is not None])
-        keep = None
-        if sample_threshold is not None and sample_threshold >= SAMPLE_ALL:
-            keep = np.ones(batch.num_rows, bool)
-        elif sample_threshold is not None:
-            h = np.asarray(batch.column(HASH_COLUMN).to_numpy(zero_copy_only=False), dtype=np.int64)
-            keep = (h & ((1 << 62) - 1)) < sample_threshold
+        keep = hashes = None
+        if stats.sample is not None and batch.num_rows:
+            hashes = np.asarray(batch.column(HASH_COLUMN).to_numpy(zero_copy_only=False), dtype=np.int64)
+            keep = np.arange(batch.num_rows)
+            if hashes.size > stats.sample.k:
+                keep = np.argpartition(hashes, stats.sample.k - 1)[:stats.sample.k]
+            sampled = {}
         for i, c in enumerate(columns):
             if string_columns[i]:
                 stats.columns[i].add_strings(bv.strings(i), batch.num_rows)
@@ -159,29 +199,31 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
                 rows, vals = bv.sparse(i)
                 stats.columns[i].add_numeric(vals, implicit_zeros=batch.num_rows - rows.size)
                 v = None
-            if keep is not None and c.kind == "numeric" and keep.any():
+            if keep is not None and c.kind == "numeric":
                 if v is None:
                     v = bv.values(i)
-                stats.columns[i].sample.append(v[keep])
+                sampled[i] = v[keep]
+        if keep is not None:
+            stats.sample.add(hashes[keep], sampled)
     return stats
 
 
-def partition_stats(batches, columns, string_columns, vector_size, error_column, sample_threshold=None):
+def partition_stats(batches, columns, string_columns, vector_size, error_column, sample_rows=None):
     """``mapInArrow`` function: one pickled :class:`DataStats` per partition."""
-    stats = batch_stats(batches, columns, string_columns, vector_size, error_column, sample_threshold)
+    stats = batch_stats(batches, columns, string_columns, vector_size, error_column, sample_rows)
     yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(stats)], type=pa.binary())], names=["stats"])
 
 
 def collect_stats(df, columns, string_columns, vector_size=0, error_column=None,
-                  sample_threshold=None) -> DataStats:
+                  sample_rows=None) -> DataStats:
     """Run :func:`partition_stats` on every partition of ``df`` (already narrowed by ``safe_select``, with
     ``HASH_COLUMN`` when sampling) and merge the results on the driver."""
 
     def fn(batches):
-        return partition_stats(batches, columns, string_columns, vector_size, error_column, sample_threshold)
+        return partition_stats(batches, columns, string_columns, vector_size, error_column, sample_rows)
 
     blobs = df.mapInArrow(fn, "stats binary").collect()
-    total = DataStats(0, [ColumnStats() for _ in columns])
+    total = DataStats(0, [ColumnStats() for _ in columns], sample=RowSample(sample_rows) if sample_rows else None)
     for row in blobs:
         total.merge(pickle.loads(row["stats"]))
     return total
