@@ -60,9 +60,10 @@ CORRUPT = "_corrupt"
 FIELD_LIMIT = 1 << 20  # characters kept of one value by the driver-side scanner (values are only inspected)
 _SPARK_TRIM = "".join(chr(i) for i in range(33))  # what Spark's string-to-number cast trims
 _NUMBER = re.compile(
-    r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?\d+)[fFdD]?")
-_SPECIAL_NUMBERS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan", "+nan", "-nan"}
+    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
+_SPECIAL_NUMBERS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan"}  # Spark's, any case
+_JAVA_SPECIAL = re.compile(r"[+-]?(?:NaN|Infinity)")  # Java's, this case only
 
 
 # --- values -------------------------------------------------------------------------------------------------
@@ -77,12 +78,12 @@ def to_number(text: str) -> float | None:
     """The double Spark's ``try_cast(trim(v) as double)`` makes of a CSV value, or None.
 
     Spark's cast follows Java's ``Double.parseDouble`` (after trimming whitespace and control characters)
-    plus the literals ``inf``, ``infinity``, ``nan`` (any case, signed): ``1``, ``-2.5e3``, ``.5``, ``1d``
+    plus the literals ``inf``, ``infinity`` (any case, signed) and ``nan`` (any case): ``1``, ``-2.5e3``, ``.5``, ``1d``
     and ``1f`` (Java suffixes), ``0x1p3`` are numbers; ``1_000``, ``0x10``, ``1,5`` are not.
     """
     t = text.strip(_SPARK_TRIM)
     low = t.lower()
-    if low in _SPECIAL_NUMBERS:
+    if low in _SPECIAL_NUMBERS or _JAVA_SPECIAL.fullmatch(t):
         return float(low)
     if _NUMBER.fullmatch(t) is None:
         return None
