@@ -388,3 +388,58 @@ def test_utf16_csv_and_a_csv_directory_with_a_subdirectory(spark, tmp_path, caps
 def test_sklearn_csv_with_a_value_that_is_not_a_class_index(spark, tmp_path, capsys):
     f = write(tmp_path / "s.csv", "4,2,c0,c1\n1.0,2.0,0\n1.5,2.5,1\n2.0,3.0,2\n2.5,3.5,1\n")
     expect_error(["--input", f], capsys, tmp_path, "s.csv line 4", "column 'target'", "'2' is not a class index 0..1")
+
+
+def test_errors_in_a_later_part_name_that_part_and_its_line(spark, tmp_path, capsys):
+    df = table()
+    d = tmp_path / "parts"
+    d.mkdir()
+    df.iloc[:60].to_csv(d / "part-0.csv", index=False)
+    later = df.iloc[60:][["t", "y", "b", "a"]].astype(str)  # reordered: values are found by name
+    later.iloc[6, 2] = "1.2.3"
+    later.to_csv(d / "part-1.csv", index=False)
+    expect_error(["--input", d, "--targets", "y"], capsys, tmp_path, "part-1.csv line 8", "column 'b'",
+                 "'1.2.3' is not a number")
+    text = (d / "part-1.csv").read_text().splitlines()
+    text[3] += ",surplus"
+    (d / "part-1.csv").write_text("\n".join(text) + "\n")
+    expect_error(["--input", d, "--targets", "y"], capsys, tmp_path, "part-1.csv line 4", "expected 4 fields")
+
+
+def test_rfc4180_parts_next_to_plain_parts(spark, tmp_path, capsys):
+    df = table()
+    df["t"] = np.r_[df.t.iloc[:60], df.t.iloc[60:].map({"red": "re\nd", "green": 'gr"e"en', "blue": "blue"})]
+    d = tmp_path / "parts"
+    d.mkdir()
+    df.iloc[:60].to_csv(d / "part-0.csv", index=False)
+    df.iloc[60:].to_csv(d / "part-1.csv", index=False)
+    df.to_parquet(tmp_path / "one.parquet")
+    pd.testing.assert_frame_equal(rank_ok(tmp_path, capsys, "o1", "--input", d, "--targets", "y"),
+                                  rank_ok(tmp_path, capsys, "o2", "--input", tmp_path / "one.parquet", "--targets",
+                                          "y"), check_exact=True)
+
+
+def test_headers_and_records_through_hadoop_for_a_uri(spark, tmp_path):
+    with gzip.open(tmp_path / "h.csv.gz", "wt", encoding="utf-8-sig", newline="") as fh:
+        fh.write('a,t,y\r\n1,"x\r\ny",2\r\n3,z\r\n')
+    (f,), _ = data_files(spark, "file://" + str(tmp_path / "h.csv.gz"))
+    h = C.read_header(spark, f, ",")
+    assert h.names == ["a", "t", "y"]
+    path, line, msg = C.find_bad_record(spark, [f], {f.path: h}, 3)
+    assert (path, line) == (f.path, 4) and "found 2" in msg
+
+
+def test_files_where_finds_the_part_spark_flags(spark, tmp_path):
+    d = tmp_path / "parts"
+    d.mkdir()
+    for i in range(3):
+        write(d / f"part-{i}.csv", "a,y\n" + "".join(f"{j},{j % 2}\n" for j in range(5)) + ("7\n" if i == 1 else ""))
+    files = C.csv_files(spark, str(d))
+    headers = [C.read_header(spark, f, ",") for f in files]
+    groups = C._groups(spark, headers, ["a", "y"], "_corrupt")
+    from spark_fr.data.columns import qcol
+
+    assert [f.name for f in C._files_where(groups, ["a", "y"], "_corrupt", files, qcol("_corrupt").isNotNull())] \
+        == ["part-1.csv"]
+    assert [f.name for f in C._files_where(groups, ["a", "y"], "_corrupt", files, qcol("a") == "3")] == \
+        ["part-0.csv", "part-1.csv", "part-2.csv"]

@@ -403,7 +403,11 @@ def _files_where(groups, names, corrupt, files: list, condition) -> list:
         return files
     tag = _free_name("_file", names + [corrupt])
     df = _union([g.read(tag) for g in groups])
-    hits = {_normalise(r[0]) for r in df.where(condition).select(qcol(tag)).distinct().limit(1000).collect()}
+    # a condition on every column: Spark then parses whole records as in the statistics pass (with fewer
+    # columns it prunes the parse, and it refuses a query on the corrupt-record column alone)
+    every_column = F.length(F.concat_ws(",", *[qcol(c) for c in names])) >= 0
+    hits = {_normalise(r[0]) for r in
+            df.where(condition & every_column).select(qcol(tag)).distinct().limit(1000).collect()}
     chosen = [f for f in files if _normalise(f.path) in hits]
     return chosen or files
 

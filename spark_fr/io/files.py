@@ -22,9 +22,12 @@ import bz2
 import gzip
 import io
 import os
+import re
 from dataclasses import dataclass
 
 from ..errors import InputError
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]+:/")
 
 
 @dataclass(frozen=True)
@@ -40,8 +43,8 @@ class DataFile:
 
 
 def is_uri(path: str) -> bool:
-    """True for a path with a scheme (read through Hadoop), False for a local path."""
-    return "://" in path or path.startswith("dbfs:/")
+    """True for a path with a scheme (``s3a://b/k``, ``file:/x``: read through Hadoop), False for a local path."""
+    return _SCHEME.match(path) is not None
 
 
 def is_hidden(name: str) -> bool:
