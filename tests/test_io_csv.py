@@ -55,8 +55,8 @@ def rank_ok(tmp_path, capsys, name, *args):
 # --- values --------------------------------------------------------------------------------------------------
 
 NUMBER_CASES = ["1", "-2.5e3", ".5", "5.", " 7 ", "\t3", "1\r", "1d", "1F", "0x1p3", "-0x1.8p1", "inf", "-Infinity",
-                "NaN", "+nan", "-NaN", "INF", "+Infinity", "NaNd", "0x1p3d", "\u00a01", "\x001", "1e999", "1_000", "0x10", "1,5", "abc", "", "1e", "e5", "--1", "1.2.3", "Infinityd",
-                "١٢", "0x", "+.5e-3"]
+                "NaN", "+nan", "-NaN", "INF", "+Infinity", "NaNd", "0x1p3d", "\u00a01", "\x001", "1e999", "1_000",
+                "0x10", "1,5", "abc", "", "1e", "e5", "--1", "1.2.3", "Infinityd", "١٢", "0x", "+.5e-3"]
 
 
 def test_to_number_agrees_with_sparks_cast(spark):

@@ -490,7 +490,7 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
     source = path if isinstance(path, str) else ", ".join(path)
     files = csv_files(spark, path)
     case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-    sk = sklearn_header(spark, files[0]) if len(files) == 1 and (sep or ",") == "," else None
+    sk = sklearn_header(spark, files[0]) if len(files) == 1 and (sep or separator_of(files[0].path)) == "," else None
     headers = []
     for f in files:
         h = read_header(spark, f, sep or separator_of(f.path), case_sensitive) if sk is None else None
