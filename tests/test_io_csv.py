@@ -5,6 +5,8 @@ well-formed file."""
 import bz2
 import gzip
 import io
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -14,7 +16,7 @@ from spark_fr.errors import InputError
 from spark_fr.io import csv as C
 from spark_fr.io.files import DataFile, data_files, open_text
 from test_bad_input import expect_error
-from test_end_to_end import run_job
+from test_end_to_end import JOB, _subprocess_env, run_job
 
 RANKING = ["feature", "score", "target", "importance", "rank", "importance_std"]
 
@@ -123,6 +125,8 @@ def test_data_files_skip_hidden_names_and_report_subdirectories(tmp_path):
         write(tmp_path / name, "a\n1\n")
     files, subdirs = data_files(None, str(tmp_path))
     assert [f.name for f in files] == ["part-0.csv", "part-1.csv"] and subdirs == []
+    (tmp_path / "empty").mkdir()
+    assert [f.name for f in C.csv_files(None, str(tmp_path))] == ["part-0.csv", "part-1.csv"]
     (tmp_path / "old").mkdir()
     write(tmp_path / "old" / "p.csv", "a\n1\n")
     with pytest.raises(InputError, match="old: a CSV input directory must hold only CSV files"):
@@ -158,7 +162,8 @@ def test_separator_of():
 
 @pytest.mark.parametrize("text,fragment", [
     ("a,,y\n1,2,3\n", "line 1: column 2 of the header has no name"),
-    (",a,y\n0,1,2\n", "line 1: column 1 of the header has no name"),
+    (",a,y\n0,1,2\n", "line 1: column 1 of the header has no name (an index written by pandas' to_csv?)"),
+    ("a,y,\n0,1,\n", "line 1: column 3 of the header has no name (a separator at the end of the line?)"),
     ("a,b,a\n1,2,3\n", "line 1: duplicate column name 'a' in the header (columns 1 and 3)"),
     ("A,b,a\n1,2,3\n", "duplicate column name 'a' in the header (columns 1 and 3) (as 'A'"),
     ('\n\n"a\nb",y\n1,2\n', "line 3: a quoted column name holds a line break"),
@@ -382,6 +387,7 @@ def test_utf16_csv_and_a_csv_directory_with_a_subdirectory(spark, tmp_path, caps
     d = tmp_path / "parts"
     (d / "2024").mkdir(parents=True)
     write(d / "p.csv", "a,y\n1,2\n")
+    write(d / "2024" / "p.csv", "a,y\n3,4\n")
     expect_error(["--input", d, "--targets", "y"], capsys, tmp_path, "2024", "only CSV files")
 
 
@@ -443,3 +449,23 @@ def test_files_where_finds_the_part_spark_flags(spark, tmp_path):
         == ["part-1.csv"]
     assert [f.name for f in C._files_where(groups, ["a", "y"], "_corrupt", files, qcol("a") == "3")] == \
         ["part-0.csv", "part-1.csv", "part-2.csv"]
+
+
+def test_bad_csv_part_in_a_real_process_is_one_quiet_line(tmp_path):
+    """No Spark ERROR log, no Java or Python stack: only the error line (and Spark's start-up banner)."""
+    d = tmp_path / "parts"
+    d.mkdir()
+    table().iloc[:60].to_csv(d / "part-0.csv", index=False)
+    rows = (d / "part-0.csv").read_text().splitlines()
+    rows[5] = rows[5].replace(",", ',"', 1)
+    (d / "part-1.csv").write_text("\n".join(rows) + "\n")
+    out = tmp_path / "o"
+    r = subprocess.run([sys.executable, str(JOB), "--input", str(d), "--targets", "y", "--trees", "5",
+                        "--output", str(out)], capture_output=True, text=True, env=_subprocess_env(), timeout=300)
+    assert r.returncode == 2, r.stderr[-3000:]
+    errors = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and "part-1.csv line 6: a quoted value opens here" in errors[0], r.stderr[-3000:]
+    noise = [ln for ln in r.stderr.splitlines() if " ERROR " in ln or ln.lstrip().startswith("at ")
+             or "Traceback" in ln or "Exception" in ln]
+    assert noise == [], noise[:5]
+    assert not out.exists()

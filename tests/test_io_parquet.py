@@ -247,6 +247,38 @@ def test_partitioned_directory_with_integer_widths(spark, tmp_path, capsys):
     assert set(got.feature) == {"a", "b", "k", "g"}  # the partition column is kept
 
 
+def test_check_layout(tmp_path):
+    d = tmp_path / "data"
+    for sub in ["g=1/h=a", "g=2/h=b", "g=3", "_tmp", "empty"]:
+        (d / sub).mkdir(parents=True)
+    for sub in ["g=1/h=a", "g=2/h=b", "_tmp"]:
+        write_table(d / sub / "p.parquet", {"a": [1.0]})
+    files, subdirs = data_files(None, str(d))
+    P.check_layout(str(d), files, subdirs)  # partitions (an empty one, a hidden and an empty directory aside)
+    write_table(d / "g=1" / "stray.parquet", {"a": [1.0]})
+    with pytest.raises(InputError, match="g=1/stray.parquet: a Parquet file next to partition directories"):
+        P.check_layout(str(d), *data_files(None, str(d)))
+    (d / "g=1" / "stray.parquet").unlink()
+    write_table(d / "empty" / "p.parquet", {"a": [1.0]})
+    with pytest.raises(InputError, match="empty: a subdirectory of the Parquet input .* not a partition directory"):
+        P.check_layout(str(d), *data_files(None, str(d)))
+
+
+def test_files_spark_would_leave_out(spark, tmp_path, capsys):
+    df = table()
+    d = tmp_path / "data"
+    (d / "g=1").mkdir(parents=True)
+    df.iloc[:60].to_parquet(d / "g=1" / "p.parquet")
+    df.iloc[60:].to_parquet(d / "p.parquet")  # Spark reads only g=1 and drops these 60 rows silently
+    expect_error(["--input", d, "--targets", "y"], capsys, tmp_path, "p.parquet",
+                 "a Parquet file next to partition directories")
+    e = tmp_path / "nested"
+    (e / "2024").mkdir(parents=True)
+    df.iloc[:60].to_parquet(e / "p.parquet")
+    df.iloc[60:].to_parquet(e / "2024" / "p.parquet")  # Spark reads only the top file
+    expect_error(["--input", e, "--targets", "y"], capsys, tmp_path, "2024", "not a partition directory")
+
+
 def test_nanosecond_timestamps(spark, tmp_path, capsys):
     df = table()
     t = pa.Table.from_pandas(df, preserve_index=False).append_column(

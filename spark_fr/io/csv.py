@@ -3,10 +3,10 @@
 Sketch
 ------
 * **Files.** The input is a file, a directory (its files, as Spark lists them: names starting with ``_``
-  or ``.`` are skipped; a subdirectory is an error, since Spark would read it as a partition) or several
-  of these (a comma-separated ``--input``, a list from Python). ``.tsv`` files are tab-separated; ``.gz``
-  and ``.bz2`` files are decompressed. A 0-byte file is an error when named alone and skipped in a
-  directory.
+  or ``.`` are skipped; a subdirectory holding files is an error: Spark reads it as a partition or not
+  at all) or several of these (a comma-separated ``--input``, a list from Python). ``.tsv`` files are
+  tab-separated; ``.gz`` and ``.bz2`` files are decompressed. A 0-byte file is an error when named alone
+  and skipped in a directory.
 * **Headers are matched by name.** Every file's header (its first non-blank line) is parsed on the driver,
   as RFC 4180 CSV, with a UTF-8 byte-order mark dropped and any line end (LF, CRLF, CR). A column without
   a name, a name given twice (compared without case, as Spark compares names), or a name holding a line
@@ -246,9 +246,11 @@ def csv_files(spark, source) -> list:
     out = []
     for path in [source] if isinstance(source, str) else list(source):
         files, subdirs = data_files(spark, path)
-        if subdirs:
-            raise InputError(f"{subdirs[0]}: a CSV input directory must hold only CSV files, not subdirectories "
-                             f"(Spark would read them as partitions); name the files instead")
+        nested = [d for d in subdirs if any(f.path.startswith(d.rstrip("/") + "/") for f in files)]
+        if nested:
+            raise InputError(f"{nested[0]}: a CSV input directory must hold only CSV files, not subdirectories "
+                             f"with files (Spark would read them as partitions or not at all); name the files "
+                             f"instead")
         named_alone = len(files) == 1 and files[0].path == path
         if named_alone and files[0].size == 0:
             raise InputError(f"{path}: the file is empty")
@@ -292,8 +294,9 @@ def read_header(spark, file: DataFile, sep: str, case_sensitive: bool = False) -
     seen = {}
     for j, name in enumerate(names):
         if not name.strip():
-            raise InputError(f"{where}: column {j + 1} of the header has no name (an index written by pandas' "
-                             f"to_csv?); name it or drop it")
+            hint = (" (an index written by pandas' to_csv?)" if j == 0 else
+                    " (a separator at the end of the line?)" if j == len(names) - 1 else "")
+            raise InputError(f"{where}: column {j + 1} of the header has no name{hint}; name it or drop it")
         key = name if case_sensitive else name.lower()
         if key in seen:
             other = names[seen[key]]

@@ -188,13 +188,42 @@ def merge_schemas(footers: list, case_sensitive: bool = False):
     return order, merged, {n: fs for n, fs in missing.items() if fs}
 
 
+def check_layout(source: str, files: list, subdirs: list) -> None:
+    """A Parquet directory holds files, or partition directories ``key=value`` (recursively), not both.
+
+    Spark reads only the files of the partition directories when there are some, else only the files at
+    the top: a file next to partition directories, or under a subdirectory that is not ``key=value``,
+    would be silently left out. Both are errors naming the file's directory.
+    """
+    if not subdirs:
+        return
+    parent = {d: d.rstrip("/").rsplit("/", 1)[0] for d in subdirs}
+    holding = {}  # directory -> holds files (anywhere below)
+    for f in files:
+        d = f.path.rsplit("/", 1)[0]
+        while d in parent:
+            holding[d] = True
+            d = parent[d]
+    for d in subdirs:
+        if holding.get(d) and "=" not in d.rstrip("/").rsplit("/", 1)[-1]:
+            raise InputError(f"{d}: a subdirectory of the Parquet input {source} that is not a partition directory "
+                             f"(key=value); Spark would not read its files; give it as an input of its own")
+    with_partitions = {parent[d] for d in subdirs if holding.get(d)}
+    for f in files:
+        d = f.path.rsplit("/", 1)[0]
+        if d in with_partitions:
+            raise InputError(f"{f.path}: a Parquet file next to partition directories (key=value) in {d}; Spark "
+                             f"would read only one of them; move it into a partition directory")
+
+
 def parquet_footers(spark, paths: list) -> list:
     """The checked footers of every file of ``paths`` (files or directories), in order."""
     entries = []
     for p in paths:
-        files, _ = data_files(spark, p)
+        files, subdirs = data_files(spark, p)
         if not files:
             raise InputError(f"{p}: no Parquet files in this directory")
+        check_layout(p, files, subdirs)
         entries.extend((p, f) for f in files)
 
     def one(entry):
