@@ -4,7 +4,8 @@ Sketch
 ------
 * **Files.** Each input is a file or a directory; a directory's files are the ones Spark reads (names
   starting with ``_`` or ``.`` skipped, partition directories ``key=value`` descended), whatever their
-  extension.
+  extension. Spark silently leaves out files next to partition directories and files under a
+  subdirectory that is not ``key=value``: both are errors here (:func:`check_layout`).
 * **Footers.** Every file's footer (the last few KB, whatever the file's size) is read on the driver and
   parsed with pyarrow, in parallel for many files. A 0-byte file, a file that is not Parquet (no ``PAR1``
   marker), an encrypted file, a truncated or damaged footer, a column type Spark cannot read (nanosecond
