@@ -103,6 +103,12 @@ def test_read_footer_of_good_and_bad_files(tmp_path):
         assert str(err.value).startswith(str(tmp_path / name)) and fragment in str(err.value), (name, err.value)
 
 
+def test_read_footer_wider_than_one_read(tmp_path):
+    wide = write_table(tmp_path / "w.parquet", {f"feature_{i:05d}": [1.0] for i in range(3000)})
+    assert int.from_bytes(wide.read_bytes()[-8:-4], "little") + 8 > P.TAIL_BYTES  # the footer takes a second read
+    assert P.read_footer(None, df_file(wide)).names == [f"feature_{i:05d}" for i in range(3000)]
+
+
 def test_footers_through_hadoop_for_a_uri(spark, tmp_path):
     d = tmp_path / "d"
     d.mkdir()

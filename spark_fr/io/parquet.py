@@ -44,6 +44,7 @@ from .files import DataFile, data_files, read_range
 log = logging.getLogger(__name__)
 
 MAGIC = b"PAR1"
+TAIL_BYTES = 1 << 16  # read at once from the end of a file: the footer of all but the widest tables
 INTEGERS = ("tinyint", "smallint", "int", "bigint")
 _SPARK_SIMPLE = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
                  "bigint": T.LongType(), "double": T.DoubleType()}
@@ -112,18 +113,19 @@ def read_footer(spark, file: DataFile) -> pa.Schema:
     path, size = file.path, file.size
     if size == 0:
         raise InputError(f"{path}: the file is empty (0 bytes), not a Parquet file")
-    head = read_range(spark, path, 0, 4) if size >= 4 else b""
-    tail = read_range(spark, path, max(size - 8, 0), 8)
-    if tail[-4:] == b"PARE" or head == b"PARE":
+    tail = read_range(spark, path, max(size - TAIL_BYTES, 0), TAIL_BYTES)  # usually the whole footer
+    if tail[-4:] == b"PARE":
         raise InputError(f"{path}: an encrypted Parquet file; spark_fr reads only unencrypted Parquet")
-    if size < 12 or head != MAGIC or tail[-4:] != MAGIC:
+    if size < 12 or tail[-4:] != MAGIC:
+        head = read_range(spark, path, 0, 4)
         where = "start" if head != MAGIC else "end"
         raise InputError(f"{path}: not a Parquet file (no '{MAGIC.decode()}' marker at its {where}"
                          f"{'; truncated?' if where == 'end' else ''})")
-    length = int.from_bytes(tail[:4], "little")
+    length = int.from_bytes(tail[-8:-4], "little")
     if length <= 0 or length + 12 > size:
         raise InputError(f"{path}: damaged Parquet file (its footer claims {length} bytes of a {size}-byte file)")
-    footer = read_range(spark, path, size - 8 - length, length + 8)
+    footer = tail[-(length + 8):] if length + 8 <= len(tail) else read_range(spark, path, size - 8 - length,
+                                                                              length + 8)
     try:
         return pq.read_schema(pa.BufferReader(MAGIC + footer))
     except Exception as err:  # pyarrow raises several error types for damaged metadata
