@@ -537,11 +537,11 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
 
     exprs = []
     for i, c in enumerate(names):
-        k, n, bad_value, inf = stats[f"k{i}"], stats[f"n{i}"], stats[f"b{i}"], stats[f"i{i}"]
+        k, n, bad_value, infinite = stats[f"k{i}"], stats[f"n{i}"], stats[f"b{i}"], stats[f"f{i}"]
         if k > 0 and n == k:
-            if inf:
+            if infinite is not None:
                 _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _infinite(c), is_infinite,
-                                   "is not a finite number", stats[f"f{i}"])
+                                   "is not a finite number", infinite)
             exprs.append(F.when(_known(c), F.trim(qcol(c)).cast("double")).alias(c))
         elif n > 0 and n >= k - n:
             _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _known(c) & ~_numeric(c),
@@ -582,12 +582,11 @@ def _class_index_ok(c, n_classes: int):
 
 
 def _column_stats(df, names: list, corrupt: str, class_names: list):
-    """One aggregation: corrupt records, and per column known/numeric/infinite counts and a bad value."""
+    """One aggregation: corrupt records; per column the known and numeric counts, a text and an infinite value."""
     aggs = [F.count(F.when(qcol(corrupt).isNotNull(), 1)).alias("__corrupt")]
     for i, c in enumerate(names):
         aggs += [F.count(F.when(_known(c), 1)).alias(f"k{i}"), F.count(F.when(_numeric(c), 1)).alias(f"n{i}"),
                  F.min(F.when(_known(c) & ~_numeric(c), qcol(c))).alias(f"b{i}"),
-                 F.count(F.when(_infinite(c), 1)).alias(f"i{i}"),
                  F.min(F.when(_infinite(c), qcol(c))).alias(f"f{i}")]
     if class_names:
         c = names[-1]
