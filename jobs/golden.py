@@ -135,13 +135,18 @@ def run_case(name: str, args: list, work: Path) -> dict:
         code = main(args + ["--output", str(out), "--master", "local[2]", "--log-level", "warning"])
     if code != 0:
         raise SystemExit(f"{name}: exit {code}: {err.getvalue().strip().splitlines()[-1:]}")
-    return fingerprint(read_output(out, fmt))
+    result = fingerprint(read_output(out, fmt))
+    for key, value in result["params"].items():  # the temporary directory differs between runs
+        if isinstance(value, str) and str(work) in value:
+            result["params"][key] = value.replace(str(work), "{work}")
+    return result
 
 
 def compare(name: str, old: dict, new: dict) -> str:
     if old["rows"] == new["rows"]:
-        same_params = old["params"] == new["params"]
-        return f"{name}: identical ({len(new['rows'])} rows){'' if same_params else '; params differ'}"
+        diff = sorted(k for k in set(old["params"]) | set(new["params"]) if old["params"].get(k) != new["params"].get(k))
+        same = f"; params differ in {', '.join(diff)}" if diff else ""
+        return f"{name}: identical ({len(new['rows'])} rows){same}"
     if len(old["rows"]) != len(new["rows"]):
         return f"{name}: DIFFERENT ({len(old['rows'])} rows recorded, {len(new['rows'])} now)"
     diff = [(a, b) for a, b in zip(old["rows"], new["rows"]) if a != b]

@@ -15,7 +15,7 @@ import sys
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 import spark_fr
-from spark_fr.session import get_spark
+from spark_fr.runtime.session import get_spark
 
 spark = get_spark()  # the notebook's session on Databricks; a local one elsewhere
 

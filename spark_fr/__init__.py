@@ -4,11 +4,10 @@
 >>> ranking = spark_fr.rank("enb.arff", targets="Y1,Y2", trees=100, seed=1)   # doctest: +SKIP
 >>> ranking.to_pandas().head()                                                # doctest: +SKIP
 """
-__version__ = "0.1.0"
-
 from .api import rank  # noqa: E402
 from .errors import InputError  # noqa: E402
 from .ranking import Ranking  # noqa: E402
+from .version import __version__  # noqa: E402
 
 
 def __getattr__(name):
@@ -18,5 +17,6 @@ def __getattr__(name):
 
         return getattr(estimator, name)
     raise AttributeError(name)
+
 
 __all__ = ["rank", "Ranking", "InputError", "FeatureRanker", "FeatureRankingModel", "__version__"]

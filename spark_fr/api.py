@@ -1,18 +1,16 @@
-"""``spark_fr.rank``: the functional API behind the job and the notebooks.
+"""``spark_fr.rank``: the functional API behind the job, the Estimator and the notebooks.
 
 Sketch
 ------
-    params   <- validated options (fail before touching data)
-    dataset  <- read (ARFF / CSV / Parquet / Delta / .mat / a DataFrame)          spark_fr.io
-    spec     <- targets and features (names checked)                              spark_fr.data.schema
-    prepared <- persisted, counted, statistics, bins, task                         spark_fr.data.encode
-    ensemble:  encoded blocks on the driver -> trees on Spark (broadcast mode)     spark_fr.ensemble.spark
-    relief:    scaled blocks on the driver (broadcast mode) or left distributed
-               (tall mode) -> Relief accumulators on Spark                         spark_fr.relief.spark
-    ranking  <- long table + run metadata                                          spark_fr.ranking
+    options  <- the keywords checked against the option table (fail before touching data)    spark_fr.options
+    dataset  <- read (ARFF / CSV / Parquet / Delta / .mat / a DataFrame)                       spark_fr.io
+    spec     <- targets and features (names checked)                                           spark_fr.data.schema
+    run      <- the method: ensemble (spark_fr.ensemble.run) or relief (spark_fr.relief.run)
+    ranking  <- long table + run metadata                                                       spark_fr.ranking
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import platform
 import time
@@ -20,27 +18,22 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from .data.encode import block_rdd, collect_encoded, feature_value_counts, prepare
+from . import options as O
+from . import tasks
 from .data.schema import resolve
-from .ensemble.params import EnsembleParams, ParamError
+from .ensemble.params import EnsembleParams
 from .errors import InputError
 from .io.readers import read_dataset
 from .ranking import Ranking
-from .relief.params import ReliefParamError, ReliefParams
-from .tasks import TaskError, fit_task
+from .relief.params import ReliefParams
+from .tasks import TaskError
 
 log = logging.getLogger(__name__)
 
-METHODS = ("ensemble", "relief", "reliefe")
-TASKS = ("auto", "classification", "regression", "mtr", "mlc", "hmlc", "unsupervised")
-ENSEMBLE_TASKS = ("auto", "classification", "regression", "mtr", "mlc")
-COMMON_PARAMS = {"format", "labels_xml", "features_col", "per_target", "seed", "semi_supervised", "title",
-                 "hierarchy"}
-ENSEMBLE_PARAMS = {"ensemble", "trees", "scores", "max_features", "min_samples_leaf", "max_depth", "bootstrap",
-                   "symbolic_weight", "resample_constant_features"}
-RELIEF_PARAMS = {"relief_neighbours", "relief_iterations", "relief_sigma", "relief_target_distance",
-                 "relief_influence", "relief_mode", "hmlc_w0", "relief_hmlc_squared",
-                 "relief_hmlc_normaliser"}
+#: the ranking methods: their parameter objects, their run (module, function), and whether they take
+#: unlabelled rows
+METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_ensemble"), "semi_supervised": False},
+           "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"), "semi_supervised": True}}
 
 
 def versions() -> dict:
@@ -49,35 +42,45 @@ def versions() -> dict:
     import pyarrow
     import pyspark
 
-    from . import __version__
+    from .version import __version__
 
     return {"spark_fr": __version__, "pyspark": pyspark.__version__, "numpy": np.__version__,
             "numba": numba.__version__, "pyarrow": pyarrow.__version__, "python": platform.python_version()}
 
 
-def _ensemble_params(opts: dict) -> EnsembleParams:
-    names = {"ensemble": "ensemble", "trees": "trees", "scores": "scores", "max_features": "max_features",
-             "min_samples_leaf": "min_samples_leaf", "max_depth": "max_depth", "bootstrap": "bootstrap",
-             "symbolic_weight": "symbolic_weight", "per_target": "per_target", "seed": "seed",
-             "resample_constant_features": "resample_constant"}
-    kwargs = {field: opts[key] for key, field in names.items() if opts.get(key) is not None}
-    try:
-        return EnsembleParams(**kwargs)
-    except ParamError as err:
-        raise InputError(str(err)) from None
+def _check_data(data) -> None:
+    if isinstance(data, str) or (isinstance(data, (list, tuple)) and data and all(isinstance(p, str) for p in data)):
+        return
+    if type(data).__name__ == "DataFrame" and hasattr(data, "sparkSession"):
+        return
+    raise InputError(f"data must be a path, a list of paths or a Spark DataFrame, not {type(data).__name__} "
+                     f"{data!r:.60}")
 
 
-def _relief_params(opts: dict) -> ReliefParams:
-    names = {"relief_neighbours": "neighbours", "relief_iterations": "iterations", "relief_sigma": "sigma",
-             "relief_target_distance": "target_distance", "relief_influence": "influence", "relief_mode": "mode",
-             "hmlc_w0": "hmlc_w0", "relief_hmlc_squared": "hmlc_squared",
-             "relief_hmlc_normaliser": "hmlc_normaliser", "per_target": "per_target",
-             "seed": "seed"}
-    kwargs = {field: opts[key] for key, field in names.items() if opts.get(key) is not None}
+def check_options(opts: dict, method: str, given: set) -> object:
+    """The method's parameter object, after the checks that need no data (one-line errors).
+
+    Options given for another method are named in a warning. Returns the parameter object.
+    """
+    if method == "reliefe":
+        raise InputError("--method reliefe is not available in this version; use --method relief or ensemble")
+    ignored = sorted(n for n in given if O.option(n).methods and method not in O.option(n).methods)
+    if ignored:
+        log.warning("%s apply to other methods than --method %s; ignored",
+                    ", ".join(O.option(n).flag for n in ignored), method)
+    task = opts.get("task", "auto")
+    semi = bool(opts.get("semi_supervised"))
     try:
-        return ReliefParams(**kwargs)
-    except ReliefParamError as err:
+        if task != "auto":
+            tasks.require_method(tasks.get(task), method)
+    except TaskError as err:
         raise InputError(str(err)) from None
+    if semi and not METHODS[method]["semi_supervised"]:
+        supported = ", ".join(f"--method {m}" for m, d in METHODS.items() if d["semi_supervised"])
+        raise InputError(f"--semi-supervised is available with {supported} in this version")
+    params = METHODS[method]["params"].from_options(opts)
+    params.check()
+    return params
 
 
 def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, spark=None, **params) -> Ranking:
@@ -85,28 +88,24 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
 
     Parameters
     ----------
-    data : str or pyspark.sql.DataFrame
-        A path (ARFF, CSV, Parquet, Delta directory, ``.mat``) or a Spark DataFrame.
+    data : str, list of str or pyspark.sql.DataFrame
+        A path (ARFF, CSV, Parquet, Delta directory, ``.mat``), several paths of one format, or a Spark
+        DataFrame.
     targets : str or list of str, optional
         Target columns (comma-separated string or list). Default: the labels of ``labels_xml``, else the
         hierarchical class attribute or the last attribute of an ARFF file.
     task : str
-        'auto' (inferred from the targets), 'classification', 'regression', 'mtr', 'mlc', 'hmlc' or
-        'unsupervised' (Relief).
+        'auto' (inferred from the targets) or a target type: 'classification', 'regression', 'mtr',
+        'mlc', 'hmlc', 'unsupervised' (:mod:`spark_fr.tasks`).
     method : str
         'ensemble' (PCT ensembles: Symbolic, Genie3, RF scores) or 'relief' (the Relief family).
     spark : SparkSession, optional
         Default: the active session, or a local one.
     **params
-        The options of ``jobs/rank.py`` with underscores. Common: ``format``, ``labels_xml``,
-        ``features_col``, ``per_target``, ``seed``, ``semi_supervised``, ``hierarchy`` (HMLC from a table:
-        a :class:`spark_fr.hierarchy.Hierarchy` or a Clus class specification such as ``'01,01/02,02'``
-        or ``'root/a,a/b'``; the single target is then a string column of ``@``-joined labels). Ensembles: ``ensemble`` ('rf',
-        'bagging', 'extra_trees'), ``trees``, ``scores``, ``max_features``, ``min_samples_leaf``,
-        ``max_depth``, ``bootstrap``, ``symbolic_weight``, ``resample_constant_features``. Relief:
-        ``relief_neighbours``, ``relief_iterations``, ``relief_sigma``, ``relief_target_distance``,
-        ``relief_influence``, ``relief_mode``, ``hmlc_w0``, ``relief_hmlc_squared``,
-        ``relief_hmlc_normaliser``.
+        The options of ``jobs/rank.py`` with underscores (:mod:`spark_fr.options` lists them: ``seed``,
+        ``per_target``, ``trees``, ``relief_neighbours``, ...), and ``hierarchy`` (HMLC from a table: a
+        :class:`spark_fr.hierarchy.Hierarchy` or a Clus class specification such as ``'01,01/02,02'`` or
+        ``'root/a,a/b'``; the single target is then a string column of ``@``-joined labels).
 
     Returns
     -------
@@ -118,143 +117,46 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
         Bad input or parameters (one-line message naming the file, column, row or option).
     """
     t_start = time.perf_counter()
-    unknown = set(params) - COMMON_PARAMS - ENSEMBLE_PARAMS - RELIEF_PARAMS
-    if unknown:
-        raise InputError(f"unknown parameter(s): {', '.join(sorted(unknown))}")
-    if method not in METHODS:
-        raise InputError(f"--method must be one of {', '.join(METHODS)}, not '{method}'")
-    if task not in TASKS:
-        raise InputError(f"--task must be one of {', '.join(TASKS)}, not '{task}'")
-    if method == "reliefe":
-        raise InputError("--method reliefe is not available in this version; use --method relief or ensemble")
-    semi = bool(params.get("semi_supervised"))
-    if method == "ensemble":
-        if task not in ENSEMBLE_TASKS or semi:
-            what = "--semi-supervised" if semi else f"--task {task}"
-            raise InputError(f"{what} is available with --method relief; ensembles support classification, "
-                             f"regression, mtr and mlc in this version")
-        method_params = _ensemble_params(params)
-        scores = method_params.effective_scores()
-        if "rf" in method_params.scores and "rf" not in scores:
-            log.warning("the RF score needs out-of-bag rows, and %s without bootstrapping has none: it is "
-                        "skipped (add --bootstrap to compute it)", method_params.ensemble)
-        if not scores:
-            raise InputError("no score left to compute: the RF score needs bootstrapping (--bootstrap)")
-    else:
-        method_params = _relief_params(params)
+    _check_data(data)
+    given = {k for k, v in params.items() if v is not None}
+    opts = O.check_keywords({"targets": targets, "task": task, "method": method, **params})
+    method = opts.get("method", "ensemble")
+    method_params = check_options(opts, method, given)
+    semi = bool(opts.get("semi_supervised"))
 
     if spark is None:
-        from .session import get_spark
+        from .runtime.session import get_spark
 
         spark = get_spark()
     timings = {}
     t0 = time.perf_counter()
-    dataset = read_dataset(spark, data, format=params.get("format") or "auto", labels_xml=params.get("labels_xml"),
-                           targets=targets, features_col=params.get("features_col"))
-    if params.get("hierarchy") is not None:
-        _attach_hierarchy(dataset, params["hierarchy"], targets)
-    spec = resolve(dataset, targets, task, semi)
+    dataset = read_dataset(spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
+                           targets=opts.get("targets"), features_col=opts.get("features_col"))
+    if opts.get("hierarchy") is not None:
+        _attach_hierarchy(dataset, opts["hierarchy"], opts.get("targets"))
+    spec = resolve(dataset, opts.get("targets"), opts.get("task", "auto"), semi)
     timings["read_s"] = time.perf_counter() - t0
     log.info("input %s: %d features, target(s) %s", dataset.source, len(spec.features),
              ", ".join(spec.target_names) or "none (unsupervised)")
-    if method == "ensemble":
-        names, usable, results, target_names, info, task_name, n_rows, n_read = _rank_ensemble(
-            spark, dataset, spec, method_params, timings)
-    else:
-        names, usable, results, target_names, info, task_name, n_rows, n_read = _rank_relief(
-            spark, dataset, spec, method_params, semi, timings)
+    module, function = METHODS[method]["run"]
+    run = getattr(importlib.import_module(f"{__package__}.{module}"), function)(spark, dataset, spec, method_params,
+                                                                                 semi)
+    timings.update(run.timings)
     timings["total_s"] = time.perf_counter() - t_start
 
-    run_params = {"input": dataset.source if isinstance(data, (str, list, tuple)) else "DataFrame", "task": task_name,
+    run_params = {"input": dataset.source if isinstance(data, (str, list, tuple)) else "DataFrame", "task": run.task,
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
-                  **method_params.to_dict()}
-    if method == "ensemble":
-        run_params["features_per_node"] = method_params.features_per_node(len(names))
+                  **method_params.to_dict(), **run.params}
     for key in ("format", "labels_xml", "features_col"):
         if params.get(key):
             run_params[key] = params[key]
-    metadata = {"input": run_params["input"], "title": params.get("title"), "n_rows": n_rows, "n_rows_read": n_read,
-                "n_features": len(names), "unusable_features": [n for n, u in zip(names, usable) if not u],
-                "timings": timings, **info, "versions": versions(), "spark_master": spark.sparkContext.master,
+    names = run.feature_names
+    metadata = {"input": run_params["input"], "title": opts.get("title"), "n_rows": run.n_rows,
+                "n_rows_read": run.n_rows_read, "n_features": len(names),
+                "unusable_features": [n for n, u in zip(names, run.usable) if not u], "timings": timings,
+                **run.info, "versions": versions(), "spark_master": spark.sparkContext.master,
                 "created_at": datetime.now(timezone.utc)}
-    return Ranking.from_scores(names, usable, results, target_names, run_params, metadata)
-
-
-def _rank_ensemble(spark, dataset, spec, ens: EnsembleParams, timings: dict):
-    from .ensemble.spark import rank_trees_on_spark
-    from .ensemble.trees import TreeData
-
-    prep = prepare(dataset, spec, outputs=("codes",))
-    try:
-        encoded = collect_encoded(prep, spec.feature_names)
-    finally:
-        prep.release()
-    timings.update(encoded.timings)
-    log.info("encoded %d rows x %d features (task %s) in %.1f s", encoded.n_rows, encoded.n_features,
-             encoded.task, sum(encoded.timings.values()))
-    Y = encoded.Y
-    labelled = ~np.all(np.isnan(Y), axis=1)
-    dropped = int((~labelled).sum())
-    if dropped:
-        log.warning("%d rows without any known target value are not used (supervised ranking)", dropped)
-    classes = encoded.target_categories[0] if encoded.task == "classification" else None
-    try:
-        fitted = fit_task(encoded.task, Y[labelled], encoded.target_names, classes)
-    except TaskError as err:
-        raise InputError(str(err)) from None
-    lower, upper, _ = encoded.bin_arrays()
-    Yl = Y[labelled]
-    tree_data = TreeData(np.ascontiguousarray(encoded.codes[:, labelled]), encoded.nominal, lower, upper,
-                         np.ascontiguousarray(fitted.clustering_matrix(Yl)), Yl, fitted.prototype_columns(Yl),
-                         encoded.row_keys[labelled], fitted)
-    results, info = rank_trees_on_spark(spark, tree_data, ens)
-    timings["trees_s"] = info.pop("trees_s")
-    info["encoded_on"] = encoded.encoded_on
-    return (encoded.feature_names, encoded.usable, results, encoded.target_names, info, encoded.task,
-            int(labelled.sum()), encoded.n_rows)
-
-
-def _rank_relief(spark, dataset, spec, rp: ReliefParams, semi: bool, timings: dict):
-    from .relief.prepare import build_relief_data
-    from .relief.spark import relief_broadcast, relief_tall
-
-    prep = prepare(dataset, spec, outputs=("scaled",), force_executors=rp.mode == "tall")
-    try:
-        timings.update(prep.timings)
-        D = len(spec.features)
-        mode = rp.mode
-        if mode == "auto":
-            mode = "broadcast" if prep.n_rows * D <= rp.broadcast_limit else "tall"
-        task = prep.task
-        classes = prep.target_categories[0] if task == "classification" else None
-        if task == "classification":
-            _check_classes(prep, spec, semi)
-        bins = prep.plan.bins
-        nominal = np.array([b.nominal for b in bins], bool)
-        n_values = feature_value_counts(bins)
-        if mode == "broadcast":
-            encoded = collect_encoded(prep, spec.feature_names)
-            timings.update(encoded.timings)
-            data, kept = build_relief_data(encoded.scaled, encoded.content_keys, encoded.Y, task, nominal, n_values,
-                                           rp, semi_supervised=semi, classes=classes, hierarchy=prep.hierarchy)
-            dropped = int((~kept).sum())
-            if dropped:
-                log.warning("%d rows without any known target value are not used (supervised ranking)", dropped)
-            results, info = relief_broadcast(spark, data, rp)
-            n_used = data.n_rows
-        else:
-            results, info = relief_tall(spark, block_rdd(prep), task, rp, nominal=nominal, n_values=n_values,
-                                        semi_supervised=semi, n_classes=len(classes) if classes else 0,
-                                        hierarchy=prep.hierarchy)
-            n_used = None
-    finally:
-        prep.release()
-    timings["relief_s"] = info.pop("relief_s")
-    n_used = n_used if n_used is not None else prep.n_rows
-    target_names = prep.target_names if task != "hmlc" else []
-    if task == "hmlc":
-        results.pop("relief/targets", None)
-    return (spec.feature_names, prep.usable, results, target_names, info, task, n_used, prep.n_rows)
+    return Ranking.from_scores(names, run.usable, run.results, run.target_names, run_params, metadata)
 
 
 def _attach_hierarchy(dataset, hierarchy, targets) -> None:
@@ -268,7 +170,7 @@ def _attach_hierarchy(dataset, hierarchy, targets) -> None:
             raise InputError(f"hierarchy: {err}") from None
     if not isinstance(hierarchy, Hierarchy):
         raise InputError("hierarchy must be a spark_fr.hierarchy.Hierarchy or a Clus class specification string")
-    names = [t.strip() for t in targets.split(",")] if isinstance(targets, str) else list(targets or [])
+    names = list(targets or [])
     if len(names) != 1:
         raise InputError("with a hierarchy, give exactly one target: the column of '@'-joined labels")
     col = next((c for c in dataset.columns if c.name == names[0]), None)
@@ -278,13 +180,3 @@ def _attach_hierarchy(dataset, hierarchy, targets) -> None:
         raise InputError(f"target column '{names[0]}' must be a string column of '@'-joined labels for HMLC")
     col.kind, col.categories = "hierarchical", None
     dataset.hierarchy = hierarchy
-
-
-def _check_classes(prep, spec, semi: bool) -> None:
-    """A classification target needs two classes among the rows used."""
-    s = prep.stats.columns[len(spec.features)]
-    present = [k for k, c in (s.counts or {}).items() if c > 0]
-    if len(present) < 2:
-        name = spec.targets[0].name
-        only = present[0] if present else "?"
-        raise InputError(f"target column '{name}' has a single class '{only}'; classification needs at least two")

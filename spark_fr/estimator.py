@@ -14,32 +14,47 @@ import os
 import pandas as pd
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
-from pyspark.ml.param import Param, Params, TypeConverters
-from pyspark.ml.param.shared import HasSeed
+from pyspark.ml.param import Param, Params
 from pyspark.ml.util import (DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable,
                              DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter)
 
+from . import options as O
+from .errors import InputError
 
-class _RankerParams(HasSeed):
-    targetCols = Param(Params._dummy(), "targetCols", "target columns", TypeConverters.toListString)
-    task = Param(Params._dummy(), "task", "auto, classification, regression, mtr or mlc", TypeConverters.toString)
-    ensemble = Param(Params._dummy(), "ensemble", "rf, bagging or extra_trees", TypeConverters.toString)
-    numTrees = Param(Params._dummy(), "numTrees", "number of trees", TypeConverters.toInt)
-    scores = Param(Params._dummy(), "scores", "scores among symbolic, genie3, rf", TypeConverters.toListString)
-    perTarget = Param(Params._dummy(), "perTarget", "one ranking per target too", TypeConverters.toBoolean)
-    maxFeatures = Param(Params._dummy(), "maxFeatures", "features per node: sqrt, log2, all, count or fraction",
-                        TypeConverters.toString)
-    minSamplesLeaf = Param(Params._dummy(), "minSamplesLeaf", "minimal examples per leaf", TypeConverters.toFloat)
-    featuresCol = Param(Params._dummy(), "featuresCol", "vector column holding the features (optional)",
-                        TypeConverters.toString)
-    numTopFeatures = Param(Params._dummy(), "numTopFeatures", "features kept by transform", TypeConverters.toInt)
-    selectionScore = Param(Params._dummy(), "selectionScore", "score used by transform", TypeConverters.toString)
+
+def _converter(opt, name: str):
+    """A Param type converter that checks values like :func:`spark_fr.rank` does (InputError, one line,
+    naming the Param)."""
+    def convert(value):
+        try:
+            return O.check_value(opt, value)
+        except InputError as err:
+            raise InputError(str(err).replace(opt.flag, name, 1)) from None
+
+    return convert
+
+
+#: Params of the model only (not options of a ranking run)
+MODEL_OPTIONS = (
+    O.Option("numTopFeatures", O.Integer(lo=1, description="a positive integer"), 10,
+             "features kept by transform", O.RUN, where=frozenset({O.API})),
+    O.Option("selectionScore", O.Choice(("symbolic", "genie3", "rf", "relief")), "genie3",
+             "score whose joint ranking transform uses", O.RUN, where=frozenset({O.API})),
+)
+
+
+class _RankerParams(Params):
+    """One Param per option of :mod:`spark_fr.options` that applies to a DataFrame (camelCase), plus the
+    model's own ``numTopFeatures`` and ``selectionScore``; values are checked as :func:`spark_fr.rank`
+    checks its keywords."""
 
     def __init__(self, *args):
         super().__init__(*args)
-        self._setDefault(task="auto", ensemble="rf", numTrees=100, scores=["symbolic", "genie3", "rf"],
-                         perTarget=False, maxFeatures="", minSamplesLeaf=2.0, featuresCol="", numTopFeatures=10,
-                         selectionScore="genie3", seed=0)
+        defaults = {}
+        for opt in _PARAM_OPTIONS.values():
+            if opt.default is not None:
+                defaults[_param_name(opt)] = opt.default
+        self._setDefault(**defaults)
 
     def getTargetCols(self):
         return self.getOrDefault(self.targetCols)
@@ -56,46 +71,55 @@ class _RankerParams(HasSeed):
     def getSelectionScore(self):
         return self.getOrDefault(self.selectionScore)
 
+    def rank_keywords(self) -> dict:
+        """{option name: value} of the Params that are set (the others have :func:`spark_fr.rank`'s defaults)."""
+        return {opt.name: self.getOrDefault(getattr(self, name)) for name, opt in _PARAM_OPTIONS.items()
+                if opt not in MODEL_OPTIONS and self.isSet(getattr(self, name))}
+
+
+def _param_name(opt) -> str:
+    return opt.param_name if opt not in MODEL_OPTIONS else opt.name
+
+
+_PARAM_OPTIONS = {_param_name(o): o for o in (*O.estimator_options(), *MODEL_OPTIONS)}
+for _name, _opt in _PARAM_OPTIONS.items():
+    setattr(_RankerParams, _name, Param(Params._dummy(), _name, _opt.help, _converter(_opt, _name)))
+
+
+def _check_names(cls, kwargs: dict) -> None:
+    unknown = sorted(set(kwargs) - set(_PARAM_OPTIONS))
+    if unknown:
+        raise InputError(f"unknown parameter(s) of {cls.__name__}: {', '.join(unknown)}; known: "
+                         f"{', '.join(sorted(_PARAM_OPTIONS))}")
+
 
 class FeatureRanker(Estimator, _RankerParams, DefaultParamsReadable, DefaultParamsWritable):
-    """Rank features of a DataFrame with PCT ensembles (see :func:`spark_fr.rank`).
+    """Rank the features of a DataFrame (see :func:`spark_fr.rank`) in an ML pipeline.
 
-    Parameters
-    ----------
-    targetCols : list of str
-    task, ensemble : str
-    numTrees : int
-    scores : list of str
-    perTarget : bool
-    maxFeatures : str
-    minSamplesLeaf : float
-    featuresCol : str
-    numTopFeatures : int
-    selectionScore : str
-    seed : int
+    Parameters are the options of :func:`spark_fr.rank` in camelCase (``targetCols``, ``task``, ``method``,
+    ``ensemble``, ``numTrees``, ``scores``, ``perTarget``, ``maxFeatures``, ``minSamplesLeaf``,
+    ``featuresCol``, ``reliefNeighbours``, ..., ``seed``), and ``numTopFeatures`` / ``selectionScore`` for
+    :meth:`FeatureRankingModel.transform`. Values are checked when they are set (one-line
+    :class:`spark_fr.errors.InputError`).
     """
 
     @keyword_only
-    def __init__(self, *, targetCols=None, task="auto", ensemble="rf", numTrees=100, scores=None, perTarget=False,
-                 maxFeatures="", minSamplesLeaf=2.0, featuresCol="", numTopFeatures=10, selectionScore="genie3",
-                 seed=0):
+    def __init__(self, **kwargs):
         super().__init__()
         kwargs = {k: v for k, v in self._input_kwargs.items() if v is not None}
+        _check_names(type(self), kwargs)
         self._set(**kwargs)
 
     @keyword_only
     def setParams(self, **kwargs):
-        return self._set(**{k: v for k, v in kwargs.items() if v is not None})
+        kwargs = {k: v for k, v in kwargs.items() if v is not None}
+        _check_names(type(self), kwargs)
+        return self._set(**kwargs)
 
     def _fit(self, dataset):
         from .api import rank
 
-        g = self.getOrDefault
-        ranking = rank(dataset, targets=list(g(self.targetCols)), task=g(self.task), ensemble=g(self.ensemble),
-                       trees=g(self.numTrees), scores=list(g(self.scores)), per_target=g(self.perTarget),
-                       max_features=g(self.maxFeatures) or None, min_samples_leaf=g(self.minSamplesLeaf),
-                       features_col=g(self.featuresCol) or None, seed=g(self.seed),
-                       spark=dataset.sparkSession)
+        ranking = rank(dataset, spark=dataset.sparkSession, **self.rank_keywords())
         model = FeatureRankingModel(ranking.to_pandas(), ranking.metadata)
         model._resetUid(self.uid)
         return self._copyValues(model)

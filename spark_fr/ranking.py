@@ -17,6 +17,8 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
+from .io.writers import PNG_MARK, write_ranking
+
 ALL_TARGETS = "__all__"
 COLUMNS = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",
            "params"]
@@ -31,18 +33,18 @@ def rank_order(importance: np.ndarray, usable: np.ndarray) -> np.ndarray:
     return ranks
 
 
-def build_table(feature_names, usable, results: dict, target_names, run_id: str, created_at: datetime,
+def build_table(feature_names, usable, results: list, target_names, run_id: str, created_at: datetime,
                 params: dict) -> pd.DataFrame:
-    """The long ranking table from score vectors.
+    """The long ranking table from score results.
 
     Parameters
     ----------
     feature_names : list of str
     usable : ndarray of bool
-    results : dict
-        ``{score: (mean, std)}`` for joint rankings (arrays (D,)) and ``{score + '/targets': (mean, std)}``
-        for per-target ones (arrays (T, D)).
+    results : list of ScoreResult
+        Joint results (importance (D,)) and per-target ones (importance (T, D)).
     target_names : list of str
+        The targets of per-target results, in order.
     run_id : str
     created_at : datetime
     params : dict
@@ -50,12 +52,22 @@ def build_table(feature_names, usable, results: dict, target_names, run_id: str,
     Returns
     -------
     pandas.DataFrame
+
+    Raises
+    ------
+    ValueError
+        If an importance of a usable feature is not a finite number (it must never reach the output).
     """
     usable = np.asarray(usable, bool)
     params_json = json.dumps(params, sort_keys=True, default=str)
     frames = []
 
     def add(score, target, mean, std):
+        bad = usable & ~np.isfinite(mean)
+        if bad.any():
+            f = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"score '{score}' (target '{target}') is {mean[f]} for feature '{feature_names[f]}'; "
+                             f"no ranking was written")
         mean = np.where(usable, mean, 0.0)
         std = np.where(usable, std, np.nan) if std is not None else np.full(mean.shape, np.nan)
         ranks = rank_order(mean, usable)
@@ -63,13 +75,12 @@ def build_table(feature_names, usable, results: dict, target_names, run_id: str,
             "feature": list(feature_names), "score": score, "target": target, "importance": mean.astype(float),
             "rank": ranks.astype(np.int32), "importance_std": std.astype(float)}))
 
-    for key, (mean, std) in results.items():
-        if key.endswith("/targets"):
-            score = key.split("/")[0]
+    for r in results:
+        if r.per_target:
             for t, tname in enumerate(target_names):
-                add(score, tname, mean[t], std[t] if std is not None else None)
+                add(r.name, tname, r.importance[t], r.std[t] if r.std is not None else None)
         else:
-            add(key, ALL_TARGETS, mean, std)
+            add(r.name, ALL_TARGETS, r.importance, r.std)
     table = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=COLUMNS[:6])
     table["run_id"] = run_id
     table["created_at"] = pd.Timestamp(created_at).tz_convert("UTC") if pd.Timestamp(created_at).tzinfo \
@@ -98,7 +109,7 @@ class Ranking:
 
     @classmethod
     def from_scores(cls, feature_names, usable, results, target_names, params: dict, metadata: dict):
-        """Build a ranking from score vectors (see :func:`build_table`)."""
+        """Build a ranking from score results (see :func:`build_table`)."""
         run_id = metadata.get("run_id") or uuid.uuid4().hex
         created = metadata.get("created_at") or datetime.now(timezone.utc)
         if isinstance(created, str):
@@ -161,9 +172,8 @@ class Ranking:
         return f"Ranking(run_id={self.run_id!r}, features={n_feat}, scores={self.scores})"
 
     def write(self, path: str, format: str = "csv", mode: str | None = None) -> str:
-        """Write the ranking (see :func:`spark_fr.io.writers.write_ranking`); returns the path."""
-        from .io.writers import write_ranking
-
+        """Write the ranking (see :func:`spark_fr.io.writers.write_ranking`: an existing path is replaced only
+        if it holds a ranking spark_fr wrote); returns the path."""
         return write_ranking(self, path, format=format, mode=mode)
 
     def plot(self, path: str | None = None, top: int = 20, target: str = ALL_TARGETS):
@@ -207,8 +217,12 @@ class Ranking:
         if path:
             parent = os.path.dirname(os.path.abspath(path))
             os.makedirs(parent, exist_ok=True)
-            tmp = path + ".tmp.png"
-            fig.savefig(tmp, dpi=110)
-            os.replace(tmp, path)
+            tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}.png")
+            try:
+                fig.savefig(tmp, dpi=110, format="png", metadata={PNG_MARK: self.run_id})
+                os.replace(tmp, path)
+            finally:
+                if os.path.exists(tmp):
+                    os.remove(tmp)
             plt.close(fig)
         return fig

@@ -1,15 +1,21 @@
-"""Shared fixtures: one local Spark session for the whole run, paths to the shared datasets."""
+"""Shared fixtures and helpers: one local Spark session for the whole run, the shared datasets, running the
+job in this process or as a real process, checking the output contract, slow references shared by tests."""
+import json
 import os
+import runpy
 import sys
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
-ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 DATASETS = SHARED / "datasets"
 
@@ -46,3 +52,152 @@ def spark(tmp_path_factory):
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# ----- running the job and checking its output ------------------------------------------------------------
+JOB = ROOT / "jobs" / "rank.py"
+CONTRACT = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",
+            "params"]
+# Madelon's 20 relevant features by construction (5 informative + 15 linear combinations), 1-based
+MADELON_RELEVANT = {29, 49, 65, 106, 129, 154, 242, 282, 319, 337, 339, 379, 434, 443, 452, 454, 456, 473, 476,
+                    494}
+
+
+def run_job(args, capsys=None):
+    """Run jobs/rank.py in this process; returns (exit code, stdout, stderr)."""
+    argv = sys.argv
+    sys.argv = [str(JOB)] + [str(a) for a in args]
+    try:
+        runpy.run_path(str(JOB), run_name="__main__")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.argv = argv
+    out, err = capsys.readouterr() if capsys else ("", "")
+    return code, out, err
+
+
+def check_contract(out_dir: Path, features, targets=("__all__",), scores=("symbolic", "genie3", "rf")):
+    table = pd.read_csv(out_dir / "ranking.csv")
+    unusable = set(json.loads((out_dir / "run.json").read_text()).get("unusable_features", []))
+    assert list(table.columns) == CONTRACT
+    assert set(table.score) == set(scores)
+    assert set(table.target) == set(targets)
+    for (score, target), group in table.groupby(["score", "target"]):
+        assert sorted(group.feature) == sorted(features), (score, target)
+        assert sorted(group["rank"]) == list(range(1, len(features) + 1))
+        ordered = group.sort_values("rank")
+        ordered = ordered[~ordered.feature.isin(unusable)]  # last, with importance 0 (Relief weights can be < 0)
+        assert np.all(np.diff(ordered.importance.to_numpy()) <= 1e-12), "ranks follow importance"
+        assert np.isfinite(group.importance).all()
+    assert table.run_id.nunique() == 1
+    params = json.loads(table.params.iloc[0])
+    run = json.loads((out_dir / "run.json").read_text())
+    assert run["run_id"] == table.run_id.iloc[0]
+    assert {"timings", "versions", "params", "n_rows", "n_features"} <= set(run)
+    assert params == run["params"]
+    pd.to_datetime(table.created_at)  # parses
+    return table
+
+
+def top(table, score="genie3", target="__all__", k=5):
+    sel = table[(table.score == score) & (table.target == target)].sort_values("rank")
+    return list(sel.feature[:k])
+
+
+def arff_features(path, targets):
+    from spark_fr.io.arff import read_header
+
+    return [a.name for a in read_header(str(path)).attributes if a.name not in set(targets)]
+
+
+
+def _subprocess_env():
+    env = dict(os.environ)
+    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
+    env["PYSPARK_PYTHON"] = sys.executable
+    env["SPARK_LOCAL_IP"] = "127.0.0.1"
+    return env
+
+
+
+
+# ----- Relief: data set-up as the job does it, and the slow reference of the target distances ---------------
+def relief_data(X, keys, Y, task, nominal, n_values, params, semi_supervised=False, classes=None, hierarchy=None):
+    """(ReliefData, rows kept) for scaled features X and targets Y, set up as both Relief modes do it."""
+    from spark_fr import tasks
+    from spark_fr.relief.setup import ReliefSetup, build_relief_data, labelled_rows
+
+    target_type = tasks.get(task)
+    setup = ReliefSetup(target_type, params, semi_supervised, np.asarray(nominal, bool),
+                        np.asarray(n_values, np.float64), len(classes) if classes else 0, hierarchy)
+    Y = np.asarray(Y, np.float64)
+    data, _, _ = build_relief_data({"scaled": np.asarray(X, np.float64), "Y": Y, "keys": np.asarray(keys, np.uint64)},
+                                   setup)
+    kept = labelled_rows(Y) if target_type.supervised and not semi_supervised else np.ones(Y.shape[0], bool)
+    return data, kept
+
+
+def as_dict(results) -> dict:
+    """Score results as {'name' or 'name/targets': (importance, std)} (short to index in tests)."""
+    return {r.name + ("/targets" if r.per_target else ""): (r.importance, r.std) for r in results}
+
+
+def target_distance_reference(target, a: int, b: int) -> float:
+    """Slow reference of d_Y between rows a and b of a ReliefTarget (plain Python)."""
+    from spark_fr.tasks import distances as K
+
+    ya, yb = target.values[a], target.values[b]
+
+    def num(u, v):
+        if np.isnan(u) and np.isnan(v):
+            return 1.0
+        if np.isnan(u) or np.isnan(v):
+            t = v if np.isnan(u) else u
+            return max(t, 1 - t)
+        return abs(u - v)
+
+    if target.kind == K.T_NUMERIC:
+        return float(np.mean([num(u, v) for u, v in zip(ya, yb)]))
+    if target.kind == K.T_CLASS:
+        if np.isnan(ya[0]) or np.isnan(yb[0]):
+            return 1 - 1 / target.norm
+        return float(ya[0] != yb[0])
+    if target.kind == K.T_HAMMING:
+        return float(np.mean([0.5 if np.isnan(u) or np.isnan(v) else float(u != v) for u, v in zip(ya, yb)]))
+    if target.kind in (K.T_JACCARD, K.T_F1):
+        pa = np.where(np.isnan(ya), 0.5, ya)
+        pb = np.where(np.isnan(yb), 0.5, yb)
+        inter = float(np.sum(pa * pb))
+        if target.kind == K.T_JACCARD:
+            union = float(np.sum(pa + pb - pa * pb))
+            return 1 - inter / union if union > 1e-9 else 0.0
+        tot = float(np.sum(pa + pb))
+        return 1 - 2 * inter / tot if tot > 1e-9 else 0.0
+    if target.kind == K.T_SUBSET:
+        if any((not np.isnan(u)) and (not np.isnan(v)) and u != v for u, v in zip(ya, yb)):
+            return 1.0
+        return 1 - 0.5 ** int(np.sum(np.isnan(ya) | np.isnan(yb)))
+    if target.kind in (K.T_HMLC, K.T_HMLC_SQUARED):
+        s = float(np.sum(target.weights * (ya - yb) ** 2))
+        return (np.sqrt(s) if target.kind == K.T_HMLC else s) / target.norm
+    raise ValueError(target.kind)
+
+
+def check_png(path, figure=None, best: str | None = None) -> None:
+    """A plot written by spark_fr: a PNG that decodes to a picture that is not blank; with ``figure`` and
+    ``best``: the figure's size and the best feature's bar at the top of the first panel."""
+    import matplotlib.image
+
+    from spark_fr.io.writers import is_our_png
+
+    img = matplotlib.image.imread(str(path))
+    assert img.ndim == 3 and min(img.shape[:2]) > 100 and img[..., :3].std() > 0.05
+    assert is_our_png(str(path))
+    if figure is not None:
+        width, height = figure.get_size_inches() * figure.dpi
+        assert abs(img.shape[0] - height) <= 1 and abs(img.shape[1] - width) <= 1
+    if best is not None:
+        ticks = {t.get_position()[1]: t.get_text() for t in figure.axes[0].get_yticklabels()}
+        assert ticks[max(ticks)] == best

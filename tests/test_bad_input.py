@@ -1,14 +1,11 @@
 """Bad input: a clear one-line error naming the file, column, row or option, exit code 2, nothing written."""
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from test_end_to_end import JOB, _subprocess_env, run_job
+from conftest import run_job
 
 
 def expect_error(args, capsys, tmp_path, *fragments):
@@ -32,79 +29,11 @@ def write(path: Path, text: str) -> Path:
 ARFF_HEAD = "@relation t\n@attribute a numeric\n@attribute b {x,y}\n@attribute c numeric\n@data\n"
 
 
-def test_missing_input_file(spark, tmp_path, capsys):
-    expect_error(["--input", tmp_path / "nope.arff"], capsys, tmp_path, "input not found", "nope.arff")
-
-
-def test_unknown_target_column(spark, datasets, tmp_path, capsys):
-    expect_error(["--input", datasets / "mtr_enb/enb.arff", "--targets", "Y1,Y9"], capsys, tmp_path,
-                 "target column 'Y9' not found", "Relative_compactness")
-
-
-def test_missing_target_for_a_csv(spark, tmp_path, capsys):
-    f = write(tmp_path / "d.csv", "a,b\n1,2\n3,4\n")
-    expect_error(["--input", f], capsys, tmp_path, "no target given", "--targets")
-
-
-def test_target_that_is_all_missing(spark, tmp_path, capsys):
-    f = write(tmp_path / "d.arff", ARFF_HEAD + "".join(f"{i},x,?\n" for i in range(20)))
-    expect_error(["--input", f, "--targets", "c"], capsys, tmp_path, "target column 'c' has no known values")
-
-
-def test_single_class(spark, tmp_path, capsys):
-    f = write(tmp_path / "d.arff", ARFF_HEAD + "".join(f"{i},x,{i % 3}\n" for i in range(20)))
-    expect_error(["--input", f, "--targets", "b"], capsys, tmp_path, "'b' has a single class 'x'")
-
-
-def test_constant_regression_target(spark, tmp_path, capsys):
-    f = write(tmp_path / "d.arff", ARFF_HEAD + "".join(f"{i},x,5\n" for i in range(20)))
-    expect_error(["--input", f, "--targets", "c"], capsys, tmp_path, "target column 'c' is constant")
-
-
-def test_non_numeric_text_in_a_numeric_csv_column(spark, tmp_path, capsys):
-    rows = [f"{i},{i * 0.5},{i % 2}" for i in range(30)]
-    rows[17] = "17,eight point five,1"
-    f = write(tmp_path / "d.csv", "a,b,y\n" + "\n".join(rows) + "\n")
-    expect_error(["--input", f, "--targets", "y"], capsys, tmp_path, "d.csv line 19", "column 'b'",
-                 "'eight point five' is not a number")
-
-
-def test_csv_row_with_the_wrong_number_of_fields(spark, tmp_path, capsys):
-    rows = [f"{i},{i * 0.5},{i % 2}" for i in range(30)]
-    rows[4] = "4,2.0"
-    f = write(tmp_path / "d.csv", "a,b,y\n" + "\n".join(rows) + "\n")
-    expect_error(["--input", f, "--targets", "y"], capsys, tmp_path, "d.csv line 6", "expected 3 fields")
-
-
-def test_empty_table(spark, tmp_path, capsys):
-    f = write(tmp_path / "d.csv", "a,b,y\n")
-    expect_error(["--input", f, "--targets", "y"], capsys, tmp_path, "no rows")
-    g = write(tmp_path / "e.arff", ARFF_HEAD)
-    expect_error(["--input", g, "--targets", "c"], capsys, tmp_path, "no rows")
-    h = write(tmp_path / "f.csv", "")
-    expect_error(["--input", h, "--targets", "y"], capsys, tmp_path, "empty")
-
-
-def test_malformed_arff_line_reports_its_line_number(spark, tmp_path, capsys):
-    rows = [f"{i},{'xy'[i % 2]},{i * 0.1}" for i in range(40)]
-    rows[30] = "30,z,3.0"
-    f = write(tmp_path / "d.arff", ARFF_HEAD + "\n".join(rows) + "\n")
-    expect_error(["--input", f, "--targets", "c"], capsys, tmp_path, "d.arff line 36", "attribute 'b'", "'z'")
-    rows[30] = "30,x"
-    g = write(tmp_path / "g.arff", ARFF_HEAD + "\n".join(rows) + "\n")
-    expect_error(["--input", g, "--targets", "c"], capsys, tmp_path, "g.arff line 36", "expected 3 values")
-
-
-def test_malformed_arff_header(spark, tmp_path, capsys):
-    f = write(tmp_path / "d.arff", "@relation t\n@attribute a numeric\n@attribute a numeric\n@data\n1,2\n")
-    expect_error(["--input", f], capsys, tmp_path, "d.arff line 3", "duplicate")
-
-
 @pytest.mark.parametrize("args,fragment", [
     (["--trees", "0"], "--trees must be a positive integer"),
     (["--max-features", "lots"], "--max-features must be"),
     (["--scores", "genie3,shap"], "--scores must be"),
-    (["--min-samples-leaf", "0"], "--min-samples-leaf must be >= 1"),
+    (["--min-samples-leaf", "0"], "--min-samples-leaf must be a number >= 1"),
     (["--symbolic-weight", "2"], "--symbolic-weight must be in (0, 1]"),
     (["--ensemble", "extra_trees", "--scores", "rf"], "RF score needs bootstrapping"),
 ])
@@ -115,12 +44,6 @@ def test_bad_parameters(spark, datasets, tmp_path, capsys, args, fragment):
     assert code == 2
     assert fragment in [ln for ln in err.splitlines() if ln.startswith("error:")][0]
     assert not out_dir.exists()
-
-
-def test_unknown_option_in_config(spark, tmp_path, capsys):
-    cfg = write(tmp_path / "c.yaml", "input: x.arff\ntreez: 5\n")
-    code, _, err = run_job(["--config", cfg], capsys)
-    assert code == 2 and "unknown option 'treez'" in err
 
 
 def test_constant_and_all_missing_features_rank_last_with_zero_importance(spark, tmp_path):
@@ -143,18 +66,6 @@ def test_constant_and_all_missing_features_rank_last_with_zero_importance(spark,
     assert sorted(ranking.metadata["unusable_features"]) == ["const", "flat", "gone"]
 
 
-def test_error_in_a_real_process_has_exit_code_2_and_one_line(datasets, tmp_path):
-    out = tmp_path / "o"
-    r = subprocess.run([sys.executable, str(JOB), "--input", str(datasets / "mtr_enb/enb.arff"),
-                        "--targets", "nope", "--output", str(out)], capture_output=True, text=True,
-                       env=_subprocess_env(), timeout=300)
-    assert r.returncode == 2
-    lines = [ln for ln in r.stderr.splitlines() if ln.startswith("error:")]
-    assert lines == ["error: target column 'nope' not found in " + str(datasets / "mtr_enb/enb.arff") +
-                     "; columns are: Relative_compactness, X1, X3, X4, X5, X6, X7, X8, Y1, Y2"]
-    assert "Traceback" not in r.stderr and not out.exists()
-
-
 @pytest.mark.parametrize("args,fragment", [
     (["--method", "relief", "--relief-neighbours", "0"], "--relief-neighbours must be a positive integer"),
     (["--method", "relief", "--relief-iterations", "0"], "--relief-iterations as a count must be >= 1"),
@@ -164,7 +75,7 @@ def test_error_in_a_real_process_has_exit_code_2_and_one_line(datasets, tmp_path
     (["--method", "relief", "--task", "hmlc"], "HMLC needs a label hierarchy"),
     (["--semi-supervised"], "--semi-supervised is available with --method relief"),
     (["--method", "relief", "--task", "unsupervised"], "--task unsupervised takes no --targets"),
-    (["--task", "unsupervised"], "--task unsupervised is available with --method relief"),
+    (["--task", "unsupervised"], "--method ensemble does not support the task 'unsupervised'"),
 ])
 def test_bad_relief_parameters(spark, datasets, tmp_path, capsys, args, fragment):
     out_dir = tmp_path / "out"
@@ -175,22 +86,56 @@ def test_bad_relief_parameters(spark, datasets, tmp_path, capsys, args, fragment
     assert not out_dir.exists()
 
 
-def test_hierarchical_label_not_in_the_hierarchy(spark, tmp_path, capsys):
-    head = "@relation t\n@attribute x numeric\n@attribute z numeric\n@attribute class hierarchical A,A/a1,B\n@data\n"
-    rows = [f"{i * 0.1},{i % 3},{'A/a1' if i % 2 else 'B'}" for i in range(30)]
-    rows[21] = "2.1,0,B@A/a7"
-    f = write(tmp_path / "h.arff", head + "\n".join(rows) + "\n")
-    expect_error(["--input", f, "--method", "relief"], capsys, tmp_path, "h.arff line 27", "column 'class'",
-                 "label 'A/a7' is not in the hierarchy")
-    g = write(tmp_path / "cyc.arff", head.replace("A,A/a1,B", "root/A,A/B,B/A") + "\n".join(rows[:3]) + "\n")
-    expect_error(["--input", g, "--method", "relief"], capsys, tmp_path, "cyc.arff", "cycle")
+# ----- the Python API: typed checks with one-line errors, as on the command line ---------------------------
+@pytest.mark.parametrize("call,fragment", [
+    (lambda df: ("rank", (123,), {}), "data must be a path, a list of paths or a Spark DataFrame, not int"),
+    (lambda df: ("rank", (df,), {"targets": "y", "seed": 1.5}), "--seed must be an integer, not 1.5"),
+    (lambda df: ("rank", (df,), {"targets": "y", "max_depth": True}), "--max-depth must be an integer >= 0, not True"),
+    (lambda df: ("rank", (df,), {"targets": "y", "trees": "10"}), "--trees must be a positive integer, not '10'"),
+    (lambda df: ("rank", (df,), {"targets": "y", "per_target": "no"}), "--per-target must be true or false"),
+    (lambda df: ("rank", (df,), {"targets": "y", "relief_sigma": float("nan")}), "--relief-sigma must be"),
+    (lambda df: ("rank", (df,), {"targets": "y", "treez": 5}), "unknown parameter 'treez' (did you mean 'trees'?)"),
+    (lambda df: ("rank", (df,), {"targets": 7}), "--targets must be a comma list of names, not 7"),
+    (lambda df: ("FeatureRanker", (), {"numTopFeatures": -3}), "numTopFeatures must be a positive integer, not -3"),
+    (lambda df: ("FeatureRanker", (), {"maxDepth": True}), "maxDepth must be an integer >= 0, not True"),
+    (lambda df: ("FeatureRanker", (), {"seed": 1.5}), "seed must be an integer, not 1.5"),
+    (lambda df: ("FeatureRanker", (), {"numTress": 5}), "unknown parameter(s) of FeatureRanker: numTress"),
+])
+def test_the_api_checks_its_arguments(spark, call, fragment):
+    import spark_fr
+    from spark_fr import FeatureRanker
+    from spark_fr.errors import InputError
+
+    df = spark.createDataFrame(pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [1.0, 0.0, 1.0]}))
+    what, args, kwargs = call(df)
+    fn = spark_fr.rank if what == "rank" else FeatureRanker
+    with pytest.raises(InputError) as info:
+        fn(*args, **kwargs)
+    assert fragment in str(info.value) and "\n" not in str(info.value)
 
 
-def test_several_arff_inputs_must_declare_the_same_attributes(spark, tmp_path, capsys):
-    a = write(tmp_path / "a.arff", ARFF_HEAD + "1,x,0.5\n2,y,0.7\n")
-    b = write(tmp_path / "b.arff", ARFF_HEAD.replace("@attribute c numeric", "@attribute c2 numeric") + "3,x,0.1\n")
-    expect_error(["--input", f"{a},{b}", "--targets", "c"], capsys, tmp_path, "b.arff", "attribute 'c2' differs",
-                 "a.arff")
-    code, _, err = run_job(["--input", f"{a},{tmp_path / 'none.arff'}", "--targets", "c", "--output",
-                            tmp_path / "o2"], capsys)
-    assert code == 2 and err.strip().splitlines()[-1] == f"error: input not found: {tmp_path / 'none.arff'}"
+def test_an_estimator_without_targets_says_so(spark):
+    from spark_fr import FeatureRanker
+    from spark_fr.errors import InputError
+
+    df = spark.createDataFrame(pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [1.0, 0.0, 1.0]}))
+    with pytest.raises(InputError, match="no target given"):
+        FeatureRanker(numTrees=3).fit(df)
+
+
+def test_a_failure_inside_spark_is_explained_in_one_line(monkeypatch):
+    """Out of memory in the driver: say so and what to set; the JVM gone: say so; anything else: one line."""
+    from spark_fr import cli
+    from spark_fr.runtime import session
+
+    monkeypatch.setattr(session, "jvm_log_tail", lambda: "")
+    java = RuntimeError("An error occurred while calling o41.collectToPython.\n: java.lang.OutOfMemoryError: Java "
+                        "heap space\n\tat java.base/java.util.Arrays.copyOf(Arrays.java:3537)")
+    msg = cli.failure_message(java)
+    assert "ran out of memory (java.lang.OutOfMemoryError: Java heap space)" in msg and "SPARK_FR_DRIVER_MEMORY" in msg
+    monkeypatch.setattr(session, "jvm_log_tail", lambda: "...\njava.lang.OutOfMemoryError: Java heap space\n...")
+    assert "ran out of memory" in cli.failure_message(ConnectionRefusedError(111, "Connection refused"))
+    monkeypatch.setattr(session, "jvm_log_tail", lambda: "")
+    assert "stopped unexpectedly" in cli.failure_message(ConnectionRefusedError(111, "Connection refused"))
+    other = cli.failure_message(KeyError("x\ny"))
+    assert other.startswith("unexpected failure: ") and "\n" not in other and "--log-level debug" in other

@@ -1,33 +1,29 @@
 """The example configs in conf/ run on the shared datasets (with fewer trees: the command line wins)."""
 import json
-import os
 from pathlib import Path
 
 import pytest
 import yaml
 
-from test_end_to_end import run_job
+from conftest import run_job
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "conf").glob("*.yaml"))
 
 
-def test_defaults_yaml_states_the_real_defaults():
-    from spark_fr.cli import DEFAULTS
+def test_defaults_yaml_is_the_option_table():
+    """conf/defaults.yaml is generated from spark_fr/options.py, and loading it gives the table's defaults."""
+    from spark_fr import options
     from spark_fr.ensemble.params import EnsembleParams
     from spark_fr.relief.params import ReliefParams
 
-    d = yaml.safe_load((ROOT / "conf" / "defaults.yaml").read_text())
-    p = EnsembleParams()
-    r = ReliefParams()
-    assert (d["trees"], d["ensemble"], d["scores"], d["min_samples_leaf"]) == (p.trees, p.ensemble, p.scores,
-                                                                                p.min_samples_leaf)
-    assert d["seed"] == DEFAULTS["seed"] == p.seed == r.seed
-    assert (d["relief_neighbours"], d["relief_iterations"], d["relief_sigma"], d["relief_target_distance"]) == \
-        (r.neighbours, r.iterations, r.sigma, r.target_distance)
-    assert [float(x) for x in d["relief_influence"].split(",")] == list(r.influence)
-    assert (d["relief_mode"], d["hmlc_w0"]) == (r.mode, r.hmlc_w0)
-    assert (d["relief_hmlc_squared"], d["relief_hmlc_normaliser"]) == (r.hmlc_squared, r.hmlc_normaliser)
+    path = ROOT / "conf" / "defaults.yaml"
+    assert path.read_text() == options.defaults_yaml(), "regenerate conf/defaults.yaml from options.defaults_yaml()"
+    loaded = options.load_config(str(path))
+    table = {k: v for k, v in options.defaults().items() if v is not None and k != "config"}
+    assert {k: (list(v) if isinstance(v, tuple) and k == "scores" else v) for k, v in table.items()} == loaded
+    assert EnsembleParams.from_options(loaded).to_dict() == EnsembleParams().to_dict()
+    assert ReliefParams.from_options(loaded).to_dict() == ReliefParams().to_dict()
 
 
 @pytest.mark.parametrize("config", [c for c in CONFIGS if c.name != "defaults.yaml"], ids=lambda p: p.stem)

@@ -1,11 +1,10 @@
 """The same seed gives the same ranking whatever the partitioning (input partitions, tree groups)."""
 import numpy as np
 import pandas as pd
-import pytest
 
 import spark_fr
 from spark_fr.ensemble import spark as ens_spark
-from spark_fr.ensemble.aggregate import ExactSum
+from spark_fr.runtime.exact import ExactSum
 
 COLS = ["feature", "score", "target", "importance", "rank", "importance_std"]
 

@@ -4,72 +4,17 @@ Most runs execute the job script in this process (``runpy``), so they share the 
 context; two runs go through real ``python`` and ``spark-submit`` processes, as a user would start them.
 """
 import json
-import os
-import runpy
 import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from spark_fr.io.arff import read_header
 
-ROOT = Path(__file__).resolve().parents[1]
-JOB = ROOT / "jobs" / "rank.py"
-CONTRACT = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",
-            "params"]
-# Madelon's 20 relevant features by construction (5 informative + 15 linear combinations), 1-based
-MADELON_RELEVANT = {29, 49, 65, 106, 129, 154, 242, 282, 319, 337, 339, 379, 434, 443, 452, 454, 456, 473, 476,
-                    494}
-
-
-def run_job(args, capsys=None):
-    """Run jobs/rank.py in this process; returns (exit code, stdout, stderr)."""
-    argv = sys.argv
-    sys.argv = [str(JOB)] + [str(a) for a in args]
-    try:
-        runpy.run_path(str(JOB), run_name="__main__")
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr() if capsys else ("", "")
-    return code, out, err
-
-
-def check_contract(out_dir: Path, features, targets=("__all__",), scores=("symbolic", "genie3", "rf")):
-    table = pd.read_csv(out_dir / "ranking.csv")
-    unusable = set(json.loads((out_dir / "run.json").read_text()).get("unusable_features", []))
-    assert list(table.columns) == CONTRACT
-    assert set(table.score) == set(scores)
-    assert set(table.target) == set(targets)
-    for (score, target), group in table.groupby(["score", "target"]):
-        assert sorted(group.feature) == sorted(features), (score, target)
-        assert sorted(group["rank"]) == list(range(1, len(features) + 1))
-        ordered = group.sort_values("rank")
-        ordered = ordered[~ordered.feature.isin(unusable)]  # last, with importance 0 (Relief weights can be < 0)
-        assert np.all(np.diff(ordered.importance.to_numpy()) <= 1e-12), "ranks follow importance"
-        assert np.isfinite(group.importance).all()
-    assert table.run_id.nunique() == 1
-    params = json.loads(table.params.iloc[0])
-    run = json.loads((out_dir / "run.json").read_text())
-    assert run["run_id"] == table.run_id.iloc[0]
-    assert {"timings", "versions", "params", "n_rows", "n_features"} <= set(run)
-    assert params == run["params"]
-    pd.to_datetime(table.created_at)  # parses
-    return table
-
-
-def top(table, score="genie3", target="__all__", k=5):
-    sel = table[(table.score == score) & (table.target == target)].sort_values("rank")
-    return list(sel.feature[:k])
-
-
-def arff_features(path, targets):
-    return [a.name for a in read_header(str(path)).attributes if a.name not in set(targets)]
+from conftest import (CONTRACT, JOB, MADELON_RELEVANT, _subprocess_env,  # noqa: F401
+                      arff_features, check_contract, check_png, run_job, top)
 
 
 def test_mtr_enb(spark, datasets, tmp_path, capsys):
@@ -103,7 +48,7 @@ def test_mlc_emotions(spark, datasets, tmp_path, capsys):
     labels = ["amazed-suprised", "happy-pleased", "relaxing-calm", "quiet-still", "sad-lonely", "angry-aggresive"]
     check_contract(tmp_path / "emo", arff_features(d / "emotions.arff", labels))
     assert json.loads((tmp_path / "emo/run.json").read_text())["params"]["task"] == "mlc"
-    assert (tmp_path / "emo.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    check_png(tmp_path / "emo.png")
 
 
 def test_mlc_medical_sparse(spark, datasets, tmp_path, capsys):
@@ -172,14 +117,6 @@ def test_parquet_and_delta_outputs(spark, datasets, tmp_path, capsys):
     assert back.count() == 16
 
 
-def _subprocess_env():
-    env = dict(os.environ)
-    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
-    env["PYSPARK_PYTHON"] = sys.executable
-    env["SPARK_LOCAL_IP"] = "127.0.0.1"
-    return env
-
-
 @pytest.mark.slow
 def test_spark_submit_and_python_give_the_same_ranking(datasets, tmp_path):
     """The issue's example command, once with spark-submit and once with python (same seed)."""
@@ -199,7 +136,7 @@ def test_spark_submit_and_python_give_the_same_ranking(datasets, tmp_path):
     b = pd.read_csv(tmp_path / "b/ranking.csv")
     cols = ["feature", "score", "target", "importance", "rank", "importance_std"]
     pd.testing.assert_frame_equal(a[cols], b[cols], check_exact=True)
-    assert (tmp_path / "a.png").stat().st_size > 10_000
+    check_png(tmp_path / "a.png")
     assert "genie3 (top 10)" in r1.stdout
 
 

@@ -8,9 +8,9 @@ from sklearn.tree import DecisionTreeRegressor
 from spark_fr.data.binning import fit_bins, stack_bins
 from spark_fr.pct import scores as pct_scores
 from spark_fr.pct.grow import permutation
-from spark_fr.pct.rng import poisson1_counts, tree_seed
+from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts
 from spark_fr.pct.tree import grow, leaf_prototypes
-from spark_fr.tasks import fit_task
+from spark_fr import tasks
 
 TASKS = ["regression", "mtr", "classification", "mlc"]
 
@@ -89,7 +89,7 @@ def test_root_split_is_the_brute_force_best(task_name, x_missing, y_missing):
         n = 60
         codes, nominal, lower, upper = make_features(rng, n, missing=x_missing)
         Y, classes = make_targets(task_name, rng, n, missing=y_missing)
-        task = fit_task(task_name, Y, [f"t{j}" for j in range(Y.shape[1])], classes)
+        task = tasks.get(task_name).fit(Y, [f"t{j}" for j in range(Y.shape[1])], classes)
         w = rng.integers(0, 3, n).astype(float)
         tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w, min_leaf=2, max_depth=1)
         best, P = brute_force_best_split(codes, nominal, Y, w, task, 2.0)
@@ -122,7 +122,7 @@ def test_missing_feature_values_go_to_the_better_side(y_missing):
         lower, upper, _ = stack_bins([b])
         Y = y[:, None].copy()
         Y[rng.random(n) < y_missing] = np.nan
-        task = fit_task("regression", Y, ["y"])
+        task = tasks.get("regression").fit(Y, ["y"])
         tree = grow(codes, np.array([False]), lower, upper, task.clustering_matrix(Y), np.ones(n), max_depth=1)
         best, _ = brute_force_best_split(codes, np.array([False]), Y, np.ones(n), task, 2.0)
         assert tree.gain[0] == pytest.approx(best, rel=1e-9)
@@ -139,7 +139,7 @@ def test_greedy_subset_search_for_many_categories_is_valid_and_good():
     b = fit_bins(cat, nominal=True)
     codes = b.encode(cat)[None, :]
     lower, upper, _ = stack_bins([b])
-    task = fit_task("regression", Y, ["y"])
+    task = tasks.get("regression").fit(Y, ["y"])
     tree = grow(codes, np.array([True]), lower, upper, task.clustering_matrix(Y), np.ones(n), max_depth=1)
     # the optimum for one numeric target: sort categories by mean, best prefix (Breiman)
     means = np.array([Y[cat == k, 0].mean() for k in range(12)])
@@ -161,7 +161,7 @@ def test_single_regression_tree_equals_scikit_learn():
         bins = [fit_bins(X[:, f]) for f in range(D)]
         codes = np.ascontiguousarray(np.stack([b.encode(X[:, f]) for f, b in enumerate(bins)]))
         lower, upper, _ = stack_bins(bins)
-        task = fit_task("regression", y[:, None], ["y"])
+        task = tasks.get("regression").fit(y[:, None], ["y"])
         tree = grow(codes, np.zeros(D, bool), lower, upper, task.clustering_matrix(y[:, None]), np.ones(n),
                     min_leaf=5)
         proto = leaf_prototypes(tree, task.prototype_columns(y[:, None]), np.ones(n), task.default_prototype())
@@ -196,7 +196,7 @@ def test_extra_trees_threshold_is_uniform_in_the_node_range():
     b = fit_bins(x)
     codes = b.encode(x)[None, :]
     lower, upper, _ = stack_bins([b])
-    task = fit_task("regression", y, ["y"])
+    task = tasks.get("regression").fit(y, ["y"])
     Z = task.clustering_matrix(y)
     chosen = []
     for s in range(1800):
@@ -224,7 +224,7 @@ def test_random_forest_feature_subset_limits_the_candidates():
     codes, nominal, lower, upper = make_features(rng, n, n_num=4, n_nom=0)
     codes[3] = 0  # a constant feature
     Y = (codes[0] + rng.normal(size=n) * 0.1)[:, None].astype(float)
-    task = fit_task("regression", Y, ["y"])
+    task = tasks.get("regression").fit(Y, ["y"])
     Z = task.clustering_matrix(Y)
     roots = [int(grow(codes, nominal, lower, upper, Z, np.ones(n), max_depth=1, max_features=1,
                       seed=s).feature[0]) for s in range(80)]
@@ -259,7 +259,7 @@ def test_prediction_and_path_kernels_match_a_python_walk():
     n = 300
     codes, nominal, lower, upper = make_features(rng, n, missing=0.1)
     Y, _ = make_targets("mtr", rng, n)
-    task = fit_task("mtr", Y, ["a", "b", "c"])
+    task = tasks.get("mtr").fit(Y, ["a", "b", "c"])
     tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), np.ones(n), max_features=2, seed=9)
     XR = np.ascontiguousarray(codes.T)
     rows = np.arange(n)
@@ -299,8 +299,8 @@ def test_scores_of_one_tree_match_their_definitions(task_name):
     n = 250
     codes, nominal, lower, upper = make_features(rng, n, missing=0.05)
     Y, classes = make_targets(task_name, rng, n, missing=0.05 if task_name != "classification" else 0.0)
-    task = fit_task(task_name, Y, [f"t{j}" for j in range(Y.shape[1])], classes)
-    seed = tree_seed(3, 0)
+    task = tasks.get(task_name).fit(Y, [f"t{j}" for j in range(Y.shape[1])], classes)
+    seed = derive_seed(3, 0)
     w = poisson1_counts(seed, np.arange(n, dtype=np.uint64))
     tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w, max_features=3, seed=seed,
                 track_columns=True)
@@ -333,7 +333,7 @@ def test_scores_of_one_tree_match_their_definitions(task_name):
         if f not in used:
             assert joint[f] == 0.0
             continue
-        perm = permutation(np.uint64(tree_seed(seed, f, stream=2)), oob.size)
+        perm = permutation(np.uint64(derive_seed(seed, f, Stream.PERMUTATION)), oob.size)
         leaves = np.array([_route(tree, codes, r, (f, oob[perm[i]])) for i, r in enumerate(oob)])
         err_t = task.target_errors(Y[oob], task.predict(proto[leaves]))
         floor = 1.0 / (oob.size * Y.shape[1])
@@ -346,36 +346,36 @@ def test_task_errors_are_the_usual_measures():
     rng = np.random.default_rng(2)
     Y = rng.normal(size=(50, 2)) * [2.0, 5.0]
     P = Y + rng.normal(size=(50, 2))
-    t = fit_task("mtr", Y, ["a", "b"])
+    t = tasks.get("mtr").fit(Y, ["a", "b"])
     expected = np.mean(((Y - P) ** 2).mean(axis=0) / Y.var(axis=0))
     assert t.error(Y, P) == pytest.approx(expected)
     L = (rng.random((40, 3)) < 0.5).astype(float)
     Lp = (rng.random((40, 3)) < 0.5).astype(float)
-    assert fit_task("mlc", L, ["a", "b", "c"]).error(L, Lp) == pytest.approx(np.mean(L != Lp))  # Hamming loss
+    assert tasks.get("mlc").fit(L, ["a", "b", "c"]).error(L, Lp) == pytest.approx(np.mean(L != Lp))  # Hamming loss
     c = rng.integers(0, 3, (30, 1)).astype(float)
     cp = rng.integers(0, 3, (30, 1)).astype(float)
-    assert fit_task("classification", c, ["y"], ["a", "b", "c"]).error(c, cp) == pytest.approx(np.mean(c != cp))
+    assert tasks.get("classification").fit(c, ["y"], ["a", "b", "c"]).error(c, cp) == pytest.approx(np.mean(c != cp))
 
 
 def test_task_impurities_are_gini_and_normalised_variance():
     rng = np.random.default_rng(4)
     c = rng.integers(0, 3, (80, 1)).astype(float)
     p = np.bincount(c[:, 0].astype(int)) / 80
-    assert fit_task("classification", c, ["y"], ["a", "b", "c"]).impurity(c) == pytest.approx(1 - (p ** 2).sum())
+    assert tasks.get("classification").fit(c, ["y"], ["a", "b", "c"]).impurity(c) == pytest.approx(1 - (p ** 2).sum())
     Y = rng.normal(size=(80, 3)) * [1, 10, 100]
-    t = fit_task("mtr", Y, ["a", "b", "c"])
+    t = tasks.get("mtr").fit(Y, ["a", "b", "c"])
     sub = Y[:30]
     assert t.impurity(sub) == pytest.approx(np.mean(sub.var(axis=0) / Y.var(axis=0)))
     L = (rng.random((80, 4)) < 0.3).astype(float)
-    tl = fit_task("mlc", L, list("abcd"))
+    tl = tasks.get("mlc").fit(L, list("abcd"))
     assert tl.impurity(L[:20]) == pytest.approx(np.mean(L[:20].var(axis=0) / L.var(axis=0)))
 
 
 def test_poisson_bootstrap_depends_on_seed_and_key_only():
     keys = np.arange(200_000, dtype=np.uint64) * np.uint64(7919)
-    c1 = poisson1_counts(tree_seed(1, 5, 1), keys)
+    c1 = poisson1_counts(derive_seed(1, 5, Stream.BOOTSTRAP), keys)
     assert c1.mean() == pytest.approx(1.0, abs=0.01)
     assert (c1 == 0).mean() == pytest.approx(np.exp(-1), abs=0.005)
     shuffled = np.random.default_rng(0).permutation(keys.size)
-    np.testing.assert_array_equal(poisson1_counts(tree_seed(1, 5, 1), keys[shuffled]), c1[shuffled])
-    assert not np.array_equal(poisson1_counts(tree_seed(1, 6, 1), keys), c1)
+    np.testing.assert_array_equal(poisson1_counts(derive_seed(1, 5, Stream.BOOTSTRAP), keys[shuffled]), c1[shuffled])
+    assert not np.array_equal(poisson1_counts(derive_seed(1, 6, Stream.BOOTSTRAP), keys), c1)

@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 import spark_fr
+from conftest import as_dict
 from spark_fr.ensemble.local import rank_arrays
 from spark_fr.ensemble.params import EnsembleParams
 
@@ -35,12 +36,12 @@ def planted(task, n=600, D=12, seed=0):
 def test_planted_features_rank_first_locally(task, ensemble):
     X, Y, relevant = planted(task)
     params = EnsembleParams(ensemble=ensemble, trees=30, seed=1, bootstrap=True)
-    results = rank_arrays(X, Y, task, params)
+    results = as_dict(rank_arrays(X, Y, task, params))
     for score in ("symbolic", "genie3", "rf"):
         mean, std = results[score]
         top = set(np.argsort(-mean)[:len(relevant)])
         assert top == set(relevant), (score, np.round(mean, 3))
-        assert np.all(std >= 0)
+        assert np.all(np.isfinite(std)) and np.all(std[relevant] > 0)  # the trees differ
 
 
 def test_a_noisy_high_cardinality_feature_is_not_ranked_high_by_the_rf_score():
@@ -50,7 +51,7 @@ def test_a_noisy_high_cardinality_feature_is_not_ranked_high_by_the_rf_score():
     n = 800
     X = np.column_stack([rng.uniform(-1, 1, n), rng.integers(0, 2, n), rng.permutation(n) / n])
     y = (2 * X[:, 0] + X[:, 1] + rng.normal(0, 0.3, n))[:, None]
-    mean, _ = rank_arrays(X, y, "regression", EnsembleParams(trees=40, seed=3))["rf"]
+    mean, _ = as_dict(rank_arrays(X, y, "regression", EnsembleParams(trees=40, seed=3)))["rf"]
     assert mean[2] < mean[0] and mean[2] < mean[1]
     assert abs(mean[2]) < 0.2 * mean[0]
 
@@ -65,7 +66,6 @@ def test_planted_features_rank_first_on_spark(spark, task):
     df = spark.createDataFrame(pdf)
     ranking = spark_fr.rank(df, targets=targets, trees=40, seed=5, spark=spark, per_target=True)
     table = ranking.to_pandas()
-    assert spark_fr.rank.__name__ == "rank"
     expected_task = task
     assert ranking.metadata["params"]["task"] == expected_task
     for score in ("symbolic", "genie3", "rf"):

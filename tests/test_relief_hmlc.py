@@ -219,7 +219,8 @@ def test_normaliser_modes(squared):
     import itertools
 
     from spark_fr.hierarchy import Hierarchy
-    from spark_fr.tasks import relief_target
+    from spark_fr import tasks
+    from spark_fr.relief.params import ReliefParams
 
     h = Hierarchy.from_clus_spec("A,A/a1,A/a2,A/a2/x,B,B/b1,C")
     values = ["A/a1@B", "A/a1", "B/b1", "A", "C@A/a1"]
@@ -235,7 +236,9 @@ def test_normaliser_modes(squared):
     expected = {"data": max(dist(closures[a], closures[b]) for a, b in itertools.combinations(finals, 2)),
                 "hierarchy": max(dist(closures[a], closures[b]) for a, b in itertools.combinations(h.labels, 2)),
                 "sum": dist(set(range(len(h.labels))), set())}
-    got = {m: relief_target("hmlc", Y, hierarchy=h, hmlc_squared=squared, hmlc_normaliser=m).norm for m in expected}
+    hmlc = tasks.get("hmlc")
+    got = {m: hmlc.relief_target(Y, ReliefParams(hmlc_squared=squared, hmlc_normaliser=m), hierarchy=h).norm
+           for m in expected}
     assert got == pytest.approx(expected, rel=1e-12)
     assert got["data"] < got["hierarchy"] < got["sum"]
     rows = [set(np.nonzero(r)[0]) for r in Y]

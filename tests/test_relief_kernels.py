@@ -2,11 +2,16 @@
 import numpy as np
 import pytest
 
-from spark_fr.relief import kernels as K
-from spark_fr.relief.data import influence_from_distances, sample_order, shard_bounds
-from spark_fr.relief.params import ReliefParams, ReliefParamError, parse_iterations
-from spark_fr.relief.prepare import build_relief_data, relief_local, sampled_shards
-from spark_fr.tasks import relief_target, relief_target_distance_reference
+from conftest import as_dict, relief_data, target_distance_reference
+from spark_fr.errors import InputError
+from spark_fr.relief import tall_kernels as tall
+from spark_fr.relief.local import relief_local, run_shard
+from spark_fr.relief.distances import block_distances
+from spark_fr.relief.neighbours import neighbour_rows
+from spark_fr.relief.params import ReliefParams
+from spark_fr.relief.sampling import sample_order, sampled_shards, shard_bounds
+from spark_fr.relief.setup import influence_from_distances
+from spark_fr.tasks import distances as K
 
 
 # ----- slow references ------------------------------------------------------------------------------------
@@ -72,14 +77,14 @@ def ref_relief(data, instances, k, sigma, per_target=False):
             if t.kind == K.T_DESCRIPTIVE or not (data.labelled[r] and data.labelled[j]):
                 dc = ref_dx(data, r, j)
             else:
-                dc = relief_target_distance_reference(t, r, j)
+                dc = target_distance_reference(t, r, j)
             S += om
             PdC += om * dc
             PdA += om * di
             PdAdC += om * di * dc
             for q in range(T):
                 one = type(t)(t.per_target_kinds[q], t.values[:, q:q + 1], t.weights[q:q + 1], t.norm)
-                dq = relief_target_distance_reference(one, r, j)
+                dq = target_distance_reference(one, r, j)
                 PdC_t[q] += om * dq
                 PdAdC_t[q] += om * di * dq
     joint = PdAdC / PdC - (PdA - PdAdC) / (S - PdC)
@@ -127,9 +132,9 @@ def test_relief_equals_the_slow_reference(task, dist, sigma):
     params = ReliefParams(neighbours=4, iterations=0.6, sigma=sigma, target_distance=dist, shards=3,
                           per_target=task in ("mtr", "mlc"), seed=5)
     classes = ["a", "b", "c"] if task == "classification" else None
-    data, _ = build_relief_data(X, keys, Y, task, nominal, n_values, params, classes=classes)
-    got = relief_local(data, params)
-    instances = np.concatenate(sampled_shards(data, params))
+    data, _ = relief_data(X, keys, Y, task, nominal, n_values, params, classes=classes)
+    got = as_dict(relief_local(data, params))
+    instances = np.concatenate(sampled_shards(data.keys, params))
     joint, per = ref_relief(data, instances, 4, sigma, per_target=params.per_target)
     np.testing.assert_allclose(got["relief"][0], joint, rtol=1e-10, atol=1e-12)
     if params.per_target:
@@ -143,7 +148,7 @@ def test_semi_supervised_relief_equals_the_reference():
     Y = targets("mtr", rng, X)
     Y[rng.random(50) < 0.6] = np.nan  # unlabelled rows: every target missing
     params = ReliefParams(neighbours=5, iterations=1.0, influence=(0.2, 0.9), shards=2, seed=1)
-    data, kept = build_relief_data(X, keys, Y, "mtr", nominal, n_values, params, semi_supervised=True)
+    data, kept = relief_data(X, keys, Y, "mtr", nominal, n_values, params, semi_supervised=True)
     assert kept.all() and (~data.labelled).sum() == np.isnan(Y).all(axis=1).sum()
     # influence: labelled 1; unlabelled on the line through (max d, 0.2) and (min d, 0.9)
     lab = np.flatnonzero(data.labelled)
@@ -152,8 +157,8 @@ def test_semi_supervised_relief_equals_the_reference():
     assert data.influence[~data.labelled].min() == pytest.approx(0.2)
     assert data.influence[~data.labelled].max() == pytest.approx(0.9)
     assert np.all(data.influence[data.labelled] == 1)
-    got = relief_local(data, params)
-    joint, _ = ref_relief(data, np.concatenate(sampled_shards(data, params)), 5, 0.0)
+    got = as_dict(relief_local(data, params))
+    joint, _ = ref_relief(data, np.concatenate(sampled_shards(data.keys, params)), 5, 0.0)
     np.testing.assert_allclose(got["relief"][0], joint, rtol=1e-10, atol=1e-12)
 
 
@@ -162,9 +167,10 @@ def test_semi_supervised_relief_without_unlabelled_rows_is_supervised_relief():
     X, nominal, n_values, keys = random_data(rng, n=40)
     Y = targets("regression", rng, X)
     params = ReliefParams(neighbours=5, seed=2)
-    a, _ = build_relief_data(X, keys, Y, "regression", nominal, n_values, params)
-    b, _ = build_relief_data(X, keys, Y, "regression", nominal, n_values, params, semi_supervised=True)
-    np.testing.assert_array_equal(relief_local(a, params)["relief"][0], relief_local(b, params)["relief"][0])
+    a, _ = relief_data(X, keys, Y, "regression", nominal, n_values, params)
+    b, _ = relief_data(X, keys, Y, "regression", nominal, n_values, params, semi_supervised=True)
+    np.testing.assert_array_equal(as_dict(relief_local(a, params))["relief"][0],
+                                  as_dict(relief_local(b, params))["relief"][0])
 
 
 @pytest.mark.parametrize("kind", [K.T_NUMERIC, K.T_CLASS, K.T_HAMMING, K.T_JACCARD, K.T_F1, K.T_SUBSET, K.T_HMLC,
@@ -189,7 +195,7 @@ def test_target_distance_kernel_equals_reference(kind):
     for a in range(n):
         for b in range(n):
             got = K.target_distance(kind, vals[a], vals[b], w, t.norm)
-            assert got == pytest.approx(relief_target_distance_reference(t, a, b), abs=1e-12)
+            assert got == pytest.approx(target_distance_reference(t, a, b), abs=1e-12)
             assert got >= -1e-12
 
 
@@ -198,8 +204,8 @@ def test_neighbour_ties_are_broken_by_row_key():
     X = np.array([[0.0], [0.5], [0.5], [0.5], [1.0]])
     keys = np.array([9, 30, 10, 20, 5], np.uint64)
     dist = np.empty((1, 5))
-    K.block_distances(X, X[:1], np.array([False]), np.ones(1), dist)
-    idx, counts = K.neighbour_rows(dist[0], keys, 0, 2, np.zeros(5), 0)
+    block_distances(X, X[:1], np.array([False]), np.ones(1), dist)
+    idx, counts = neighbour_rows(dist[0], keys, 0, 2, np.zeros(5), 0)
     assert counts[0] == 2 and list(idx[0][:2]) == [2, 3]
 
 
@@ -215,7 +221,7 @@ def test_block_distances_equal_the_reference(seed):
     X[rng.random((n, D)) < (0.1 if seed > 1 else 0.0)] = np.nan
     R = X[rng.choice(n, 11)]
     out = np.empty((11, n))
-    K.block_distances(X, R, nominal, n_values, out)
+    block_distances(X, R, nominal, n_values, out)
     for g in range(11):
         for j in range(n):
             ref = np.mean([ref_fd(R[g, i], X[j, i], nominal[i], n_values[i]) for i in range(D)])
@@ -233,22 +239,22 @@ def test_sampling_and_shards_do_not_depend_on_row_order():
 
 
 def test_iterations_parameter():
-    assert parse_iterations("1.0") == 1.0 and parse_iterations("1") == 1 and parse_iterations("250") == 250
-    assert parse_iterations(0.25) == 0.25 and parse_iterations(1000.0) == 1000
+    def parse(v):
+        return ReliefParams(iterations=v).iterations
+
+    assert parse("1.0") == 1.0 and parse("1") == 1 and parse("250") == 250
+    assert parse(0.25) == 0.25 and parse(1000.0) == 1000
     assert ReliefParams(iterations=0.25).n_iterations(100) == 25
     assert ReliefParams(iterations=500).n_iterations(100) == 100
-    for bad in ("0", "-3", "1.5x", 0.0, True):
-        with pytest.raises(ReliefParamError):
-            parse_iterations(bad)
+    for bad in ("0", "-3", "1.5x", 0.0, True, float("inf"), float("nan"), 1.5):
+        with pytest.raises(InputError, match="--relief-iterations"):
+            parse(bad)
 
 
 @pytest.mark.parametrize("task,dist", [("classification", "f1"), ("mtr", "f1"), ("mlc", "jaccard"),
                                        ("unsupervised", "f1")])
 def test_tall_kernels_give_exactly_the_broadcast_result(task, dist):
     """Candidates per block, merged in any order, then updated: bit-identical to the broadcast kernel."""
-    from spark_fr.relief import tall
-    from spark_fr.relief.data import run_shard
-
     rng = np.random.default_rng(11)
     X, nominal, n_values, keys = random_data(rng, n=60)
     X[5] = X[7]  # identical rows: ties and self-copies
@@ -257,15 +263,15 @@ def test_tall_kernels_give_exactly_the_broadcast_result(task, dist):
     Y[5] = Y[7]
     params = ReliefParams(neighbours=4, iterations=0.7, sigma=0.2, target_distance=dist, shards=3,
                           per_target=task == "mtr", seed=3)
-    data, _ = build_relief_data(X, keys, Y, task, nominal, n_values, params,
+    data, _ = relief_data(X, keys, Y, task, nominal, n_values, params,
                                 classes=["a", "b", "c"] if task == "classification" else None)
-    for shard in sampled_shards(data, params):
+    for shard in sampled_shards(data.keys, params):
         expected = run_shard(data, shard, 4, 0.2, params.per_target)
-        inst = tall.rows_block(data, shard)
+        inst = data.block(shard)
         for split_seed in range(3):
             perm = np.random.default_rng(split_seed).permutation(data.n_rows)
             parts = np.array_split(perm, 1 + split_seed * 3)
-            cands = [tall.candidates_for_block(tall.rows_block(data, np.sort(p)), inst, 4, data.target, nominal,
+            cands = [tall.candidates_for_block(data.block(np.sort(p)), inst, 4, data.target, nominal,
                                                n_values, params.per_target) for p in parts]
             while len(cands) > 1:  # merge in a random tree shape
                 i, j = sorted(np.random.default_rng(split_seed + 10).choice(len(cands), 2, replace=False))

@@ -6,7 +6,8 @@ import pytest
 
 import spark_fr
 from spark_fr.relief.params import ReliefParams
-from spark_fr.relief.prepare import build_relief_data, relief_local
+from conftest import as_dict, relief_data
+from spark_fr.relief.local import relief_local
 
 COLS = ["feature", "score", "target", "importance", "rank", "importance_std"]
 
@@ -58,12 +59,12 @@ def test_multiclass_wine_equals_skrebate_when_miss_classes_are_weighted_alike(sp
     # the same data with the difference applied: uniform priors
     lo, hi = X.min(axis=0), X.max(axis=0)
     params = ReliefParams(neighbours=10)
-    data, _ = build_relief_data((X - lo) / (hi - lo), np.arange(len(y), dtype=np.uint64), y[:, None].astype(float),
+    data, _ = relief_data((X - lo) / (hi - lo), np.arange(len(y), dtype=np.uint64), y[:, None].astype(float),
                                 "classification", np.zeros(13, bool), np.ones(13), params,
                                 classes=["0", "1", "2"])
     assert not np.allclose(data.target.priors, 1 / 3)
     data.target.priors = np.full(3, 1 / 3)
-    np.testing.assert_allclose(relief_local(data, params)["relief"][0], sk, atol=1e-6, rtol=0)
+    np.testing.assert_allclose(as_dict(relief_local(data, params))["relief"][0], sk, atol=1e-6, rtol=0)
 
 
 # ----- modes and partitionings ---------------------------------------------------------------------------
@@ -150,9 +151,9 @@ def test_xor_interaction_is_found():
     for i in (0, 1):
         assert abs(np.corrcoef(X[:, i], y)[0, 1]) < 0.15
     params = ReliefParams(neighbours=10)
-    data, _ = build_relief_data(X, np.arange(n, dtype=np.uint64), y[:, None], "classification", np.ones(8, bool),
+    data, _ = relief_data(X, np.arange(n, dtype=np.uint64), y[:, None], "classification", np.ones(8, bool),
                                 np.full(8, 2.0), params, classes=["0", "1"])
-    w = relief_local(data, params)["relief"][0]
+    w = as_dict(relief_local(data, params))["relief"][0]
     assert set(np.argsort(-w)[:2]) == {0, 1}
     assert w[0] > 0.1 and w[1] > 0.1 and np.all(w[2:] < 0.05)
 
@@ -199,7 +200,7 @@ def test_semi_supervised_relief_keeps_unlabelled_rows(spark):
 
 def test_grouping_shards_into_tasks_does_not_change_the_weights(spark, monkeypatch):
     """Small jobs run their 16 shards in one task per core, large ones one shard per task: same bits."""
-    from spark_fr.relief import spark as relief_spark
+    from spark_fr.relief import broadcast as relief_spark
 
     groups = relief_spark.shard_groups([[1], [2, 3], [4], [5]] * 4, 2, 100)
     assert len(groups) == 2 and [i for g in groups for i, _ in g] == list(range(16))

@@ -8,7 +8,7 @@ Trees see every feature as codes 0..254 plus 255 for missing:
   "code <= b" is reported with the threshold halfway between the b-th and (b+1)-th value, as
   scikit-learn does;
 * numeric, more distinct values: the cut points are up to 254 quantiles of the column (exact quantiles of
-  a hash-selected sample, see :mod:`spark_fr.data.encode`); code b holds ``cut[b-1] < x <= cut[b]`` and
+  a hash-selected sample, see :mod:`spark_fr.data.plan`); code b holds ``cut[b-1] < x <= cut[b]`` and
   the threshold of "code <= b" is ``cut[b]``;
 * nominal: code = index of the category in the feature's domain (at most 255 categories; the rarest
   ones beyond 254 share the last code, named ``__other__``).

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import types as T
 
+from .. import tasks
 from ..errors import InputError
 
 log = logging.getLogger(__name__)
@@ -80,6 +81,19 @@ class Dataset:
     error_column: str | None = None
     hierarchy: object = None
     extra: dict = field(default_factory=dict)
+
+    @property
+    def skipped(self) -> dict:
+        """{name: type} of the DataFrame's columns that are neither features nor targets (unsupported type)."""
+        from pyspark.ml.linalg import VectorUDT
+
+        known = {c.column for c in self.columns}
+        try:
+            fields = self.df.schema.fields
+        except Exception:  # not a DataFrame (tests)
+            return {}
+        return {f.name: f.dataType.simpleString() for f in fields
+                if f.name not in known and not isinstance(f.dataType, VectorUDT)}
 
     def column(self, name: str) -> ColumnInfo:
         for c in self.columns:
@@ -196,9 +210,9 @@ def resolve(dataset: Dataset, targets=None, task: str = "auto", semi_supervised:
     if isinstance(targets, str):
         targets = [t.strip() for t in targets.split(",") if t.strip()]
     names = [c.name for c in dataset.columns]
-    if task == "unsupervised":
+    if task != "auto" and not tasks.get(task).supervised:
         if targets:
-            raise InputError("--task unsupervised takes no --targets")
+            raise InputError(f"--task {task} takes no --targets")
         targets = []
     elif not targets:
         if dataset.label_names:
@@ -210,6 +224,9 @@ def resolve(dataset: Dataset, targets=None, task: str = "auto", semi_supervised:
             raise InputError("no target given: pass --targets NAME[,NAME...] (or --task unsupervised)")
     seen = set()
     for t in targets:
+        if t not in names and t in dataset.skipped:
+            raise InputError(f"target column '{t}' has the type {dataset.skipped[t]}; targets must be numeric, string "
+                             f"or boolean columns")
         if t not in names:
             shown = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
             raise InputError(f"target column '{t}' not found in {dataset.source}; columns are: {shown}")

@@ -8,7 +8,7 @@ minimum, maximum, sets, string counts), so the result never depends on the parti
 
 * numeric: known count, min, max and the set of distinct values while it has at most 255 elements
   (then only "more than 255" is remembered: such columns are binned by quantiles, see
-  :mod:`spark_fr.data.encode`);
+  :mod:`spark_fr.data.prepare`);
 * nominal (strings): the count of every value (capped at 100,000 distinct values per column);
 * a few parse errors carried by the reader's error column (ARFF); the driver reports the one on the
   earliest line;
@@ -19,7 +19,7 @@ minimum, maximum, sets, string counts), so the result never depends on the parti
   answer can move with the partitioning.
 
 The same per-batch functions run inside Spark tasks (``mapInArrow``) or on the driver over collected
-Arrow batches (small inputs, see :mod:`spark_fr.data.encode`).
+Arrow batches (small inputs, see :mod:`spark_fr.data.prepare`).
 """
 from __future__ import annotations
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..data.binning import fit_bins, stack_bins
-from ..tasks import fit_task
+from .. import tasks
 from .params import EnsembleParams
 from .trees import TreeData, score_tree_group
 
@@ -39,23 +39,21 @@ def tree_data_from_arrays(X, Y, task: str, nominal=None, target_names=None, clas
     codes = np.ascontiguousarray(np.stack([b.encode(X[:, f]) for f, b in enumerate(bins)]))
     lower, upper, _ = stack_bins(bins)
     target_names = target_names or [f"y{j}" for j in range(Y.shape[1])]
-    if task == "classification" and classes is None:
-        classes = [str(c) for c in range(int(np.nanmax(Y)) + 1)]
-    fitted = fit_task(task, Y, target_names, classes)
+    fitted = tasks.get(task).fit(Y, target_names, classes)
+    Y = fitted.targets(Y)
     keys = np.arange(n, dtype=np.uint64) if row_keys is None else np.asarray(row_keys, np.uint64)
     data = TreeData(codes, nominal, lower, upper, np.ascontiguousarray(fitted.clustering_matrix(Y)), Y,
                     fitted.prototype_columns(Y), keys, fitted)
     return data, bins
 
 
-def rank_arrays(X, Y, task: str, params: EnsembleParams | None = None, **kwargs) -> dict:
+def rank_arrays(X, Y, task: str, params: EnsembleParams | None = None, **kwargs) -> list:
     """Mean and spread of each score over the ensemble, computed locally.
 
     Returns
     -------
-    dict
-        ``{score key: (mean, std)}`` with keys as in :func:`spark_fr.ensemble.trees.score_tree`.
+    list of ScoreResult
     """
     params = params or EnsembleParams()
     data, _ = tree_data_from_arrays(X, Y, task, **kwargs)
-    return score_tree_group(data, params, range(params.trees)).mean_std()
+    return score_tree_group(data, params, range(params.trees)).results()

@@ -1,75 +1,38 @@
-"""Parameters of a PCT ensemble and their validation (one-line errors that name the option)."""
+"""Parameters of a PCT ensemble: the ensemble options of :mod:`spark_fr.options`, and what follows from them.
+
+Defaults follow the thesis (100 random-forest trees, at least 2 examples per leaf, sqrt(D) features per
+node). Bootstrapping defaults to on for rf and bagging and off for extra trees; the RF score needs it.
+"""
 from __future__ import annotations
 
+import logging
 import math
-from dataclasses import asdict, dataclass, field
 
-ENSEMBLES = ("rf", "bagging", "extra_trees")
-SCORES = ("symbolic", "genie3", "rf")
+from ..errors import InputError
+from ..options import MethodParams
 
-
-class ParamError(ValueError):
-    """An invalid ranking parameter (the message names the option)."""
+log = logging.getLogger(__name__)
 
 
-@dataclass
-class EnsembleParams:
-    """Ensemble settings; defaults follow the thesis (100 trees, min 2 examples per leaf, RF with sqrt(D)).
+class EnsembleParams(MethodParams):
+    """Ensemble settings; attributes as in :mod:`spark_fr.options` (``ensemble``, ``trees``, ``scores``,
+    ``per_target``, ``max_features``, ``min_samples_leaf``, ``max_depth``, ``bootstrap``,
+    ``resample_constant``, ``symbolic_weight``, ``seed``)."""
 
-    Attributes
-    ----------
-    ensemble : {'rf', 'bagging', 'extra_trees'}
-    trees : int
-    scores : list of str
-        Any of 'symbolic', 'genie3', 'rf'.
-    max_features : str, int or float or None
-        Features tried per node: 'sqrt', 'log2', 'all', a count (int >= 1) or a fraction in (0, 1].
-        None = the ensemble's default ('sqrt' for rf, 'all' for bagging and extra_trees).
-    min_samples_leaf : float
-        Minimal (bootstrap-weighted) number of examples in a leaf.
-    max_depth : int or None
-    bootstrap : bool or None
-        None = the ensemble's default (on for rf and bagging, off for extra_trees).
-    symbolic_weight : float or None
-        None = ``|E(N)|/|E_train|``; a weight w in (0, 1] = ``w ** depth``.
-    per_target : bool
-    seed : int
-    resample_constant : bool
-        At a node, skip sampled features that are constant there and draw others (scikit-learn's
-        behaviour). Default False: the sampled features are the candidates, as in the thesis and CLUS.
-    """
+    method = "ensemble"
 
-    ensemble: str = "rf"
-    trees: int = 100
-    scores: list = field(default_factory=lambda: ["symbolic", "genie3", "rf"])
-    max_features: object = None
-    min_samples_leaf: float = 2.0
-    max_depth: int | None = None
-    bootstrap: bool | None = None
-    symbolic_weight: float | None = None
-    per_target: bool = False
-    seed: int = 0
-    resample_constant: bool = False
-
-    def __post_init__(self):
-        if self.ensemble not in ENSEMBLES:
-            raise ParamError(f"--ensemble must be one of {', '.join(ENSEMBLES)}, not '{self.ensemble}'")
-        if isinstance(self.scores, str):
-            self.scores = [s.strip() for s in self.scores.split(",") if s.strip()]
-        bad = [s for s in self.scores if s not in SCORES]
-        if bad or not self.scores:
-            raise ParamError(f"--scores must be a comma list of {', '.join(SCORES)}, not '{','.join(self.scores)}'")
-        if not isinstance(self.trees, int) or isinstance(self.trees, bool) or self.trees < 1:
-            raise ParamError(f"--trees must be a positive integer, not {self.trees!r}")
-        if not self.min_samples_leaf >= 1:
-            raise ParamError(f"--min-samples-leaf must be >= 1, not {self.min_samples_leaf!r}")
-        if self.max_depth is not None and self.max_depth < 0:
-            raise ParamError(f"--max-depth must be >= 0, not {self.max_depth!r}")
-        if self.symbolic_weight is not None and not 0 < self.symbolic_weight <= 1:
-            raise ParamError(f"--symbolic-weight must be in (0, 1], not {self.symbolic_weight!r}")
+    def _derive(self) -> None:
         if self.bootstrap is None:
             self.bootstrap = self.ensemble != "extra_trees"
-        self.max_features = _parse_max_features(self.max_features)
+
+    def check(self) -> None:
+        """The RF score needs out-of-bag rows: without bootstrapping it is skipped, and something must remain."""
+        scores = self.effective_scores()
+        if "rf" in self.scores and "rf" not in scores:
+            log.warning("the RF score needs out-of-bag rows, and %s without bootstrapping has none: it is "
+                        "skipped (add --bootstrap to compute it)", self.ensemble)
+        if not scores:
+            raise InputError("no score left to compute: the RF score needs bootstrapping (--bootstrap)")
 
     @property
     def splitter(self) -> str:
@@ -95,29 +58,3 @@ class EnsembleParams:
     def effective_scores(self) -> list:
         """Scores that can be computed: the RF score needs out-of-bag rows, i.e. bootstrapping."""
         return [s for s in self.scores if s != "rf" or self.bootstrap]
-
-    def to_dict(self) -> dict:
-        return asdict(self)
-
-
-def _parse_max_features(mf):
-    if mf is None or mf in ("sqrt", "log2", "all"):
-        return mf
-    if isinstance(mf, str):
-        try:
-            mf = float(mf) if any(c in mf for c in ".eE") else int(mf)
-        except ValueError:
-            raise ParamError(f"--max-features must be sqrt, log2, all, a count or a fraction, not '{mf}'")
-    if isinstance(mf, bool):
-        raise ParamError(f"--max-features must be sqrt, log2, all, a count or a fraction, not {mf!r}")
-    if isinstance(mf, float):
-        if mf.is_integer() and mf > 1:
-            return int(mf)
-        if not 0 < mf <= 1:
-            raise ParamError(f"--max-features as a fraction must be in (0, 1], not {mf}")
-        return mf
-    if isinstance(mf, int):
-        if mf < 1:
-            raise ParamError(f"--max-features as a count must be >= 1, not {mf}")
-        return mf
-    raise ParamError(f"--max-features must be sqrt, log2, all, a count or a fraction, not {mf!r}")

@@ -3,28 +3,25 @@
 Algorithm sketch
 ----------------
     data   <- TreeData (codes, clustering / prototype columns, targets, row keys)   on the driver
-    bc     <- sc.broadcast(data)                                                     once per run
-    groups <- trees 0..N-1 cut into G groups (G from the estimated work: a task should be >= ~1 s,
-              and there should be a few tasks per core when there is enough work)
-    sums   <- sc.parallelize(groups, G).treeAggregate(ScoreAccumulator(),
-                  seqOp  = grow and score the trees of a group  (spark_fr.ensemble.trees),
-                  combOp = merge accumulators)
+    groups <- trees 0..N-1 cut into G contiguous groups (G from the estimated work: a task should be
+              >= ~1 s, and there should be a few tasks per core when there is enough work)
+    sums   <- run_grouped(data, groups, work = grow and score the trees of a group,   (spark_fr.runtime.spark:
+                          merge = exact sums)                                           broadcast + treeAggregate)
     scores <- sums / N,  std from the sums of squares
 
 Trees depend only on (seed, tree index) and on the canonical row order of the encoded data, and the
-accumulators sum exactly (:mod:`spark_fr.ensemble.aggregate`), so the ranking is the same for any number
-of partitions, executors or groups. Progress (trees done / total) is logged from an accumulator that every
-finished group updates.
+accumulators sum exactly (:mod:`spark_fr.runtime.exact`), so the ranking is the same for any number of
+partitions, executors or groups.
 """
 from __future__ import annotations
 
 import logging
 import math
-import time
 
 import numpy as np
 
-from ..progress import Progress
+from ..runtime.groups import contiguous_groups
+from ..runtime.spark import run_grouped
 from .aggregate import ScoreAccumulator
 from .params import EnsembleParams
 from .trees import TreeData, score_tree_group
@@ -65,11 +62,8 @@ def plan_groups(n_trees: int, seconds_per_tree: float, parallelism: int, min_tas
     -------
     list of range
     """
-    total = n_trees * seconds_per_tree
-    by_work = max(1, int(total // min_task_seconds))
-    n_groups = max(1, min(n_trees, by_work, parallelism * tasks_per_core))
-    bounds = np.linspace(0, n_trees, n_groups + 1).round().astype(int)
-    return [range(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    by_work = max(1, int(n_trees * seconds_per_tree // min_task_seconds))
+    return contiguous_groups(n_trees, min(by_work, parallelism * tasks_per_core))
 
 
 def warm_up_kernels() -> None:
@@ -85,45 +79,27 @@ def warm_up_kernels() -> None:
                 nominal=np.array([False, False, True]))
 
 
+def _score_group(data: TreeData, group, params: EnsembleParams) -> ScoreAccumulator:
+    return score_tree_group(data, params, group)
+
+
 def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
     """Grow and score ``params.trees`` trees on Spark (broadcast mode).
 
-    Parameters
-    ----------
-    spark : pyspark.sql.SparkSession
-    data : TreeData
-    params : EnsembleParams
-
     Returns
     -------
-    scores : dict
-        ``{key: (mean, std)}`` as in :func:`spark_fr.ensemble.trees.score_tree`.
+    results : list of ScoreResult
     info : dict
-        Number of groups, seconds per tree estimate, wall time.
+        Number of groups and wall time of the trees.
     """
     sc = spark.sparkContext
     if "rf" in params.effective_scores():
         data.with_row_major()
     warm_up_kernels()
     groups = plan_groups(params.trees, estimate_tree_seconds(data, params), sc.defaultParallelism)
-    t0 = time.perf_counter()
-    bc = sc.broadcast(data)
-    done = sc.accumulator(0)
-    try:
-        def seq(acc: ScoreAccumulator, group) -> ScoreAccumulator:
-            part = score_tree_group(bc.value, params, group)
-            done.add(len(group))
-            return acc.merge(part)
-
-        def comb(a: ScoreAccumulator, b: ScoreAccumulator) -> ScoreAccumulator:
-            return a.merge(b)
-
-        sc.setJobDescription(f"spark_fr: {params.trees} trees ({params.ensemble}) in {len(groups)} tasks")
-        log.info("growing %d trees (%s) in %d Spark tasks", params.trees, params.ensemble, len(groups))
-        with Progress(done, params.trees, label="trees"):
-            total = sc.parallelize(groups, len(groups)).treeAggregate(ScoreAccumulator(), seq, comb, depth=2)
-        log.info("trees %d / %d done (%.1f s)", total.n_trees, params.trees, time.perf_counter() - t0)
-    finally:
-        sc.setJobDescription(None)
-        bc.destroy()
-    return total.mean_std(), {"tree_groups": len(groups), "trees_s": time.perf_counter() - t0}
+    log.info("growing %d trees (%s) in %d Spark tasks", params.trees, params.ensemble, len(groups))
+    total, seconds = run_grouped(
+        sc, data, groups, lambda payload, group: _score_group(payload, group, params),
+        lambda a, b: a.merge(b), ScoreAccumulator(), label="trees",
+        description=f"spark_fr: {params.trees} trees ({params.ensemble}) in {len(groups)} tasks")
+    return total.results(), {"tree_groups": len(groups), "trees_s": seconds}

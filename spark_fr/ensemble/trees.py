@@ -6,8 +6,8 @@ Sketch
 ranges, the task's clustering and prototype columns, the raw targets and the stable row keys. For tree
 ``t`` of a run with seed ``s``:
 
-    seed_t  = tree_seed(s, t)                                   # independent of task / executor / retry
-    weights = Poisson(1) counts of (seed_t, row key)  if bootstrap, else 1 for every row
+    seed_t  = derive_seed(s, t, GROW)                           # independent of task / executor / retry
+    weights = Poisson(1) counts of (derive_seed(s, t, BOOTSTRAP), row key)  if bootstrap, else 1
     tree    = grow(...)                                         # spark_fr.pct
     scores  = Symbolic / Genie3 / RF score of the tree          # spark_fr.pct.scores
 
@@ -21,8 +21,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pct import scores as pct_scores
-from ..pct.rng import poisson1_counts, tree_seed
 from ..pct.tree import grow
+from ..runtime.rng import Stream, derive_seed, poisson1_counts
+from ..results import ScoreKey
 from .aggregate import ScoreAccumulator
 from .params import EnsembleParams
 
@@ -79,16 +80,16 @@ def tree_weights(data: TreeData, params: EnsembleParams, index: int) -> np.ndarr
     """Bootstrap counts of tree ``index`` (ones without bootstrapping)."""
     if not params.bootstrap:
         return np.ones(data.n_rows)
-    return poisson1_counts(tree_seed(params.seed, index, stream=1), data.row_keys)
+    return poisson1_counts(derive_seed(params.seed, index, Stream.BOOTSTRAP), data.row_keys)
 
 
 def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
-    """Grow tree ``index`` and return its score arrays ``{name: array}``.
+    """Grow tree ``index`` and return its score arrays ``{ScoreKey: array}``.
 
-    Keys: 'symbolic', 'genie3', 'rf' (shape (D,)) and, with ``per_target``, 'genie3/targets' and
-    'rf/targets' (shape (T, D)).
+    Joint scores 'symbolic', 'genie3', 'rf' have shape (D,); with ``per_target``, the per-target Genie3 and
+    RF scores have shape (T, D).
     """
-    seed = tree_seed(params.seed, index)
+    seed = derive_seed(params.seed, index, Stream.GROW)
     weights = tree_weights(data, params, index)
     D = data.n_features
     scores = params.effective_scores()
@@ -100,19 +101,19 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
                 track_columns=track, seed=seed, resample_constant=params.resample_constant)
     out = {}
     if "symbolic" in scores:
-        out["symbolic"] = pct_scores.symbolic(tree, D, data.n_rows, params.symbolic_weight)
+        out[ScoreKey("symbolic")] = pct_scores.symbolic(tree, D, data.n_rows, params.symbolic_weight)
     if "genie3" in scores:
-        out["genie3"] = pct_scores.genie3(tree, D)
+        out[ScoreKey("genie3")] = pct_scores.genie3(tree, D)
         if track:
-            out["genie3/targets"] = pct_scores.genie3_per_target(tree, data.task.column_target,
+            out[ScoreKey("genie3", per_target=True)] = pct_scores.genie3_per_target(tree, data.task.column_target,
                                                                  data.task.per_target_scale)
     if "rf" in scores:
         per_target = params.per_target and data.Y.shape[1] > 1
         joint, per_t = pct_scores.permutation_scores(tree, data.with_row_major().codes_rows, data.Y, data.proto, weights,
                                                      data.task, seed, per_target)
-        out["rf"] = joint
+        out[ScoreKey("rf")] = joint
         if per_target:
-            out["rf/targets"] = per_t
+            out[ScoreKey("rf", per_target=True)] = per_t
     return out
 
 

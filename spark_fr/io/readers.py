@@ -102,7 +102,7 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         raise InputError(f"several inputs are supported for ARFF, CSV and Parquet files, not {fmt}: {', '.join(paths)}")
     if fmt == "arff":
         from .archive import extract_single
-        from .arff_spark import read_arff
+        from .arff.spark import read_arff
 
         local = [extract_single(p) if p.lower().endswith(".zip") else p for p in paths]
         ds = read_arff(spark, local if len(local) > 1 else local[0], targets=targets, label_names=label_names)
@@ -184,7 +184,7 @@ def read_mat(spark, path: str) -> Dataset:
         from pyspark.ml.linalg import VectorUDT
         from pyspark.sql import types as T
 
-        from .arff_spark import VECTOR_COLUMN, _vector_array
+        from .arff.spark import VECTOR_COLUMN, _vector_array
 
         Xc.sort_indices()
         vec = _vector_array(Xc.indptr, Xc.indices, Xc.data.astype(np.float64), D)

@@ -1,20 +1,37 @@
-"""Writing rankings atomically: CSV or Parquet directories, or a Delta table.
+"""Publishing a run's outputs: checked before the work starts, written together at the end, never a user's file.
 
 Sketch
 ------
-* ``csv``: ``DIR/ranking.csv`` (one file with a header) and ``DIR/run.json`` (parameters, timings,
-  versions). ``parquet``: ``DIR/ranking.parquet`` and ``DIR/run.json``. Both are written into a hidden
-  sibling directory first and then renamed into place, so a reader (or a failed run) never sees half a
-  result. ``mode``: 'overwrite' (default) replaces an existing directory, 'error' refuses to.
-* ``delta``: one ``deltalake`` commit appends the rows to the table at ``DIR`` (created if missing; the
-  default mode is 'append', as a data-lake job keeps the history of its runs; 'overwrite' replaces the
-  contents, 'error' refuses an existing table). Run metadata lives in the ``params`` column.
+A :class:`Publication` is planned from the output options before any data is read (:meth:`check`), and
+written after the ranking exists (:meth:`publish`):
+
+* **check** (before the work): the output location must be creatable (the nearest existing ancestor is
+  a writable directory: ``/dev/null/x`` or a read-only folder fail here), and what already exists there
+  must be something a run of ours wrote, or nothing:
+
+  - ``csv`` / ``parquet``: ``DIR`` is absent, an empty directory, or a directory holding only our files
+    (``run.json`` written by spark_fr, ``ranking.csv``, ``ranking.parquet``). Anything else (a file, a
+    folder with the user's data) is refused with a one-line error, whatever the mode; ``--mode error``
+    refuses any earlier ranking too.
+  - ``delta``: ``DIR`` is absent, an empty directory, or a Delta table whose columns are the ranking
+    table's. ``append`` (the default) adds a commit; ``overwrite`` replaces the table's contents in a new
+    commit (the history keeps the old ones); ``error`` refuses an existing table.
+  - ``--plot FILE``: absent, or a PNG written by spark_fr (it carries a ``spark_fr`` text chunk).
+
+* **publish** (after every check has passed and the ranking is computed): everything is written to
+  temporary names beside its destination first (the table directory, the plot), then moved into place by
+  renames: a reader never sees half a result, and a failure leaves nothing behind. An earlier ranking
+  directory is swapped out and deleted only after the new one is in place; only our own files are ever
+  deleted. Concurrent writers: the directory swap retries when another run swapped at the same moment (the
+  last one wins, no temporary directory is left), and a Delta commit that conflicts with another run's
+  commit is retried, so no run's result is lost.
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import time
 import uuid
 
 import pyarrow as pa
@@ -22,93 +39,300 @@ import pyarrow as pa
 from ..errors import InputError, one_line
 
 WRITE_FORMATS = ("csv", "parquet", "delta")
+MODES = ("overwrite", "error", "append")
+OUR_FILES = frozenset({"run.json", "ranking.csv", "ranking.parquet"})
+#: the PNG text chunk that marks a plot written by spark_fr (so that a later run may replace it)
+PNG_MARK = "spark_fr"
+RETRIES = 12
+
+SCHEMA = pa.schema([
+    ("feature", pa.string()), ("score", pa.string()), ("target", pa.string()), ("importance", pa.float64()),
+    ("rank", pa.int32()), ("importance_std", pa.float64()), ("run_id", pa.string()),
+    ("created_at", pa.timestamp("us", tz="UTC")), ("params", pa.string())])
 
 
-def _arrow_table(ranking) -> pa.Table:
-    df = ranking.to_pandas()
-    schema = pa.schema([
-        ("feature", pa.string()), ("score", pa.string()), ("target", pa.string()), ("importance", pa.float64()),
-        ("rank", pa.int32()), ("importance_std", pa.float64()), ("run_id", pa.string()),
-        ("created_at", pa.timestamp("us", tz="UTC")), ("params", pa.string())])
-    return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+def arrow_table(ranking) -> pa.Table:
+    """The ranking table as Arrow, with the output contract's types."""
+    return pa.Table.from_pandas(ranking.to_pandas(), schema=SCHEMA, preserve_index=False)
 
 
-def _replace_dir(tmp: str, path: str, mode: str) -> None:
-    if os.path.exists(path):
-        if mode == "error":
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise InputError(f"output exists: {path} (use --mode overwrite)")
-        old = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.old-{uuid.uuid4().hex[:8]}")
-        os.replace(path, old)
-        os.replace(tmp, path)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, path)
+def _is_remote(path: str) -> bool:
+    return "://" in path and not path.startswith("file://")
 
 
-def write_ranking(ranking, path: str, format: str = "csv", mode: str | None = None) -> str:
-    """Write a :class:`spark_fr.ranking.Ranking`.
+# ----- what exists at a path ----------------------------------------------------------------------------
+def is_our_run_json(path: str) -> bool:
+    """Whether ``path`` is a ``run.json`` written by spark_fr."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            meta = json.load(fh)
+    except (OSError, ValueError):
+        return False
+    return isinstance(meta, dict) and "run_id" in meta and "spark_fr" in (meta.get("versions") or {})
+
+
+def foreign_entries(directory: str) -> list:
+    """Entries of a directory that a ranking run of ours did not write (all of them if there is no run.json)."""
+    names = sorted(os.listdir(directory))
+    if not names:
+        return []
+    if "run.json" not in names or not is_our_run_json(os.path.join(directory, "run.json")):
+        return names
+    return [n for n in names if n not in OUR_FILES or os.path.isdir(os.path.join(directory, n))]
+
+
+def is_our_png(path: str) -> bool:
+    """Whether ``path`` is a PNG whose text chunks say spark_fr wrote it."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096)
+    except OSError:
+        return False
+    return head.startswith(b"\x89PNG") and PNG_MARK.encode() in head
+
+
+def _shown(names: list, limit: int = 3) -> str:
+    return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
+
+
+def check_creatable(path: str, what: str) -> None:
+    """The nearest existing ancestor of ``path`` must be a writable directory (probed with a temporary file)."""
+    if _is_remote(path):
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    while not os.path.exists(parent):
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
+    if not os.path.isdir(parent):
+        raise InputError(f"{what} {path} cannot be created: {parent} is not a directory")
+    try:
+        fd, probe = _mkstemp(parent)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as err:
+        raise InputError(f"{what} {path} cannot be written: {parent}: {err.strerror or one_line(err)}") from None
+
+
+def _mkstemp(directory: str):
+    import tempfile
+
+    return tempfile.mkstemp(prefix=".spark_fr-probe-", dir=directory)
+
+
+# ----- the publication ------------------------------------------------------------------------------------
+class Publication:
+    """The outputs of one run (a ranking table, and optionally a plot), checked early and written together.
 
     Parameters
     ----------
-    ranking : Ranking
-    path : str
+    output : str or None
         Output directory (csv, parquet) or Delta table location.
     format : {'csv', 'parquet', 'delta'}
     mode : {'overwrite', 'error', 'append'}, optional
         Default: 'overwrite' for csv/parquet, 'append' for delta.
-
-    Returns
-    -------
-    str
-        The path written.
+    plot : str, optional
+        PNG file for the plot.
     """
-    if format not in WRITE_FORMATS:
-        raise InputError(f"--output-format must be one of {', '.join(WRITE_FORMATS)}, not '{format}'")
-    mode = mode or ("append" if format == "delta" else "overwrite")
-    if mode not in ("overwrite", "error", "append"):
-        raise InputError(f"--mode must be overwrite, error or append, not '{mode}'")
-    if format == "delta":
-        return _write_delta(ranking, path, mode)
-    if mode == "append":
-        raise InputError("--mode append needs --output-format delta")
-    path = os.path.abspath(path)
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}")
-    os.makedirs(tmp)
-    try:
-        if format == "csv":
-            df = ranking.to_pandas()
-            df["created_at"] = df["created_at"].map(lambda t: t.isoformat())
-            df.to_csv(os.path.join(tmp, "ranking.csv"), index=False)
+
+    def __init__(self, output: str | None, format: str = "csv", mode: str | None = None, plot: str | None = None):
+        if format not in WRITE_FORMATS:
+            raise InputError(f"--output-format must be one of {', '.join(WRITE_FORMATS)}, not '{format}'")
+        mode = mode or ("append" if format == "delta" else "overwrite")
+        if mode not in MODES:
+            raise InputError(f"--mode must be one of {', '.join(MODES)}, not '{mode}'")
+        if mode == "append" and format != "delta":
+            raise InputError("--mode append needs --output-format delta")
+        self.output = output if output is None or _is_remote(output) else os.path.abspath(output)
+        self.format, self.mode = format, mode
+        self.plot = os.path.abspath(plot) if plot else None
+
+    # ----- before the work ---------------------------------------------------------------------------
+    def check(self) -> "Publication":
+        """Refuse, before any work, an output that cannot be written or would replace what is not ours."""
+        if self.output is not None and self.plot is not None and self.plot == self.output:
+            raise InputError(f"--plot and --output are the same path: {self.output}")
+        if self.output is not None:
+            check_creatable(self.output, "--output")
+            if self.format == "delta":
+                self._check_delta()
+            elif os.path.lexists(self.output):
+                self._check_directory()
+        if self.plot is not None:
+            check_creatable(self.plot, "--plot")
+            if os.path.isdir(self.plot):
+                raise InputError(f"--plot {self.plot} is a directory; give a .png file name")
+            if os.path.lexists(self.plot) and (self.mode == "error" or not is_our_png(self.plot)):
+                why = "exists" if self.mode == "error" else "exists and was not written by spark_fr"
+                raise InputError(f"--plot {self.plot} {why}; choose another file name")
+        return self
+
+    def _check_directory(self) -> None:
+        path = self.output
+        if not os.path.isdir(path) or os.path.islink(path):
+            raise InputError(f"--output {path} exists and is not a directory; choose a new path")
+        foreign = foreign_entries(path)
+        if foreign:
+            raise InputError(f"--output {path} holds files spark_fr did not write ({_shown(foreign)}); spark_fr only "
+                             f"replaces a ranking it wrote: choose a new or empty directory")
+        if self.mode == "error" and os.listdir(path):
+            raise InputError(f"output exists: {path} (use --mode overwrite)")
+
+    def _check_delta(self) -> None:
+        path = self.output
+        if _is_remote(path):
+            exists = _delta_exists(path)
+        elif not os.path.lexists(path):
+            return
+        elif not os.path.isdir(path):
+            raise InputError(f"--output {path} exists and is not a directory; choose a new path")
         else:
-            import pyarrow.parquet as pq
+            exists = os.path.isdir(os.path.join(path, "_delta_log"))
+            if not exists and os.listdir(path):
+                raise InputError(f"--output {path} is a directory that is not a Delta table "
+                                 f"({_shown(sorted(os.listdir(path)))}); choose a new path")
+        if not exists:
+            return
+        if self.mode == "error":
+            raise InputError(f"output exists: {path} (use --mode append or overwrite)")
+        from deltalake import DeltaTable
 
-            pq.write_table(_arrow_table(ranking), os.path.join(tmp, "ranking.parquet"))
-        with open(os.path.join(tmp, "run.json"), "w") as fh:
-            json.dump(ranking.metadata, fh, indent=2, sort_keys=True, default=str)
-        _replace_dir(tmp, path, mode)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return path
+        try:
+            schema = DeltaTable(path).schema().to_arrow()
+            names = [schema.field(i).name for i in range(len(schema))]
+        except Exception as err:  # deltalake raises its own error types
+            raise InputError(f"--output {path}: not a readable Delta table ({one_line(err)})") from None
+        if names != SCHEMA.names:
+            raise InputError(f"--output {path} is a Delta table that does not hold rankings (columns "
+                             f"{_shown(names, 5)}); choose another table")
+
+    # ----- after the work ----------------------------------------------------------------------------
+    def publish(self, ranking) -> None:
+        """Write everything to temporary names, then move it into place (see the module sketch)."""
+        plot_tmp = None
+        table_tmp = None
+        try:
+            if self.plot is not None:
+                os.makedirs(os.path.dirname(self.plot), exist_ok=True)
+                plot_tmp = _sibling(self.plot, "tmp") + ".png"
+                ranking.plot(plot_tmp)
+            if self.output is not None and self.format != "delta":
+                table_tmp = self._stage_directory(ranking)
+            if self.output is not None:
+                if self.format == "delta":
+                    self._commit_delta(ranking)
+                else:
+                    self._commit_directory(table_tmp)
+                    table_tmp = None
+            if plot_tmp is not None:
+                os.replace(plot_tmp, self.plot)
+                plot_tmp = None
+        finally:
+            if plot_tmp is not None and os.path.exists(plot_tmp):
+                os.remove(plot_tmp)
+            if table_tmp is not None:
+                shutil.rmtree(table_tmp, ignore_errors=True)
+
+    def _stage_directory(self, ranking) -> str:
+        parent = os.path.dirname(self.output)
+        os.makedirs(parent, exist_ok=True)
+        tmp = _sibling(self.output, "tmp")
+        os.makedirs(tmp)
+        try:
+            if self.format == "csv":
+                df = ranking.to_pandas()
+                df["created_at"] = df["created_at"].map(lambda t: t.isoformat())
+                df.to_csv(os.path.join(tmp, "ranking.csv"), index=False)
+            else:
+                import pyarrow.parquet as pq
+
+                pq.write_table(arrow_table(ranking), os.path.join(tmp, "ranking.parquet"))
+            with open(os.path.join(tmp, "run.json"), "w", encoding="utf-8") as fh:
+                json.dump(ranking.metadata, fh, indent=2, sort_keys=True, default=str)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return tmp
+
+    def _commit_directory(self, tmp: str) -> None:
+        path = self.output
+        for attempt in range(RETRIES):
+            if os.path.isdir(path) and not os.listdir(path):
+                # an empty directory (perhaps a mount point or one the user made): fill it, keep it
+                for name in os.listdir(tmp):
+                    os.replace(os.path.join(tmp, name), os.path.join(path, name))
+                os.rmdir(tmp)
+                return
+            if not os.path.lexists(path):
+                try:
+                    os.rename(tmp, path)
+                    return
+                except OSError:
+                    time.sleep(0.05 * (attempt + 1))  # another run published at the same moment
+                    continue
+            foreign = foreign_entries(path) if os.path.isdir(path) else [os.path.basename(path)]
+            if foreign:
+                raise InputError(f"--output {path} holds files spark_fr did not write ({_shown(foreign)}); "
+                                 f"nothing was written")
+            if self.mode == "error":
+                raise InputError(f"output exists: {path} (use --mode overwrite)")
+            old = _sibling(path, "old")
+            try:
+                os.rename(path, old)
+            except OSError:
+                time.sleep(0.05 * (attempt + 1))
+                continue
+            try:
+                os.rename(tmp, path)
+            except OSError:
+                os.rename(old, path)  # put the earlier ranking back, and try again
+                time.sleep(0.05 * (attempt + 1))
+                continue
+            _remove_our_directory(old)
+            return
+        raise InputError(f"--output {path}: other runs kept replacing it; nothing was written")
+
+    def _commit_delta(self, ranking) -> None:
+        from deltalake import write_deltalake
+
+        table = arrow_table(ranking)
+        mode = "overwrite" if self.mode == "overwrite" else "append"
+        for attempt in range(RETRIES):
+            try:
+                write_deltalake(self.output, table, mode=mode)
+                return
+            except Exception as err:  # deltalake's commit conflicts and schema errors
+                text = one_line(err)
+                if "schema" in text.lower():
+                    raise InputError(f"{self.output}: the Delta table does not hold rankings ({text})") from None
+                if not _is_conflict(err) or attempt == RETRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
 
 
-def _write_delta(ranking, path: str, mode: str) -> str:
-    from deltalake import write_deltalake
+def _is_conflict(err: Exception) -> bool:
+    name = type(err).__name__
+    text = str(err).lower()
+    return "CommitFailed" in name or "conflict" in text or "already exists" in text or (
+        "version" in text and "exist" in text)
 
-    exists = os.path.isdir(os.path.join(path, "_delta_log")) if "://" not in path else _delta_exists(path)
-    if exists and mode == "error":
-        raise InputError(f"output exists: {path} (use --mode append or overwrite)")
-    table = _arrow_table(ranking)
+
+def _sibling(path: str, what: str) -> str:
+    """A hidden name beside ``path`` for a temporary or an earlier version of it."""
+    return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{what}-{uuid.uuid4().hex[:8]}")
+
+
+def _remove_our_directory(path: str) -> None:
+    """Delete a directory of ours: only our files, then the directory (left alone if anything else is in it)."""
+    for name in OUR_FILES:
+        p = os.path.join(path, name)
+        if os.path.isfile(p):
+            os.remove(p)
     try:
-        write_deltalake(path, table, mode="append" if mode == "append" else "overwrite")
-    except Exception as err:  # deltalake's schema errors name the mismatch
-        if "schema" in str(err).lower():
-            raise InputError(f"{path}: the Delta table does not hold rankings ({one_line(err)})") from None
-        raise
-    return path
+        os.rmdir(path)
+    except OSError:
+        pass
 
 
 def _delta_exists(path: str) -> bool:
@@ -119,3 +343,16 @@ def _delta_exists(path: str) -> bool:
         return True
     except Exception:
         return False
+
+
+def write_ranking(ranking, path: str, format: str = "csv", mode: str | None = None) -> str:
+    """Write a :class:`spark_fr.ranking.Ranking` (checked and published as in the module sketch).
+
+    Returns
+    -------
+    str
+        The path written.
+    """
+    pub = Publication(path, format, mode).check()
+    pub.publish(ranking)
+    return pub.output

@@ -41,7 +41,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .rng import next_u64, rand_below, rand_uniform
+from ..runtime.rng import next_u64, rand_below, rand_uniform
 
 MISSING = 255
 MAX_EXHAUSTIVE_CATEGORIES = 8

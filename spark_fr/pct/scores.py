@@ -20,7 +20,7 @@ import numpy as np
 
 from .grow import permutation
 from .tree import Tree, leaf_prototypes
-from .rng import tree_seed
+from ..runtime.rng import Stream, derive_seed
 
 
 def symbolic(tree: Tree, n_features: int, n_rows: int, weight: float | None = None) -> np.ndarray:
@@ -84,7 +84,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         Bootstrap counts used for the tree (0 = out of bag).
     task : FittedTask
     seed : int
-        Tree seed; the permutation of feature f uses ``tree_seed(seed, f, stream=2)``.
+        Tree seed; the permutation of feature f uses ``derive_seed(seed, f, Stream.PERMUTATION)``.
     per_target : bool
         Also return per-target scores.
 
@@ -114,7 +114,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     floor_t = task.error_floor(oob.size, 1)
     for f in np.flatnonzero(np.diff(indptr)):
         pos = positions[indptr[f]:indptr[f + 1]]
-        perm = permutation(np.uint64(tree_seed(seed, int(f), stream=2)), oob.size)
+        perm = permutation(np.uint64(derive_seed(seed, int(f), Stream.PERMUTATION)), oob.size)
         new_leaves = tree.apply_permuted(XR, oob[pos], oob[perm[pos]], int(f))
         changed = new_leaves != leaves[pos]
         if not changed.any():

@@ -1,203 +1,141 @@
-"""Tall-mode Relief kernels: candidate neighbours per data block, their merge, and the final update.
+"""Relief on Spark, tall mode: the data stays in partitions, the sampled instances are broadcast.
 
-Sketch
-------
-When the data is too large to broadcast, the sampled instances are broadcast instead. Every data block
-(a Spark partition's rows) keeps, for each instance (and each class, for ReliefF), its k + 1 nearest rows
-in (distance, row key) order, with everything the update needs: the per-feature distances (k+1 x D),
-d_C, the row's influence, the per-target distances. Merging two candidate sets keeps the k + 1 best;
-the order is total, so any merge order gives the same lists. Finally one candidate with the instance's
-own key (the instance itself, or an identical copy of it) is dropped, the first k are kept, and the update
-of :mod:`spark_fr.relief.kernels` runs on them, instance by instance in sampling order: the same
-arithmetic as broadcast mode, hence the same weights.
+Algorithm sketch
+----------------
+Both modes sample the same m instances, cut them into the same shards and run the same per-instance
+update on the same neighbours, so their weights are identical (and identical for any partitioning); only
+where the neighbours are searched differs::
+
+    blocks  <- the encoding pass's blocks, rows selected (spark_fr.relief.setup), persisted
+    summary <- treeReduce of per-block summaries (rows, labelled rows, target ranges / classes / HMLC finals)
+    blocks  <- each block's Relief target matrix, encoded against the summary
+    [semi-supervised: labelled rows broadcast; each unlabelled row's distance to them; influence]
+    sample  <- treeReduce of per-block bottom-m (hash, key) rows                 the same m instances
+    for each chunk of instances (bounded memory):
+        cands <- blocks.map(k+1 best candidates per instance).treeReduce(merge)   (spark_fr.relief.tall_kernels)
+        accumulators per shard from the merged candidates, on the driver
 """
 from __future__ import annotations
 
+import logging
+import time
+
 import numpy as np
-from numba import njit
 
-from . import kernels as K
+from ..runtime.progress import Progress
+from . import setup as S
+from . import tall_kernels as tall
+from .accumulators import combine_shards
+from .sampling import INSTANCE_BLOCK, bottom, sample_hashes, shard_bounds
+
+log = logging.getLogger(__name__)
+
+#: bound on the candidate arrays of one job (instances x classes x (k+1) x features)
+CANDIDATE_VALUES = 2e7
+
+_SAMPLE_FIELDS = ("X", "keys", "Yt", "labelled", "influence", "classes")
 
 
-@njit(cache=True)
-def block_candidates(Xb, keys_b, Yt_b, labelled_b, infl_b, classes_b, IX, ikeys, iYt, ilabelled, k1, n_classes,
-                     tkind, tw, tnorm, nominal, n_values, pt_kinds):
-    """The k1 best candidate neighbours of each instance among the rows of one block.
+def _merge_bottom(a: dict, b: dict, m: int) -> dict:
+    u = np.concatenate([a["u"], b["u"]])
+    keys = np.concatenate([a["keys"], b["keys"]])
+    pos = bottom(u, keys, m)
+    return {name: np.concatenate([a[name], b[name]])[pos] for name in a}
+
+
+def _block_bottom(b: dict, seed: int, m: int) -> dict:
+    u = sample_hashes(b["keys"], seed)
+    pos = bottom(u, b["keys"], m)
+    return {"u": u[pos], **{name: b[name][pos] for name in _SAMPLE_FIELDS}}
+
+
+def _semi_supervised_influence(sc, rblocks, setup: S.ReliefSetup):
+    """Blocks with the influence of their unlabelled rows (step 4 of :mod:`spark_fr.relief.setup`)."""
+    lab_X = np.concatenate(rblocks.map(lambda b: b["X"][b["labelled"]]).collect())
+    bl = sc.broadcast(lab_X)
+    nominal, n_values = setup.nominal, setup.n_values
+    with_d = rblocks.map(lambda b: (b, S.labelled_distances(b, bl.value, nominal, n_values))).persist()
+    ranges = with_d.map(lambda bd: S.distance_range(bd[1])).collect()
+    lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    influence = setup.params.influence
+    return with_d.map(lambda bd: S.with_influence(bd[0], bd[1], lo, hi, influence)), [with_d], bl
+
+
+def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
+    """Relief weights with the data left in partitions and the sampled instances broadcast.
+
+    Parameters
+    ----------
+    spark : SparkSession
+    blocks : RDD of dict
+        Encoded blocks with 'scaled' features (rows x D), targets 'Y' and content 'keys'.
+    setup : ReliefSetup
 
     Returns
     -------
-    tuple
-        (dist (m, C, k1), keys (m, C, k1), counts (m, C), dmat (m, C, k1, D), dC (m, C, k1),
-        influence (m, C, k1), per_target (m, C, k1, T))
+    (list of ScoreResult, info dict)
     """
-    m = IX.shape[0]
-    nb, D = Xb.shape
-    C = n_classes if n_classes > 0 else 1
-    T = pt_kinds.shape[0]
-    cd = np.full((m, C, k1), np.inf)
-    ck = np.zeros((m, C, k1), np.uint64)
-    cj = np.zeros((m, C, k1), np.int64)
-    cnt = np.zeros((m, C), np.int64)
-    G = K.INSTANCE_GROUP
-    dists = np.empty((G, nb))
-    for q in range(m):
-        g = q % G
-        if g == 0:
-            K.block_distances(Xb, IX[q:q + G], nominal, n_values, dists[:min(G, m - q)])
-        dist = dists[g]
-        for j in range(nb):
-            c = 0
-            if n_classes > 0:
-                cv = classes_b[j]
-                if cv != cv:
-                    continue
-                c = int(cv)
-            cnt[q, c] = K.insert_candidate(cd[q, c], ck[q, c], cj[q, c], cnt[q, c], k1, dist[j], keys_b[j], j)
-    dmat = np.zeros((m, C, k1, D))
-    dC = np.zeros((m, C, k1))
-    om = np.zeros((m, C, k1))
-    ptd = np.zeros((m, C, k1, T))
-    for q in range(m):
-        for c in range(C):
-            K.fill_dmat(Xb, IX[q], cj[q, c], cnt[q, c], nominal, n_values, dmat[q, c])
-            for l in range(cnt[q, c]):
-                j = cj[q, c, l]
-                if tkind == K.T_DESCRIPTIVE or not (ilabelled[q] and labelled_b[j]):
-                    dC[q, c, l] = cd[q, c, l]
-                else:
-                    dC[q, c, l] = K.target_distance(tkind, iYt[q], Yt_b[j], tw, tnorm)
-                om[q, c, l] = infl_b[j]
-                for t in range(T):
-                    ptd[q, c, l, t] = K.target_distance(pt_kinds[t], iYt[q, t:t + 1], Yt_b[j, t:t + 1],
-                                                        tw[t:t + 1], tnorm)
-    return cd, ck, cnt, dmat, dC, om, ptd
+    from .warmup import warm_up_kernels
 
+    sc = spark.sparkContext
+    params = setup.params
+    warm_up_kernels()
+    t0 = time.perf_counter()
+    base = blocks.map(setup.select).filter(lambda b: b["keys"].size > 0).persist()
+    cached = [base]
+    broadcasts = []
+    try:
+        summary = base.map(setup.summarize).treeReduce(lambda a, b: a.merge(b), depth=2)
+        S.check_rows(summary, setup)
+        T = summary.targets.lo.shape[0] if summary.targets is not None else 0
+        target0 = setup.target(np.zeros((0, T)), summary)
+        rblocks = base.map(lambda b: S.encode_targets(b, setup.target(b["Y"], summary)))
+        if setup.uses_influence(summary):
+            rblocks, more, bl = _semi_supervised_influence(sc, rblocks, setup)
+            cached += more
+            broadcasts.append(bl)
+        rblocks = rblocks.persist()
+        cached.append(rblocks)
 
-@njit(cache=True)
-def merge_candidates(a_d, a_k, a_n, a_m, a_c, a_o, a_p, b_d, b_k, b_n, b_m, b_c, b_o, b_p):
-    """Merge two candidate sets (outputs of :func:`block_candidates` or of this function)."""
-    m, C, k1 = a_d.shape
-    D = a_m.shape[3]
-    T = a_p.shape[3]
-    d = np.full((m, C, k1), np.inf)
-    kk = np.zeros((m, C, k1), np.uint64)
-    n = np.zeros((m, C), np.int64)
-    mm = np.zeros((m, C, k1, D))
-    cc = np.zeros((m, C, k1))
-    oo = np.zeros((m, C, k1))
-    pp = np.zeros((m, C, k1, T))
-    for q in range(m):
-        for c in range(C):
-            i = 0
-            j = 0
-            out = 0
-            while out < k1 and (i < a_n[q, c] or j < b_n[q, c]):
-                take_a = j >= b_n[q, c] or (i < a_n[q, c] and (a_d[q, c, i] < b_d[q, c, j] or (
-                    a_d[q, c, i] == b_d[q, c, j] and a_k[q, c, i] <= b_k[q, c, j])))
-                if take_a:
-                    d[q, c, out] = a_d[q, c, i]
-                    kk[q, c, out] = a_k[q, c, i]
-                    mm[q, c, out] = a_m[q, c, i]
-                    cc[q, c, out] = a_c[q, c, i]
-                    oo[q, c, out] = a_o[q, c, i]
-                    pp[q, c, out] = a_p[q, c, i]
-                    i += 1
-                else:
-                    d[q, c, out] = b_d[q, c, j]
-                    kk[q, c, out] = b_k[q, c, j]
-                    mm[q, c, out] = b_m[q, c, j]
-                    cc[q, c, out] = b_c[q, c, j]
-                    oo[q, c, out] = b_o[q, c, j]
-                    pp[q, c, out] = b_p[q, c, j]
-                    j += 1
-                out += 1
-            n[q, c] = out
-    return d, kk, n, mm, cc, oo, pp
-
-
-@njit(cache=True)
-def updates_from_candidates(ikeys, iinfl, iclass, k, sigma, n_classes, priors, cand_k, cand_n, cand_m, cand_c,
-                            cand_o, cand_p):
-    """Accumulators of a sequence of instances from their merged candidates (same output as relief_shard)."""
-    m, C, k1 = cand_k.shape
-    D = cand_m.shape[3]
-    T = cand_p.shape[3]
-    delta = K.neighbour_weights(k, sigma)
-    dmat = np.empty((k, D))
-    dC = np.empty(k)
-    omega = np.empty(k)
-    pt = np.empty((k, T))
-    W = np.zeros(D)
-    accF = np.zeros(D)
-    accFT = np.zeros(D)
-    accT_t = np.zeros(T)
-    accFT_t = np.zeros((T, D))
-    S = 0.0
-    PdC = 0.0
-    iters = 0.0
-    for q in range(m):
-        if n_classes > 0 and iclass[q] != iclass[q]:
-            continue
-        for c in range(C):
-            # drop one candidate that is the instance itself (or an identical copy), keep the first k
-            nk = 0
-            dropped = False
-            for l in range(cand_n[q, c]):
-                if not dropped and cand_k[q, c, l] == ikeys[q]:
-                    dropped = True
-                    continue
-                if nk == k:
-                    break
-                dmat[nk] = cand_m[q, c, l]
-                dC[nk] = cand_c[q, c, l]
-                omega[nk] = iinfl[q] * cand_o[q, c, l]
-                pt[nk] = cand_p[q, c, l]
-                nk += 1
-            if n_classes > 0:
-                if nk > 0:
-                    K.update_relieff(dmat, nk, c, int(iclass[q]), priors, delta, W)
-            else:
-                dS, dT = K.update_rrelieff(dmat, dC, omega, nk, delta, accF, accFT, pt, accT_t, accFT_t)
-                S += dS
-                PdC += dT
-        iters += 1.0
-    return W, S, PdC, accF, accFT, accT_t, accFT_t, iters
-
-
-def candidates_for_block(block: dict, inst: dict, k: int, target, nominal, n_values, per_target: bool) -> tuple:
-    """:func:`block_candidates` for one block (dict of X, keys, Yt, labelled, influence, classes)."""
-    pt = target.per_target_kinds if per_target else np.zeros(0, np.int64)
-    return block_candidates(block["X"], block["keys"], block["Yt"], block["labelled"], block["influence"],
-                            block["classes"], inst["X"], inst["keys"], inst["Yt"], inst["labelled"], k + 1,
-                            int(target.n_classes), target.kind, target.weights, target.norm, nominal, n_values, pt)
-
-
-def merge(a: tuple, b: tuple) -> tuple:
-    """Merge two candidate sets (associative and commutative: the order is (distance, row key))."""
-    return merge_candidates(*a, *b)
-
-
-def shard_sums(inst: dict, cands: tuple, k: int, sigma: float, target):
-    """Accumulators of the instances of ``inst`` from their merged candidates.
-
-    ``inst`` must start at a micro-block boundary of its shard (see :data:`spark_fr.relief.data.INSTANCE_BLOCK`).
-    """
-    from .data import ReliefSums, micro_blocks
-
-    _, ck, cn, cm, cc, co, cp = cands
-    total = ReliefSums.zeros(cm.shape[3], cp.shape[3])
-    for a, b in micro_blocks(inst["keys"].size):
-        out = updates_from_candidates(inst["keys"][a:b], inst["influence"][a:b], inst["classes"][a:b], k, sigma,
-                                      int(target.n_classes), np.asarray(target.priors, np.float64), ck[a:b],
-                                      cn[a:b], cm[a:b], cc[a:b], co[a:b], cp[a:b])
-        total.merge(ReliefSums.from_kernel(out))
-    return total
-
-
-def rows_block(data, rows: np.ndarray) -> dict:
-    """The block of ``data`` made of ``rows`` (all arrays sliced alike)."""
-    t = data.target
-    classes = t.classes if t.classes is not None else np.zeros(data.n_rows)
-    return {"X": np.ascontiguousarray(data.X[rows]), "keys": data.keys[rows],
-            "Yt": np.ascontiguousarray(t.values[rows]), "labelled": data.labelled[rows],
-            "influence": data.influence[rows], "classes": np.asarray(classes, np.float64)[rows]}
+        # the sample: the m smallest (hash, key), as in broadcast mode
+        m = params.n_iterations(summary.n_rows)
+        seed = params.seed
+        sample = rblocks.map(lambda b: _block_bottom(b, seed, m)).treeReduce(lambda a, b: _merge_bottom(a, b, m),
+                                                                              depth=2)
+        shards = shard_bounds(m, params.shards)
+        k = params.neighbours
+        C = max(setup.n_classes if target0.n_classes > 0 else 1, 1)
+        D = setup.nominal.size
+        # instances per candidate job (bounded memory), a multiple of the micro-block size
+        per_chunk = max(1, int(CANDIDATE_VALUES // (C * (k + 1) * max(D, 1))) // INSTANCE_BLOCK) * INSTANCE_BLOCK
+        done = sc.accumulator(0)
+        sums = []
+        log.info("Relief (tall mode): %d instances, k = %d, %d rows x %d features, %d shards", m, k,
+                 summary.n_rows, D, len(shards))
+        nominal, n_values, per_target = setup.nominal, setup.n_values, params.per_target
+        sc.setJobDescription(f"spark_fr: Relief, {m} instances (tall mode)")
+        with Progress(done, m, label="Relief instances"):
+            for a, b in shards:
+                acc = None
+                for c0 in range(a, b, per_chunk):
+                    c1 = min(b, c0 + per_chunk)
+                    inst = {name: np.ascontiguousarray(sample[name][c0:c1]) for name in _SAMPLE_FIELDS}
+                    bi = sc.broadcast(inst)
+                    try:
+                        cands = rblocks.map(lambda blk: tall.candidates_for_block(
+                            blk, bi.value, k, target0, nominal, n_values, per_target)).treeReduce(tall.merge, depth=2)
+                    finally:
+                        bi.destroy()
+                    part = tall.shard_sums(inst, cands, k, params.sigma, target0)
+                    acc = part if acc is None else acc.merge(part)
+                    done.add(c1 - c0)
+                sums.append(acc)
+    finally:
+        sc.setJobDescription(None)
+        for rdd in cached:
+            rdd.unpersist()
+        for bc in broadcasts:
+            bc.destroy()
+    info = {"relief_mode": "tall", "relief_shards": len(shards), "relief_instances": m,
+            "relief_s": time.perf_counter() - t0}
+    return combine_shards(sums, target0.n_classes > 0), info

@@ -1,11 +1,13 @@
-"""Counter-based and stateful random numbers shared by the numba kernels and the orchestration.
+"""Seeded hashing and random numbers shared by the numba kernels and the orchestration (no Spark).
 
 Sketch
 ------
-Every random choice in spark_fr comes from SplitMix64 (Steele, Lea & Flood 2014):
+Every random choice in spark_fr comes from SplitMix64 (Steele, Lea & Flood 2014), whose finaliser
+:func:`mix64` is written here once, in its three forms (numba scalar, NumPy array, Python int):
 
-* ``tree_seed(seed, index)`` derives one 64-bit seed per tree (or Relief shard) from the user seed and the
-  tree index, so a tree is the same whichever task, executor or retry grows it.
+* ``derive_seed(seed, index, stream)`` derives one 64-bit seed per tree, shard or feature from the user
+  seed, an index and a named :class:`Stream`, so a tree is the same whichever task, executor or retry grows
+  it, and independent uses of the same (seed, index) never share random numbers.
 * ``hash_uniform(seed, keys)`` maps (seed, row key) to a uniform number in [0, 1) without any state; it
   gives bootstrap counts and samples that depend on the row, never on partitioning or row order.
 * Inside numba kernels a one-element ``uint64`` array is the generator state and ``next_u64`` /
@@ -13,6 +15,8 @@ Every random choice in spark_fr comes from SplitMix64 (Steele, Lea & Flood 2014)
   per thread and its stream differs from NumPy's, which would make results depend on the process.
 """
 from __future__ import annotations
+
+from enum import IntEnum
 
 import numpy as np
 from numba import njit
@@ -23,12 +27,38 @@ _M2 = np.uint64(0x94D049BB133111EB)
 _MASK64 = (1 << 64) - 1
 
 
+class Stream(IntEnum):
+    """Named random streams: what a derived seed is used for (the values are part of every result)."""
+
+    GROW = 0            #: growing a tree (feature subsets, extra-trees thresholds)
+    BOOTSTRAP = 1       #: a tree's Poisson bootstrap counts
+    PERMUTATION = 2     #: the RF score's permutation of one feature (index = the feature)
+    RELIEF_SAMPLE = 7   #: the order in which Relief samples its instances
+
+
 @njit(cache=True, inline="always")
 def mix64(z):
-    """SplitMix64 finaliser: a bijective 64-bit mix of ``z`` (uint64)."""
+    """SplitMix64 finaliser: a bijective 64-bit mix of ``z`` (uint64), for numba kernels."""
     z = (z ^ (z >> np.uint64(30))) * _M1
     z = (z ^ (z >> np.uint64(27))) * _M2
     return z ^ (z >> np.uint64(31))
+
+
+def mix64_array(z: np.ndarray) -> np.ndarray:
+    """:func:`mix64` of every element of a uint64 array (NumPy, wrapping arithmetic)."""
+    z = np.asarray(z, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+        return z ^ (z >> np.uint64(31))
+
+
+def _mix64_int(z: int) -> int:
+    """:func:`mix64` of a Python int (taken modulo 2**64)."""
+    z &= _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return z ^ (z >> 31)
 
 
 @njit(cache=True, inline="always")
@@ -50,33 +80,26 @@ def rand_below(state, n):
     return int(rand_uniform(state) * n)
 
 
-def _mix64_py(z: int) -> int:
-    z &= _MASK64
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
-    return z ^ (z >> 31)
-
-
-def tree_seed(seed: int, index: int, stream: int = 0) -> int:
-    """Seed of tree (or shard) ``index`` of a run with user seed ``seed``.
+def derive_seed(seed: int, index: int, stream: Stream = Stream.GROW) -> int:
+    """Seed of item ``index`` (a tree, a shard, a feature) of stream ``stream`` under the user seed ``seed``.
 
     Parameters
     ----------
     seed : int
-        The user's seed.
+        The user's seed (or a seed derived from it).
     index : int
-        Tree or shard index.
-    stream : int, optional
-        Separates independent uses of the same (seed, index), e.g. 0 for growing, 1 for permutations.
+        Tree, shard or feature index.
+    stream : Stream
+        What the seed is for; separates independent uses of the same (seed, index).
 
     Returns
     -------
     int
         A 64-bit seed (Python int in [0, 2**64)).
     """
-    z = _mix64_py((seed & _MASK64) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019)
-    z = _mix64_py(z ^ ((index & _MASK64) * 0xD1B54A32D192ED03))
-    return _mix64_py(z ^ ((stream & _MASK64) * 0x8CB92BA72F3D8DD7 + 1))
+    z = _mix64_int((seed & _MASK64) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019)
+    z = _mix64_int(z ^ ((index & _MASK64) * 0xD1B54A32D192ED03))
+    return _mix64_int(z ^ ((int(stream) & _MASK64) * 0x8CB92BA72F3D8DD7 + 1))
 
 
 def hash_uniform(seed: int, keys: np.ndarray) -> np.ndarray:
@@ -85,7 +108,7 @@ def hash_uniform(seed: int, keys: np.ndarray) -> np.ndarray:
     Parameters
     ----------
     seed : int
-        64-bit seed (e.g. from :func:`tree_seed`).
+        64-bit seed (e.g. from :func:`derive_seed`).
     keys : ndarray of uint64
         Stable row keys.
 
@@ -95,10 +118,7 @@ def hash_uniform(seed: int, keys: np.ndarray) -> np.ndarray:
     """
     keys = np.asarray(keys, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        z = keys * GOLDEN + np.uint64(seed & _MASK64)
-        z = (z ^ (z >> np.uint64(30))) * _M1
-        z = (z ^ (z >> np.uint64(27))) * _M2
-        z = z ^ (z >> np.uint64(31))
+        z = mix64_array(keys * GOLDEN + np.uint64(seed & _MASK64))
     return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 9007199254740992.0)
 
 

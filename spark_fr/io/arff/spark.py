@@ -15,6 +15,8 @@ Sketch
   each row) and is the default target; its hierarchy is parsed from the header
   (:class:`spark_fr.hierarchy.Hierarchy`), and encoding turns the column into the 0/1 label matrix closed
   under ancestors.
+* A gzip-compressed file (name ending in ``.gz``) is decompressed by Spark's text reader (one task per
+  file); the driver reads its header through :mod:`gzip` and checks the whole stream first.
 * A malformed line does not fail the Spark job: its batch yields one row with the ``_error`` column set
   (reason and raw line). The statistics pass collects these, and the driver finds the earliest one's line
   number by streaming the file (error path only).
@@ -28,9 +30,12 @@ import pyarrow as pa
 from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import types as T
 
-from ..data.schema import ColumnInfo, Dataset
-from ..errors import InputError
-from .arff import ArffError, ArffLineError, ArffRowParser, find_line_number, format_line_error, read_header
+from ...data.schema import ColumnInfo, Dataset
+from ...errors import InputError
+from .errors import ArffError, ArffLineError, format_line_error
+from .header import read_header
+from .parser import ArffRowParser
+from .source import check_gzip, find_line_number
 
 log = logging.getLogger(__name__)
 
@@ -96,9 +101,26 @@ def _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, schema):
                 continue
             arrays.append(pa.nulls(n, pa.string()))
         except ArffLineError as err:
-            arrays = [pa.nulls(1, schema.field(i).type) for i in range(len(schema) - 1)]
-            arrays.append(pa.array([err.reason + _SEP + err.line_text], pa.string()))
+            yield _error_batch(err, schema, len(vector_attrs))
+            continue
         yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def _error_batch(err, schema, vector_size):
+    """One row standing for a batch with a malformed line: ``_error`` holds the reason and the raw line.
+
+    The other columns are null, except the vector column, which holds an empty vector: Spark's
+    vector struct has non-nullable fields, and a null there fails the Arrow conversion in the JVM
+    (with an internal message) before the error can reach the driver.
+    """
+    arrays = []
+    for f in list(schema)[:-1]:
+        if f.name == VECTOR_COLUMN:
+            arrays.append(_vector_array(np.zeros(2, np.int32), [], [], vector_size))
+        else:
+            arrays.append(pa.nulls(1, f.type))
+    arrays.append(pa.array([err.reason + _SEP + err.line_text], pa.string()))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
@@ -128,6 +150,8 @@ def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
             h = read_header(other)
             _check_same_attributes(path, header, other, h)
             data_lines[other] = h.data_line
+        for p in paths:
+            check_gzip(p)  # Spark would fail on a truncated .gz with an internal error
     except ArffError as err:
         raise InputError(str(err)) from None
     attrs = header.attributes
@@ -225,7 +249,7 @@ def _check_same_attributes(path: str, header, other: str, other_header) -> None:
 
 def _parse_hierarchy(path: str, attr):
     """The label hierarchy of a Clus ``hierarchical`` attribute (one-line error naming the file)."""
-    from ..hierarchy import Hierarchy, HierarchyError
+    from ...hierarchy import Hierarchy, HierarchyError
 
     try:
         return Hierarchy.from_clus_spec(attr.hierarchy or "")

@@ -1,0 +1,132 @@
+"""Running one command and measuring it: wall time, peak RSS of its process tree, the load average.
+
+Sketch
+------
+:func:`run_measured` starts the command with its output in files of its run folder and polls it every
+``SAMPLE_EVERY_S`` seconds: each poll reads the parent pid of every process in ``/proc`` to find the
+command's descendants (Spark's JVM and its Python workers, CLUS' JVM) and sums their resident set sizes
+(``statm``); the peak of that sum is the run's memory. Pages shared between processes (forked Python
+workers) are counted once per process, so the sum over-states a little; a process living less than one
+poll may be missed. The wall time runs from the start of the process to its exit, so interpreter or JVM
+start-up, reading the input and writing the result are included. The 1-minute load average before and
+after each run, and :func:`environment`, tell how busy the (shared) machine was.
+"""
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+SAMPLE_EVERY_S = 0.2
+PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _children_map() -> dict:
+    """``{parent pid: [child pids]}`` for every process visible in /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                stat = fh.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])  # the command name may contain spaces and ')'
+        children.setdefault(ppid, []).append(int(entry))
+    return children
+
+
+def tree_rss_kb(root: int) -> int:
+    """Sum of the resident set sizes of ``root`` and all its descendants.
+
+    Parameters
+    ----------
+    root : int
+        A process id.
+
+    Returns
+    -------
+    int
+        kB; processes that vanish while they are read count 0.
+    """
+    children = _children_map()
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        try:
+            with open(f"/proc/{pid}/statm") as fh:
+                total += int(fh.read().split()[1]) * PAGE_KB
+        except (OSError, IndexError, ValueError):
+            pass
+    return total
+
+
+def run_measured(command: list, run_dir: Path, timeout: float) -> dict:
+    """Run ``command`` in ``run_dir`` and measure it.
+
+    Parameters
+    ----------
+    command : list of str
+    run_dir : Path
+        Created if needed; receives ``stdout.txt`` and ``stderr.txt``.
+    timeout : float
+        Seconds before the command is killed.
+
+    Returns
+    -------
+    dict
+        ``wall_s``, ``peak_rss_mb`` (process tree), ``returncode``, ``stderr_tail`` (failed runs only),
+        ``load_avg_1_before``, ``load_avg_1_after``.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    load_before = round(os.getloadavg()[0], 2)
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    with open(run_dir / "stdout.txt", "w") as out, open(run_dir / "stderr.txt", "w") as err:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(command, cwd=run_dir, stdout=out, stderr=err, env=env)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, tree_rss_kb(proc.pid))
+            if time.perf_counter() - t0 > timeout:
+                proc.kill()
+                break
+            time.sleep(SAMPLE_EVERY_S)
+        proc.wait()
+        wall = time.perf_counter() - t0
+    tail = (run_dir / "stderr.txt").read_text()[-2000:]
+    return {"wall_s": round(wall, 3), "peak_rss_mb": round(peak / 1024, 1), "returncode": proc.returncode,
+            "stderr_tail": tail if proc.returncode else "", "load_avg_1_before": load_before,
+            "load_avg_1_after": round(os.getloadavg()[0], 2)}
+
+
+def environment() -> dict:
+    """Machine facts that matter for reading the timings.
+
+    Returns
+    -------
+    dict
+        ``cpus``, ``load_avg_1_5_15``, ``python``, ``platform``, ``java`` (its path, or None).
+    """
+    return {"cpus": os.cpu_count(), "load_avg_1_5_15": [round(x, 2) for x in os.getloadavg()],
+            "python": platform.python_version(), "platform": platform.platform(), "java": shutil.which("java")}
+
+
+def machine_line(env: dict, what: str) -> str:
+    """The line a suite prints before its runs: cores, load average, and what it is about to run.
+
+    Parameters
+    ----------
+    env : dict
+        From :func:`environment`.
+    what : str
+
+    Returns
+    -------
+    str
+    """
+    return f"machine: {env['cpus']} cpus, load average {env['load_avg_1_5_15']}; {what}"

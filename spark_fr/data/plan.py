@@ -1,0 +1,145 @@
+"""The encoding plan: from column statistics to everything the per-batch encoder needs (driver side).
+
+Sketch
+------
+* Features (:func:`feature_bins`): lossless codes for numeric columns with <= 255 distinct values; for
+  the others, exact quantiles of the hash-selected sample (Spark's ``approxQuantile`` merges
+  per-partition sketches, so its answer can move with the partitioning; a hash-selected sample cannot).
+  Nominal columns get one code per category (the rarest beyond 254 share one). A feature is usable when it
+  has at least two distinct values (missing counted as a value).
+* Relief scaling (:func:`feature_scaling`): numeric features to [0, 1] by their range.
+* Targets (:func:`target_columns`): what the statistics say about each target column, for the target
+  type to infer, check and encode (:mod:`spark_fr.tasks`).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..scaling import unit_range
+from ..tasks import TargetColumn, TargetEncoder
+from .binning import OTHER_CATEGORY, FeatureBins, nominal_bins, numeric_bins
+
+log = logging.getLogger(__name__)
+
+QUANTILE_PROBS = np.arange(1, 255) / 255.0
+
+
+@dataclass
+class EncodingPlan:
+    """Everything the per-batch encoder needs (shipped to Spark tasks).
+
+    Attributes
+    ----------
+    features, targets : list of ColumnInfo
+        With internal column names (see :func:`spark_fr.data.columns.safe_select`).
+    feature_categories : list
+        Category lists of nominal features read from strings (None for the others).
+    bins : list of FeatureBins
+    zero_codes : list of int
+        Code of the value 0 (implicit entries of sparse vectors).
+    scale_offset, scale_width, scale_half : ndarray (D,)
+        Numeric scaling for Relief: ``(x * half - offset) / width`` (see :mod:`spark_fr.scaling`).
+    target_encoder : TargetEncoder
+        The target type's encoder of the target columns.
+    vector_size : int
+    outputs : tuple of str
+        'codes' (trees) and/or 'scaled' (Relief).
+    """
+
+    features: list
+    targets: list
+    feature_categories: list
+    bins: list
+    zero_codes: list
+    scale_offset: np.ndarray
+    scale_width: np.ndarray
+    scale_half: np.ndarray
+    target_encoder: TargetEncoder
+    vector_size: int
+    outputs: tuple
+
+
+def nominal_categories(name: str, declared, counts: dict | None) -> list:
+    """The categories of a nominal column: declared ones, else the observed ones (at most 255)."""
+    if declared is not None:
+        return list(declared)
+    counts = counts or {}
+    cats = sorted(counts)
+    if len(cats) > 255:
+        keep = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:254]
+        log.warning("nominal column '%s' has %d categories; the %d rarest share the code '%s'",
+                    name, len(cats), len(cats) - 254, OTHER_CATEGORY)
+        cats = sorted(k for k, _ in keep) + [OTHER_CATEGORY]
+    return cats
+
+
+def quantile_cuts(sample_parts: list) -> np.ndarray:
+    """Exact quantiles (1/255 ... 254/255) of a column's hash-selected sample."""
+    v = np.concatenate(sample_parts) if sample_parts else np.empty(0)
+    v = v[~np.isnan(v)]
+    return np.quantile(v, QUANTILE_PROBS, method="inverted_cdf") if v.size else np.empty(0)
+
+
+def feature_bins(features: list, fstats: list, with_quantiles: bool) -> tuple:
+    """Bins, category lists and usability of the features.
+
+    Parameters
+    ----------
+    features : list of ColumnInfo
+    fstats : list of ColumnStats
+    with_quantiles : bool
+        Compute quantile bins for high-cardinality numeric columns (trees); without (Relief only), such
+        columns get a single placeholder bin.
+
+    Returns
+    -------
+    (bins, feature_categories, usable)
+    """
+    bins: list[FeatureBins | None] = [None] * len(features)
+    categories = [None] * len(features)
+    usable = np.zeros(len(features), bool)
+    for f, (c, s) in enumerate(zip(features, fstats)):
+        if c.kind == "nominal":
+            if c.index is None:
+                cats = nominal_categories(c.name, c.categories, s.counts)
+                categories[f] = cats
+                present = sum(1 for k in (s.counts or {}) if (s.counts or {})[k] > 0)
+            else:
+                cats = list(c.categories)
+                present = len(s.distinct) if s.distinct is not None else 256
+            bins[f] = nominal_bins(c.name, cats if cats else ["?"])
+            usable[f] = present + (1 if s.n_missing else 0) >= 2
+        elif s.n_known == 0:
+            bins[f] = numeric_bins(c.name, np.zeros(1), None, np.nan, np.nan)
+        elif s.distinct is not None:
+            bins[f] = numeric_bins(c.name, s.distinct, None, s.vmin, s.vmax)
+            usable[f] = s.distinct.size + (1 if s.n_missing else 0) >= 2
+        else:
+            cuts = quantile_cuts(s.sample) if with_quantiles else np.empty(0)
+            bins[f] = numeric_bins(c.name, None, cuts, s.vmin, s.vmax)
+            usable[f] = True
+    return bins, categories, usable
+
+
+def feature_scaling(features: list, fstats: list) -> tuple:
+    """(offset, width, half) of the Relief scaling of each feature (identity for nominal ones)."""
+    lo = np.array([0.0 if c.kind == "nominal" or not np.isfinite(s.vmin) else s.vmin
+                   for c, s in zip(features, fstats)])
+    hi = np.array([0.0 if c.kind == "nominal" or not np.isfinite(s.vmax) else s.vmax
+                   for c, s in zip(features, fstats)])
+    return unit_range(lo, hi)
+
+
+def target_columns(targets: list, tstats: list) -> list:
+    """The :class:`spark_fr.tasks.TargetColumn` of each target, from its type and statistics."""
+    out = []
+    for c, s in zip(targets, tstats):
+        cats = None
+        if c.kind == "nominal":
+            cats = list(c.categories) if c.categories is not None else sorted(s.counts or {})
+        out.append(TargetColumn(c.name, c.kind, cats, s.distinct if c.kind == "numeric" else None, s.n_known,
+                                s.vmin, s.vmax, dict(s.counts or {})))
+    return out

@@ -1,0 +1,606 @@
+"""Every option of spark_fr, once: name, type, default, choices, help, and the methods that use it.
+
+Sketch
+------
+:data:`OPTIONS` is one declarative table. Everything that takes options is derived from it:
+
+* the command line of ``jobs/rank.py`` (:func:`build_parser`: flags, choices, groups, help with the
+  defaults);
+* YAML configs (:func:`load_config`: unknown keys and values of the wrong type are one-line errors);
+* the keywords of :func:`spark_fr.rank` (:func:`check_keywords`);
+* the parameter objects of the methods (:class:`spark_fr.ensemble.params.EnsembleParams`,
+  :class:`spark_fr.relief.params.ReliefParams`: their attributes are the options' ``field`` names);
+* the Params of the pyspark.ml Estimator (:func:`estimator_options`), in camelCase;
+* ``conf/defaults.yaml`` (:func:`defaults_yaml`; a test keeps the file equal to it).
+
+Values arrive in two forms and are checked by the option's :class:`Kind`: text from the command line
+(``parse``: ``--trees 10``) and typed values from YAML, Python or a Spark Param (``coerce``: a string where a
+number or a boolean is expected is an error, ``True`` is not an integer, ``inf`` and ``nan`` are not
+accepted anywhere). Messages name the option as its command-line flag and quote the value.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import re
+from dataclasses import dataclass
+
+from .errors import InputError
+from .tasks import registry as task_registry
+
+JOB, API = "job", "api"
+
+
+# ----------------------------------------------------------------------------------------------------------
+# kinds of values
+# ----------------------------------------------------------------------------------------------------------
+def _shown(value) -> str:
+    if isinstance(value, str):
+        return f"'{value}'"
+    return repr(value)
+
+
+class Kind:
+    """How the values of an option are read and checked (subclasses per type)."""
+
+    #: a short description for messages, e.g. "a positive integer"
+    description = "a value"
+
+    def parse(self, text: str, opt: "Option"):
+        """The value of command-line text (default: the text checked as a typed value)."""
+        return self.coerce(text, opt)
+
+    def coerce(self, value, opt: "Option"):
+        """The checked value of a typed value (YAML, Python, a Spark Param); raises :class:`InputError`."""
+        return value
+
+    def fail(self, opt: "Option", value, where: str = "", what: str | None = None):
+        raise InputError(f"{where}{opt.flag} must be {what or self.description}, not {_shown(value)}")
+
+
+@dataclass(frozen=True)
+class Integer(Kind):
+    """An integer in [lo, hi] (bounds optional)."""
+
+    lo: int | None = None
+    hi: int | None = None
+    description: str = "an integer"
+
+    def parse(self, text, opt):
+        try:
+            value = int(str(text).strip())
+        except ValueError:
+            self.fail(opt, text)
+        return self.coerce(value, opt)
+
+    def coerce(self, value, opt):
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer() and math.isfinite(value):
+                value = int(value)
+            else:
+                self.fail(opt, value)
+        if (self.lo is not None and value < self.lo) or (self.hi is not None and value > self.hi):
+            self.fail(opt, value)
+        return value
+
+
+@dataclass(frozen=True)
+class Real(Kind):
+    """A finite number in a range; ``lo_open`` / ``hi_open`` exclude the bound."""
+
+    lo: float | None = None
+    hi: float | None = None
+    lo_open: bool = False
+    description: str = "a number"
+
+    def parse(self, text, opt):
+        try:
+            value = float(str(text).strip())
+        except ValueError:
+            self.fail(opt, text)
+        return self.coerce(value, opt)
+
+    def coerce(self, value, opt):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            self.fail(opt, value)
+        value = float(value)
+        if self.lo is not None and (value < self.lo or (self.lo_open and value == self.lo)):
+            self.fail(opt, value)
+        if self.hi is not None and value > self.hi:
+            self.fail(opt, value)
+        return value
+
+
+@dataclass(frozen=True)
+class Flag(Kind):
+    """true or false; on the command line a flag (``--no-<name>`` too when ``negatable``)."""
+
+    negatable: bool = False
+    description: str = "true or false"
+
+    def coerce(self, value, opt):
+        if not isinstance(value, bool):
+            self.fail(opt, value)
+        return value
+
+
+@dataclass(frozen=True)
+class Choice(Kind):
+    """One of a fixed list of words (a callable gives the list when it depends on a registry)."""
+
+    values: tuple | object = ()
+
+    @property
+    def choices(self) -> tuple:
+        return tuple(self.values() if callable(self.values) else self.values)
+
+    @property
+    def description(self):
+        return "one of " + ", ".join(self.choices)
+
+    def coerce(self, value, opt):
+        if not isinstance(value, str) or value not in self.choices:
+            self.fail(opt, value)
+        return value
+
+
+@dataclass(frozen=True)
+class Text(Kind):
+    """A string (a path, a column name, a Spark master URL)."""
+
+    description: str = "a string"
+
+    def coerce(self, value, opt):
+        if not isinstance(value, str) or not value.strip():
+            self.fail(opt, value, what="a non-empty string")
+        return value
+
+
+@dataclass(frozen=True)
+class Names(Kind):
+    """A list of names: a comma-separated string or a list of strings; optionally from fixed choices."""
+
+    choices: tuple = ()
+    description: str = "a comma list of names"
+
+    def coerce(self, value, opt):
+        if isinstance(value, str):
+            items = [v.strip() for v in value.split(",") if v.strip()]
+        elif isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+            items = [v.strip() for v in value if v.strip()]
+        else:
+            self.fail(opt, value)
+        if not items:
+            self.fail(opt, value, what="a non-empty comma list")
+        if self.choices and any(v not in self.choices for v in items):
+            self.fail(opt, ",".join(items), what="a comma list of " + ", ".join(self.choices))
+        return items
+
+
+@dataclass(frozen=True)
+class CountOrFraction(Kind):
+    """A count (an integer >= 1) or a fraction in (0, 1]; '1.0' and 1.0 mean the fraction 1 (all)."""
+
+    words: tuple = ()
+    description: str = "a count or a fraction"
+
+    def parse(self, text, opt):
+        t = str(text).strip()
+        if t in self.words:
+            return t
+        try:
+            value = float(t) if any(c in t for c in ".eE") or t.lower() in ("inf", "nan") else int(t)
+        except ValueError:
+            self.fail(opt, text, what=self._what())
+        return self.coerce(value, opt)
+
+    def _what(self):
+        return (", ".join(self.words) + ", " if self.words else "") + self.description
+
+    def coerce(self, value, opt):
+        if isinstance(value, str):
+            return self.parse(value, opt)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            self.fail(opt, value, what=self._what())
+        if isinstance(value, float):
+            if value.is_integer() and value > 1:
+                return int(value)
+            if not 0 < value <= 1:
+                self.fail(opt, value, what="in (0, 1] as a fraction")
+            return value
+        if value < 1:
+            self.fail(opt, value, what=">= 1 as a count")
+        return value
+
+    def fail(self, opt, value, where="", what=None):
+        if what and what.startswith(("in (0", ">= 1")):
+            kind = "fraction" if what.startswith("in") else "count"
+            raise InputError(f"{where}{opt.flag} as a {kind} must be {what.split(' as ')[0]}, not {_shown(value)}")
+        super().fail(opt, value, where, what)
+
+
+@dataclass(frozen=True)
+class Pair(Kind):
+    """Two numbers w0,w1 with lo <= w0 <= w1 <= hi: 'w0,w1' or a list of two numbers."""
+
+    lo: float = 0.0
+    hi: float = 1.0
+
+    @property
+    def description(self):
+        return f"w0,w1 with {self.lo:g} <= w0 <= w1 <= {self.hi:g}"
+
+    def coerce(self, value, opt):
+        raw = value
+        if isinstance(value, str):
+            try:
+                value = [float(v) for v in value.split(",")]
+            except ValueError:
+                self.fail(opt, raw)
+        if not isinstance(value, (list, tuple)) or len(value) != 2 or any(
+                isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) for v in value):
+            self.fail(opt, raw)
+        w0, w1 = float(value[0]), float(value[1])
+        if not self.lo <= w0 <= w1 <= self.hi:
+            self.fail(opt, raw)
+        return (w0, w1)
+
+
+# ----------------------------------------------------------------------------------------------------------
+# the table
+# ----------------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Option:
+    """One option.
+
+    Attributes
+    ----------
+    name : str
+        Keyword of :func:`spark_fr.rank` and key of a YAML config; the flag is ``--name-with-dashes``.
+    kind : Kind
+    default : object
+        None means "decided later" (e.g. by the ensemble type); the help says what.
+    help : str
+    group : str
+        Section of ``--help``.
+    methods : frozenset of str
+        Ranking methods that use the option ('ensemble', 'relief'); empty for options of every run.
+    field : str
+        Attribute of the method's parameter object (default: ``name``).
+    where : frozenset
+        Front ends that accept it: JOB (command line and YAML), API (``rank()`` and the Estimator).
+    estimator : str or None
+        Name of the Estimator's Param (None: not a Param).
+    default_help : str
+        How ``--help`` states the default, when the value alone does not say it.
+    """
+
+    name: str
+    kind: Kind
+    default: object
+    help: str
+    group: str
+    methods: frozenset = frozenset()
+    field: str = ""
+    where: frozenset = frozenset({JOB, API})
+    estimator: str | None = ""
+    default_help: str = ""
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    @property
+    def attribute(self) -> str:
+        return self.field or self.name
+
+    @property
+    def param_name(self) -> str | None:
+        """camelCase Param name of the Estimator (None when the option is not a Param)."""
+        if self.estimator is None or API not in self.where:
+            return None
+        if self.estimator:
+            return self.estimator
+        head, *rest = self.name.split("_")
+        return head + "".join(w.capitalize() for w in rest)
+
+
+ENS, REL = frozenset({"ensemble"}), frozenset({"relief"})
+BOTH = frozenset({"ensemble", "relief"})
+IO, TASK, ENSEMBLES, RELIEF, RUN = "input and output", "task and method", "ensembles", "relief", "run"
+
+OPTIONS = (
+    # input and output
+    Option("input", Text(), None, "ARFF (also zipped, HARFF), CSV, Parquet, Delta directory or .mat file; several ARFF "
+           "or Parquet files (same attributes) separated by commas", IO, where=frozenset({JOB}), estimator=None),
+    Option("format", Choice(("auto", "arff", "csv", "parquet", "delta", "mat")), "auto",
+           "input format", IO, default_help="from the file name", estimator=None),
+    Option("labels_xml", Text(), None, "Mulan label file (multi-label classification)", IO, estimator=None),
+    Option("features_col", Text(), None, "vector column holding the features (Parquet/Delta input, a DataFrame)", IO),
+    Option("targets", Names(), None, "target column(s), comma-separated; absent for unsupervised", IO,
+           estimator="targetCols"),
+    Option("output", Text(), None, "output directory (csv, parquet) or Delta table path", IO,
+           where=frozenset({JOB}), estimator=None),
+    Option("output_format", Choice(("csv", "parquet", "delta")), "csv", "output format", IO,
+           where=frozenset({JOB}), estimator=None),
+    Option("mode", Choice(("overwrite", "error", "append")), None, "when the output exists: replace an earlier "
+           "ranking written there, refuse, or append (Delta)", IO, where=frozenset({JOB}), estimator=None,
+           default_help="overwrite; append for delta"),
+    Option("plot", Text(), None, "write a PNG bar chart of the top features per score", IO,
+           where=frozenset({JOB}), estimator=None),
+    Option("config", Text(), None, "YAML file with any of these options (the command line wins)", IO,
+           where=frozenset({JOB}), estimator=None),
+    # task and method
+    Option("task", Choice(lambda: ("auto",) + task_registry.names()), "auto", "target type", TASK,
+           default_help="inferred from the targets"),
+    Option("semi_supervised", Flag(), False, "use rows with missing targets as unlabelled examples", TASK),
+    Option("method", Choice(("ensemble", "relief", "reliefe")), "ensemble", "ranking method", TASK),
+    # ensembles
+    Option("ensemble", Choice(("rf", "bagging", "extra_trees")), "rf", "ensemble of PCTs", ENSEMBLES, ENS),
+    Option("trees", Integer(lo=1, description="a positive integer"), 100, "number of trees", ENSEMBLES, ENS,
+           estimator="numTrees"),
+    Option("scores", Names(choices=("symbolic", "genie3", "rf")), ("symbolic", "genie3", "rf"),
+           "comma list of symbolic, genie3, rf", ENSEMBLES, ENS, default_help="all three"),
+    Option("per_target", Flag(), False, "add one ranking per target (MTR, MLC)", ENSEMBLES, BOTH),
+    Option("max_features", CountOrFraction(words=("sqrt", "log2", "all")), None,
+           "features tried per node: sqrt, log2, all, a count or a fraction", ENSEMBLES, ENS,
+           default_help="sqrt for rf, all otherwise"),
+    Option("min_samples_leaf", Real(lo=1.0, description="a number >= 1"), 2.0, "minimal examples per leaf",
+           ENSEMBLES, ENS),
+    Option("max_depth", Integer(lo=0, description="an integer >= 0"), None, "maximal tree depth", ENSEMBLES, ENS,
+           default_help="unlimited"),
+    Option("bootstrap", Flag(negatable=True), None, "bootstrap the rows of each tree", ENSEMBLES, ENS,
+           default_help="on for rf and bagging"),
+    Option("resample_constant_features", Flag(), False,
+           "at a node, draw other features in place of sampled ones that are constant there (scikit-learn's "
+           "behaviour; default: the sampled features are the candidates and the node becomes a leaf if none can "
+           "split it, as in the thesis and CLUS)", ENSEMBLES, ENS, field="resample_constant"),
+    Option("symbolic_weight", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), None,
+           "Symbolic score with w**depth per node instead of |E(N)|/|E|", ENSEMBLES, ENS,
+           default_help="|E(N)|/|E|"),
+    # relief
+    Option("relief_neighbours", Integer(lo=1, description="a positive integer"), 15,
+           "number of neighbours k (per class for classification)", RELIEF, REL, field="neighbours"),
+    Option("relief_iterations", CountOrFraction(), 1.0,
+           "sampled instances m: a count (1000), or a fraction of the rows (0.25; 1.0 = all rows)", RELIEF, REL,
+           field="iterations"),
+    Option("relief_sigma", Real(lo=0.0, description="a finite number >= 0"), 0.0,
+           "neighbour weights exp(-(sigma * rank)^2) (0: equal)", RELIEF, REL, field="sigma"),
+    Option("relief_target_distance", Choice(("hamming", "jaccard", "f1", "subset")), "f1",
+           "multi-label target distance", RELIEF, REL, field="target_distance"),
+    Option("relief_influence", Pair(), (0.5, 1.0), "semi-supervised: influence w0,w1 of the unlabelled rows "
+           "farthest from / closest to the labelled ones", RELIEF, REL, field="influence", default_help="0.5,1.0"),
+    Option("relief_mode", Choice(("auto", "broadcast", "tall")), "auto",
+           "broadcast the data (small) or the sampled instances (tall data)", RELIEF, REL, field="mode"),
+    Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
+           "hierarchy weights w(l) = w0 * mean(w(parents))", RELIEF, REL),
+    Option("relief_hmlc_squared", Flag(), False, "HMLC target distance without the square root, as CLUS computes it",
+           RELIEF, REL, field="hmlc_squared"),
+    Option("relief_hmlc_normaliser", Choice(("data", "hierarchy", "sum")), "data",
+           "HMLC distance divided by its maximum over pairs of the most specific labels of the data, over all "
+           "labels of the hierarchy, or by sqrt(sum of all weights)", RELIEF, REL, field="hmlc_normaliser"),
+    # run
+    Option("seed", Integer(), 0, "random seed", RUN, BOTH),
+    Option("title", Text(), None, "title of the run (plots)", RUN, where=frozenset({API}), estimator=None),
+    Option("hierarchy", Kind(), None, "HMLC from a table: a spark_fr.hierarchy.Hierarchy or a Clus class "
+           "specification ('01,01/02,02' or 'root/a,a/b'); the single target is then a string column of "
+           "'@'-joined labels", TASK, where=frozenset({API}), estimator=None),
+    Option("master", Text(), None, "Spark master when started with python", RUN, where=frozenset({JOB}),
+           estimator=None, default_help="local[*]"),
+    Option("log_level", Choice(("debug", "info", "warning", "error")), "info", "log level", RUN,
+           where=frozenset({JOB}), estimator=None),
+)
+BY_NAME = {o.name: o for o in OPTIONS}
+GROUPS = (IO, TASK, ENSEMBLES, RELIEF, RUN)
+
+
+def option(name: str) -> Option:
+    """The option called ``name`` (dashes or underscores)."""
+    return BY_NAME[name.replace("-", "_")]
+
+
+def defaults(where: str = JOB) -> dict:
+    """{name: default} of the options a front end accepts (None defaults included)."""
+    return {o.name: o.default for o in OPTIONS if where in o.where}
+
+
+def for_method(method: str) -> list:
+    """The options of the parameter object of ``method``."""
+    return [o for o in OPTIONS if method in o.methods]
+
+
+# ----------------------------------------------------------------------------------------------------------
+# front ends
+# ----------------------------------------------------------------------------------------------------------
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a bad command line is one line on stderr (the usage only with --help)."""
+
+    def error(self, message):
+        message = re.sub(r"^argument [^:]+: (?=--)", "", message)  # our own messages name the option already
+        raise InputError(f"{message} (see {self.prog} --help)")
+
+
+def _parse_with(opt: Option):
+    def parse(text):
+        try:
+            return opt.kind.parse(text, opt)
+        except InputError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    parse.__name__ = opt.name  # argparse names the type in its messages
+    return parse
+
+
+def build_parser(prog: str = "jobs/rank.py") -> argparse.ArgumentParser:
+    """The command line (every value defaults to None, so that a config file can fill it)."""
+    p = _Parser(prog=prog, description="Rank the features of a table for predicting structured targets (spark_fr).",
+                formatter_class=argparse.RawDescriptionHelpFormatter,
+                epilog="Options can also be given in a YAML file (--config); the command line wins.\n"
+                       "Example: python jobs/rank.py --input ../shared/datasets/mtr_enb/enb.arff --targets Y1,Y2 "
+                       "--output out/enb")
+    groups = {g: p.add_argument_group(g) for g in GROUPS}
+    for opt in OPTIONS:
+        if JOB not in opt.where:
+            continue
+        g = groups[opt.group]
+        shown = opt.default_help or (",".join(opt.default) if isinstance(opt.default, tuple) else opt.default)
+        text = opt.help + ("" if shown in (None, False, "") else f" (default: {shown})")
+        if isinstance(opt.kind, Flag):
+            if opt.kind.negatable:
+                ex = g.add_mutually_exclusive_group()
+                ex.add_argument(opt.flag, dest=opt.name, action="store_true", default=None, help=text)
+                ex.add_argument("--no-" + opt.flag[2:], dest=opt.name, action="store_false", default=None,
+                                help=f"do not {opt.help.split(' ', 1)[0]} {opt.help.split(' ', 1)[1]}"
+                                if " " in opt.help else None)
+            else:
+                g.add_argument(opt.flag, dest=opt.name, action="store_true", default=None, help=text)
+        else:
+            metavar = "|".join(opt.kind.choices) if isinstance(opt.kind, Choice) else None
+            g.add_argument(opt.flag, dest=opt.name, type=_parse_with(opt), default=None, help=text, metavar=metavar)
+    return p
+
+
+def parse_command_line(argv=None) -> dict:
+    """{name: value} of the options given on the command line (the others are absent)."""
+    args = build_parser().parse_args(argv)
+    return {k: v for k, v in vars(args).items() if v is not None}
+
+
+def load_config(path: str) -> dict:
+    """The options of a YAML config file, checked like keywords (one-line errors naming the file).
+
+    Keys may use dashes or underscores; lists are accepted where the command line takes a comma list.
+    """
+    import os
+
+    import yaml
+
+    if not os.path.isfile(path):
+        raise InputError(f"config file not found: {path}")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            cfg = yaml.safe_load(fh)
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise InputError(f"{path}: not valid YAML ({first})") from None
+    if cfg is None:
+        return {}
+    if not isinstance(cfg, dict):
+        raise InputError(f"{path}: a config file must be a mapping of option names to values")
+    out = {}
+    for key, value in cfg.items():
+        name = str(key).replace("-", "_")
+        opt = BY_NAME.get(name)
+        if opt is None or JOB not in opt.where or name == "config":
+            raise InputError(f"{path}: unknown option '{key}'")
+        if value is None:
+            continue  # null = the default
+        out[name] = check_value(opt, value, where=f"{path}: ")
+    return out
+
+
+def check_value(opt: Option, value, where: str = ""):
+    """A typed value of ``opt`` checked (and normalised) by its kind; errors are prefixed by ``where``."""
+    try:
+        return opt.kind.coerce(value, opt)
+    except InputError as err:
+        raise InputError(f"{where}{err}") from None
+
+
+def check_keywords(params: dict, where: str = API) -> dict:
+    """Keyword arguments of :func:`spark_fr.rank` checked against the table (None = the default).
+
+    Raises
+    ------
+    InputError
+        An unknown keyword (with the closest known one) or a value of the wrong type or range.
+    """
+    out = {}
+    for key, value in params.items():
+        opt = BY_NAME.get(key)
+        if opt is None or where not in opt.where:
+            known = sorted(o.name for o in OPTIONS if where in o.where)
+            import difflib
+
+            close = difflib.get_close_matches(key, known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            raise InputError(f"unknown parameter '{key}'{hint}")
+        if value is not None:
+            out[key] = check_value(opt, value)
+    return out
+
+
+def estimator_options() -> list:
+    """The options that are Params of the Estimator, with their camelCase names."""
+    return [o for o in OPTIONS if o.param_name]
+
+
+def defaults_yaml() -> str:
+    """The text of ``conf/defaults.yaml``: every option of a config file with its default and help."""
+    lines = ["# spark_fr defaults: the value of every option when it is not given (generated from",
+             "# spark_fr/options.py; tests keep this file equal to it). Copy and edit: any option of",
+             "# `jobs/rank.py --help` can appear in a config, with dashes or underscores; the command line wins;",
+             "# null means the default (what it is, is said after it)."]
+    for group in GROUPS:
+        lines.append(f"# --- {group}")
+        for o in OPTIONS:
+            if o.group != group or JOB not in o.where or o.name in ("config",):
+                continue
+            d = o.default
+            if isinstance(d, tuple) and isinstance(o.kind, Pair):
+                value = ",".join(str(float(x)) for x in d)
+            elif isinstance(d, tuple):
+                value = "[" + ", ".join(d) + "]"
+            elif d is None:
+                value = "null"
+            elif isinstance(d, bool):
+                value = "true" if d else "false"
+            else:
+                value = str(d)
+            note = o.help + (f" (null: {o.default_help})" if d is None and o.default_help else "")
+            if isinstance(o.kind, Choice):
+                note += " [" + " | ".join(o.kind.choices) + "]"
+            lines.append(f"{o.name}: {value}".ljust(34) + f"# {note}")
+    return "\n".join(lines) + "\n"
+
+
+class MethodParams:
+    """Parameters of one ranking method: one attribute per option of the method (its ``field`` name).
+
+    Values are checked by the options' kinds; None (or absent) means the option's default. Subclasses set
+    ``method``, may add internal settings that are not options (``internal``: {attribute: default}) and
+    derive values in ``_derive`` (e.g. a default that depends on another option).
+    """
+
+    method = ""
+    internal: dict = {}
+
+    def __init__(self, **values):
+        for opt in for_method(self.method):
+            v = values.pop(opt.attribute, None)
+            d = list(opt.default) if isinstance(opt.default, tuple) and isinstance(opt.kind, Names) else opt.default
+            setattr(self, opt.attribute, d if v is None else check_value(opt, v))
+        for attr, d in self.internal.items():
+            setattr(self, attr, values.pop(attr, d))
+        if values:
+            raise InputError(f"unknown {self.method} parameter(s): {', '.join(sorted(values))}")
+        self._derive()
+
+    def _derive(self) -> None:
+        """Values that depend on other values (none by default)."""
+
+    def check(self) -> None:
+        """Checks of combinations of values, before any data is read (none by default)."""
+
+    @classmethod
+    def from_options(cls, opts: dict):
+        """The parameters from {option name: value} (absent or None: the default)."""
+        return cls(**{o.attribute: opts.get(o.name) for o in for_method(cls.method)})
+
+    def to_dict(self) -> dict:
+        """{attribute: value} (what the run records in ``params``)."""
+        keys = [o.attribute for o in for_method(self.method)] + list(self.internal)
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in ((k, getattr(self, k)) for k in keys)}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.to_dict().items())})"

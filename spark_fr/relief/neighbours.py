@@ -1,0 +1,61 @@
+"""Nearest neighbours in (distance, row key) order: the candidate list of one instance (numba, no Spark).
+
+Ties between equally distant rows are broken by the row's content key, which identical rows share, so the
+choice between them never matters and the neighbours do not depend on the row order.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+@njit(cache=True, inline="always")
+def _before(d1, k1, d2, k2):
+    """Order of neighbour candidates: by distance, then by row key."""
+    return d1 < d2 or (d1 == d2 and k1 < k2)
+
+
+@njit(cache=True)
+def insert_candidate(best_d, best_k, best_j, count, cap, d, key, j):
+    """Insert (d, key, j) into the sorted candidate list (length ``count`` <= ``cap``); returns the count."""
+    if count == cap:
+        if not _before(d, key, best_d[cap - 1], best_k[cap - 1]):
+            return count
+        pos = cap - 1
+    else:
+        pos = count
+        count += 1
+    while pos > 0 and _before(d, key, best_d[pos - 1], best_k[pos - 1]):
+        best_d[pos] = best_d[pos - 1]
+        best_k[pos] = best_k[pos - 1]
+        best_j[pos] = best_j[pos - 1]
+        pos -= 1
+    best_d[pos] = d
+    best_k[pos] = key
+    best_j[pos] = j
+    return count
+
+
+@njit(cache=True)
+def neighbour_rows(dist, keys, r, k, classes, n_classes):
+    """The k nearest rows of r (all rows, or per class when n_classes > 0), in (distance, key) order.
+
+    ``dist`` holds d_X from r to every row. Returns (idx (C, k), counts (C,)) with C = max(n_classes, 1);
+    rows with a missing class are skipped in the per-class search.
+    """
+    n = dist.shape[0]
+    C = n_classes if n_classes > 0 else 1
+    best_d = np.empty((C, k))
+    best_k = np.empty((C, k), np.uint64)
+    best_j = np.empty((C, k), np.int64)
+    counts = np.zeros(C, np.int64)
+    for j in range(n):
+        if j == r:
+            continue
+        c = 0
+        if n_classes > 0:
+            cv = classes[j]
+            if cv != cv:
+                continue
+            c = int(cv)
+        counts[c] = insert_candidate(best_d[c], best_k[c], best_j[c], counts[c], k, dist[j], keys[j], j)
+    return best_j, counts

@@ -1,0 +1,83 @@
+"""What a ranking method returns: one typed record per computed score, and the run's report (NumPy only)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ScoreKey:
+    """Which score: its name ('symbolic', 'genie3', 'rf', 'relief') and whether it is per target."""
+
+    name: str
+    per_target: bool = False
+
+
+@dataclass
+class ScoreResult:
+    """The importances of one score.
+
+    Attributes
+    ----------
+    key : ScoreKey
+    importance : ndarray
+        (D,) for a joint ranking; (T, D) per target.
+    std : ndarray or None
+        Spread of the importance over trees or shards (same shape), None where undefined.
+    """
+
+    key: ScoreKey
+    importance: np.ndarray
+    std: np.ndarray | None = None
+
+    @property
+    def name(self) -> str:
+        return self.key.name
+
+    @property
+    def per_target(self) -> bool:
+        return self.key.per_target
+
+
+def find(results: list, name: str, per_target: bool = False) -> ScoreResult:
+    """The result of score ``name`` (joint, or per target) in a list of results (KeyError if absent)."""
+    for r in results:
+        if r.key == ScoreKey(name, per_target):
+            return r
+    raise KeyError((name, per_target))
+
+
+@dataclass
+class MethodRun:
+    """What a ranking method reports back to :func:`spark_fr.rank`.
+
+    Attributes
+    ----------
+    feature_names : list of str
+    usable : ndarray of bool
+    results : list of ScoreResult
+    target_names : list of str
+        Names of the targets of per-target results.
+    task : str
+        The target type used.
+    n_rows : int
+        Rows the ranking used.
+    n_rows_read : int
+    info : dict
+        Method details for the run metadata.
+    timings : dict
+    params : dict
+        Derived parameters recorded with the options (e.g. the features tried per node).
+    """
+
+    feature_names: list
+    usable: np.ndarray
+    results: list
+    target_names: list
+    task: str
+    n_rows: int
+    n_rows_read: int
+    info: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)

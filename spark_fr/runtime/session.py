@@ -1,0 +1,139 @@
+"""Getting a SparkSession that works here: the venv's Python on the workers, loopback in local mode, memory
+sized to the machine, and Spark's own console output kept out of the user's terminal.
+
+Sketch
+------
+* Under ``spark-submit`` (or in a notebook) the active or submitted configuration is used as it is.
+* Started from plain Python (``python jobs/rank.py``), the session is local (``local[*]`` unless
+  ``--master`` says otherwise; the URL is checked first), binds to 127.0.0.1, and its Python workers run
+  this interpreter (``PYSPARK_PYTHON = sys.executable``), so the packages of the virtual environment are
+  found. The driver gets half of the machine's memory (at least 2 GB; ``SPARK_FR_DRIVER_MEMORY=8g``
+  overrides it): a local session runs every task in the driver's JVM.
+* ``quiet=True``: the JVM's standard error (its start-up banner, Spark's log, the Python workers' output,
+  an ``OutOfMemoryError``) goes to a log file instead of the terminal, so that a failing run prints one
+  line; :func:`jvm_log_tail` reads it back to explain a failure. ``--log-level debug`` shows it all.
+"""
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import re
+import sys
+import tempfile
+
+from ..errors import InputError
+
+MASTER_URL = re.compile(r"^(local(\[(\*|[1-9]\d*)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|spark://\S+|yarn|"
+                        r"k8s://\S+|mesos://\S+)$")
+_JVM_LOG: dict = {}
+
+
+def _under_spark_submit() -> bool:
+    return "PYSPARK_GATEWAY_PORT" in os.environ
+
+
+def default_driver_memory() -> str:
+    """Half of the machine's physical memory, at least 2 GB (or ``SPARK_FR_DRIVER_MEMORY``)."""
+    env = os.environ.get("SPARK_FR_DRIVER_MEMORY")
+    if env:
+        return env
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return "4g"
+    return f"{max(2, int(total / 2 ** 30 / 2))}g"
+
+
+def check_master(master: str) -> None:
+    """A Spark master URL (``local[*]``, ``local[4]``, ``local-cluster[2,1,1024]``, ``spark://...``, ...)."""
+    if not MASTER_URL.match(master or ""):
+        raise InputError(f"--master '{master}' is not a Spark master URL (local[*], local[N], "
+                         f"local-cluster[N,cores,MB], spark://host:port, yarn, k8s://...)")
+
+
+@contextlib.contextmanager
+def _stderr_to(path: str):
+    """Point file descriptor 2 at ``path`` while the block runs (a JVM started in it keeps writing there)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.dup2(fd, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(fd)
+
+
+def _remove_jvm_log(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.remove(path)
+
+
+def jvm_log_tail(max_bytes: int = 200_000) -> str:
+    """The end of the log of the JVM this process started quietly ('' if none)."""
+    path = _JVM_LOG.get("path")
+    if not path or not os.path.exists(path):
+        return ""
+    with open(path, "rb") as fh:
+        fh.seek(max(0, os.path.getsize(path) - max_bytes))
+        return fh.read().decode("utf-8", "replace")
+
+
+def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict | None = None,
+              quiet: bool = False):
+    """The active SparkSession, or a new one (see the module sketch).
+
+    Parameters
+    ----------
+    master : str, optional
+        Spark master URL when not under spark-submit (default ``local[*]``).
+    app_name : str
+    conf : dict, optional
+        Extra Spark configuration.
+    quiet : bool
+        Send the JVM's standard error to a log file (see :func:`jvm_log_tail`).
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    builder = SparkSession.builder.appName(app_name)
+    if _under_spark_submit():
+        from pyspark import SparkConf
+
+        submitted = SparkConf().get("spark.master", "")
+        if submitted.startswith("local"):
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        quiet = False
+    else:
+        master = master or "local[*]"
+        check_master(master)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        if master.startswith("local"):
+            os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            builder = (builder.config("spark.driver.bindAddress", "127.0.0.1")
+                       .config("spark.driver.host", "127.0.0.1"))
+        builder = (builder.master(master)
+                   .config("spark.ui.showConsoleProgress", "false")
+                   .config("spark.sql.shuffle.partitions", "8")
+                   .config("spark.driver.memory", default_driver_memory()))
+    builder = builder.config("spark.sql.execution.arrow.pyspark.enabled", "true")
+    for k, v in (conf or {}).items():
+        builder = builder.config(k, v)
+    if not quiet:
+        return builder.getOrCreate()
+    fd, path = tempfile.mkstemp(prefix="spark_fr-jvm-", suffix=".log")
+    os.close(fd)
+    _JVM_LOG["path"] = path
+    atexit.register(_remove_jvm_log, path)
+    with _stderr_to(path):
+        return builder.getOrCreate()

@@ -1,0 +1,78 @@
+"""Broadcast a payload, run groups of work as Spark tasks, merge the results exactly, clean up.
+
+Sketch
+------
+Ensembles (groups of trees) and Relief (groups of instance shards) share one Spark skeleton::
+
+    bc     <- sc.broadcast(payload)                       once per run
+    done   <- accumulator (units finished), logged every few seconds while the job runs
+    result <- sc.parallelize(groups, len(groups)).treeAggregate(zero,
+                  seqOp  = acc, group -> merge(acc, work(bc.value, group));  done += size(group)
+                  combOp = merge)
+    bc.destroy()                                          also when the job fails
+
+``work`` must depend only on the payload and the group (a retried task recomputes the same value), and
+``merge`` must give the same result in any order (exact sums, or results keyed by group), so the outcome is
+the same for any partitioning, executor count or retry.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from .progress import Progress
+
+log = logging.getLogger(__name__)
+
+
+def run_grouped(sc, payload, groups: list, work, merge, zero, *, size=len, total: int | None = None,
+                label: str = "units", description: str = "spark_fr"):
+    """Run ``work(payload, group)`` for every group as one Spark task each and merge the results.
+
+    Parameters
+    ----------
+    sc : pyspark.SparkContext
+    payload : object
+        Broadcast once; tasks read it as ``work``'s first argument.
+    groups : list
+        One element per task (picklable).
+    work : callable
+        ``work(payload, group) -> value``; a pure function of its arguments.
+    merge : callable
+        ``merge(a, b) -> a`` with ``b`` merged into ``a``; associative and order-independent.
+    zero : object
+        The neutral value (copied for every partition).
+    size : callable
+        Units of work in a group, for progress (default ``len``).
+    total : int, optional
+        Total units (default: the sum of the sizes).
+    label : str
+        What the units are, for the progress log ('trees', 'Relief instances').
+    description : str
+        Spark job description (shown in the Spark UI).
+
+    Returns
+    -------
+    object
+        The merged value, and the wall time in seconds.
+    """
+    total = sum(size(g) for g in groups) if total is None else total
+    t0 = time.perf_counter()
+    bc = sc.broadcast(payload)
+    done = sc.accumulator(0)
+
+    def seq(acc, group):
+        value = work(bc.value, group)
+        done.add(size(group))
+        return merge(acc, value)
+
+    try:
+        sc.setJobDescription(description)
+        with Progress(done, total, label=label):
+            result = sc.parallelize(groups, len(groups)).treeAggregate(zero, seq, merge, depth=2)
+    finally:
+        sc.setJobDescription(None)
+        bc.destroy()
+    seconds = time.perf_counter() - t0
+    log.info("%s %d / %d done (%.1f s)", label, total, total, seconds)
+    return result, seconds

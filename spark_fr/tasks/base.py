@@ -1,0 +1,402 @@
+"""The protocol of a target type, and what every type shares (no Spark).
+
+Sketch
+------
+A target type (one module each under :mod:`spark_fr.tasks`, listed in :mod:`spark_fr.tasks.registry`)
+answers every question the rest of the library asks about targets:
+
+* **schema**: does it claim a set of target columns when the task is inferred (``claims``), and can the
+  columns be its targets at all (``check``: a one-line :class:`TaskError` naming the column otherwise);
+* **encoding**: how the raw values of the target columns of a batch become the target matrix ``Y``
+  (``encoder``: numbers, class indices, 0/1 labels, the ancestor-closed label matrix);
+* **ensembles**: ``fit`` returns a :class:`FittedTask`: a clustering matrix ``Z`` (n x K) such that the
+  task impurity is the sum of per-column variances of ``Z``; prototypes, predictions and errors (the RF
+  score), with the error floor;
+* **Relief**: the target summary of the training rows (``summarize``: mergeable, so tall mode can build it
+  block by block) and the :class:`ReliefTarget`, i.e. which target distance (:mod:`spark_fr.tasks.distances`)
+  on which matrix;
+* which methods support the type (``methods``), and whether it has targets at all (``supervised``).
+
+``Y`` is always n x T float64 with NaN for a missing value: a class index for classification, a number for
+regression, 0/1 for a label. Nothing outside :mod:`spark_fr.tasks` branches on the task's name.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+
+class TaskError(ValueError):
+    """A target that cannot be used for the requested task (one-line message naming the column)."""
+
+
+@dataclass
+class TargetColumn:
+    """What is known about one target column before encoding (from its type and the statistics pass).
+
+    Attributes
+    ----------
+    name : str
+    kind : {'numeric', 'nominal', 'hierarchical'}
+    categories : list of str or None
+        Nominal columns: the declared categories (ARFF), else the observed ones, sorted.
+    distinct : ndarray or None
+        Numeric columns: the distinct known values when there are at most 255, else None.
+    n_known : int
+        Rows with a known value.
+    vmin, vmax : float
+        Smallest and largest known numeric value.
+    counts : dict
+        Nominal columns: rows per observed category.
+    """
+
+    name: str
+    kind: str
+    categories: list | None = None
+    distinct: np.ndarray | None = None
+    n_known: int = 0
+    vmin: float = np.inf
+    vmax: float = -np.inf
+    counts: dict = field(default_factory=dict)
+
+    @property
+    def values(self) -> list | None:
+        """The column's domain as far as it is known: categories, or distinct numbers (None if too many)."""
+        if self.kind == "nominal":
+            return list(self.categories or [])
+        return None if self.distinct is None else list(self.distinct)
+
+    def is_binary(self) -> bool:
+        """Whether every value is 0 or 1 (a label column)."""
+        vals = self.values
+        if vals is None:
+            return False
+        try:
+            return set(float(v) for v in vals) <= {0.0, 1.0}
+        except (TypeError, ValueError):
+            return False
+
+    def shown_values(self, limit: int = 4) -> str:
+        """A few of the values, for messages."""
+        vals = self.values
+        if vals is None:
+            return f"more than 255 distinct values between {self.vmin:g} and {self.vmax:g}"
+        shown = ", ".join(f"'{v}'" if isinstance(v, str) else f"{v:g}" for v in vals[:limit])
+        return shown + (", ..." if len(vals) > limit else "")
+
+
+class TargetEncoder:
+    """Turns the raw target columns of a batch into ``Y`` (shipped to Spark tasks; NumPy only).
+
+    The data layer extracts each target column by its kind: a float array for numeric columns, a float
+    array of indices into ``categories[j]`` for nominal ones, a list of strings for hierarchical ones.
+
+    Attributes
+    ----------
+    names : list of str
+        Target names of the columns of ``Y`` (the labels of a hierarchy for HMLC).
+    categories : list
+        Per target column, the category list used to index a nominal column (None otherwise).
+    classes : list of str or None
+        Class names (classification).
+    """
+
+    def __init__(self, names: list, categories: list, classes: list | None = None):
+        self.names = list(names)
+        self.categories = list(categories)
+        self.classes = classes
+
+    def encode(self, columns: list, n_rows: int) -> np.ndarray:
+        """``Y`` (n_rows x T) from the extracted columns (default: each column as it is)."""
+        if not columns:
+            return np.empty((n_rows, 0))
+        return np.hstack([np.asarray(c, dtype=np.float64)[:, None] for c in columns])
+
+
+@dataclass
+class ReliefTarget:
+    """How Relief measures the distance between the targets of two rows (built by a target type).
+
+    Attributes
+    ----------
+    kind : int
+        Target distance code of :mod:`spark_fr.tasks.distances` (``T_*``).
+    values : ndarray (n, T')
+        Target matrix the distance reads: targets scaled to [0, 1] by their training range (regression,
+        MTR), the class index (classification), 0/1 labels (MLC, HMLC; NaN = missing).
+    weights : ndarray (T',)
+        Label weights (HMLC), ones otherwise.
+    norm : float
+        HMLC: the normaliser of the hierarchical distance; classification: the number of classes (for a
+        missing class, d = 1 - 1/C); else 1.
+    n_classes : int
+        > 0 selects the ReliefF form (supervised classification); 0 the RReliefF form.
+    classes : ndarray (n,) or None
+        Class index per row (ReliefF).
+    priors : ndarray (C,)
+        Class frequencies among rows with a known class (ReliefF).
+    per_target_kinds : ndarray (T,)
+        Distance code of each single target, for per-target rankings (empty: no per-target ranking).
+    """
+
+    kind: int
+    values: np.ndarray
+    weights: np.ndarray
+    norm: float = 1.0
+    n_classes: int = 0
+    classes: np.ndarray | None = None
+    priors: np.ndarray = field(default_factory=lambda: np.ones(1))
+    per_target_kinds: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+@dataclass
+class TargetSummary:
+    """What a Relief target distance needs from the whole training set; merges exactly, in any order.
+
+    Attributes
+    ----------
+    lo, hi : ndarray (T,)
+        Smallest and largest known value of each target column (regression, MTR scaling).
+    class_counts : ndarray (C,)
+        Rows per class (classification priors).
+    finals : set of int
+        Labels that are the most specific label of some row (HMLC normaliser).
+    """
+
+    lo: np.ndarray
+    hi: np.ndarray
+    class_counts: np.ndarray
+    finals: set
+
+    def merge(self, other: "TargetSummary") -> "TargetSummary":
+        self.lo = np.fmin(self.lo, other.lo)
+        self.hi = np.fmax(self.hi, other.hi)
+        self.class_counts = self.class_counts + other.class_counts
+        self.finals = self.finals | other.finals
+        return self
+
+
+def value_ranges(Y: np.ndarray) -> tuple:
+    """(lo, hi) of the known values of each column (inf / -inf for a column without any)."""
+    T = Y.shape[1]
+    with np.errstate(all="ignore"):
+        known = ~np.isnan(Y)
+        lo = np.where(known.any(axis=0), np.nanmin(np.where(known, Y, np.inf), axis=0), np.inf) if Y.size else \
+            np.full(T, np.inf)
+        hi = np.where(known.any(axis=0), np.nanmax(np.where(known, Y, -np.inf), axis=0), -np.inf) if Y.size else \
+            np.full(T, -np.inf)
+    return lo, hi
+
+
+@dataclass
+class FittedTask:
+    """A task fitted to the training targets (training variances, classes), ready for the tree kernels.
+
+    The base class is the numeric form (regression, MTR, labels); target types override what differs.
+
+    Attributes
+    ----------
+    name : str
+    target_names : list of str
+        One name per target (label, for MLC).
+    center : ndarray (K,)
+        Training mean of each clustering column.
+    alpha : ndarray (K,)
+        Impurity weight of each clustering column.
+    column_target : ndarray of int (K,)
+        Target index of each clustering column.
+    per_target_scale : ndarray (T,)
+        Scale that turns the summed column reductions of a target into its per-target Genie3 score.
+    train_variance : ndarray (T,)
+        Training variance of each numeric target / label (ones for classification).
+    classes : list of str or None
+        Class names (classification).
+    constant_targets : list of str
+    scale : ndarray (T,) or None
+        Power-of-two factors applied to the raw targets (:meth:`targets`) so that their squares cannot
+        overflow; None when no column needs one.
+    """
+
+    name: str
+    target_names: list
+    center: np.ndarray
+    alpha: np.ndarray
+    column_target: np.ndarray
+    per_target_scale: np.ndarray
+    train_variance: np.ndarray
+    classes: list | None = None
+    constant_targets: list = field(default_factory=list)
+    scale: np.ndarray | None = None
+
+    # ----- the targets the kernels see ---------------------------------------------------------------
+    def targets(self, Y: np.ndarray) -> np.ndarray:
+        """The raw targets in the units of the fitted task (scaled by :attr:`scale` when it is set)."""
+        Y = np.asarray(Y, dtype=np.float64)
+        return Y if self.scale is None else Y * self.scale
+
+    # ----- impurity ---------------------------------------------------------------------------------
+    def raw_columns(self, Y: np.ndarray) -> np.ndarray:
+        """Unscaled clustering columns (the targets themselves here), NaN = missing."""
+        return np.asarray(Y, dtype=np.float64).copy()
+
+    def clustering_matrix(self, Y: np.ndarray) -> np.ndarray:
+        """``Z = (columns - center) * sqrt(alpha)``: the grower's input (NaN = missing)."""
+        return (self.raw_columns(Y) - self.center) * np.sqrt(self.alpha)
+
+    def impurity(self, Y: np.ndarray, weights: np.ndarray | None = None) -> float:
+        """Task impurity ``sum_k alpha_k Var_w(E, z_k)`` of a set of rows (reference definition).
+
+        Parameters
+        ----------
+        Y : ndarray (m, T)
+            Raw targets of the rows.
+        weights : ndarray (m,), optional
+            Row weights (bootstrap counts); default 1.
+
+        Returns
+        -------
+        float
+        """
+        C = self.raw_columns(Y)
+        w = np.ones(C.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+        total = 0.0
+        for k in range(C.shape[1]):
+            known = ~np.isnan(C[:, k])
+            wk = w[known]
+            if wk.sum() <= 0:
+                continue
+            mean = np.average(C[known, k], weights=wk)
+            total += self.alpha[k] * np.average((C[known, k] - mean) ** 2, weights=wk)
+        return float(total)
+
+    # ----- prototypes, predictions, errors -------------------------------------------------------------
+    def prototype_columns(self, Y: np.ndarray) -> np.ndarray:
+        """Columns averaged in a leaf: class indicators, targets or labels (NaN = missing)."""
+        return self.raw_columns(Y)
+
+    def default_prototype(self) -> np.ndarray:
+        """Prototype of the training set (used for leaves without known values in a column)."""
+        return self.center.copy()
+
+    def predict(self, prototypes: np.ndarray) -> np.ndarray:
+        """Predictions (m, T) from prototypes (m, P): the prototype itself (the mean vector) here."""
+        return prototypes
+
+    def elementwise_errors(self, Y: np.ndarray, pred: np.ndarray) -> np.ndarray:
+        """Error of every (row, target) pair: the squared error here; 0 where the target is unknown."""
+        Y = np.asarray(Y, dtype=np.float64)
+        known = ~np.isnan(Y)
+        return np.where(known, (Y - pred) ** 2, 0.0)
+
+    def errors_from_sums(self, sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """Per-target errors from summed elementwise errors and counts of known values (NaN if none).
+
+        Here the relative MSE ``MSE_j / Var(E_train, y_j)`` (0 for a constant target).
+        """
+        mean = mean_known(sums, counts)
+        var = self.train_variance
+        return np.where(var > 0, mean / np.where(var > 0, var, 1.0), 0.0)
+
+    def target_errors(self, Y: np.ndarray, pred: np.ndarray) -> np.ndarray:
+        """Per-target errors (T,) of predictions on rows with known targets (NaN when none is known)."""
+        e = self.elementwise_errors(Y, pred)
+        counts = (~np.isnan(np.asarray(Y, dtype=np.float64))).sum(axis=0)
+        return self.errors_from_sums(e.sum(axis=0), counts)
+
+    def error(self, Y: np.ndarray, pred: np.ndarray) -> float:
+        """Task error: the mean of the per-target errors over targets with known values."""
+        e = self.target_errors(Y, pred)
+        e = e[~np.isnan(e)]
+        return float(e.mean()) if e.size else float("nan")
+
+    @staticmethod
+    def error_floor(n_rows: int, n_targets: int = 1) -> float:
+        """Smallest error a relative increase is divided by: one unit mistake among ``n_rows`` rows.
+
+        A tree whose out-of-bag error is exactly 0 would make the relative increase undefined; dividing
+        by this floor instead keeps the score finite and of the right sign.
+        """
+        return 1.0 / (max(n_rows, 1) * max(n_targets, 1))
+
+
+def mean_known(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """``sums / counts`` where ``counts > 0``, NaN elsewhere."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
+
+
+class TargetType:
+    """One kind of target (see the module docstring). Subclasses are stateless; one instance each.
+
+    Attributes
+    ----------
+    name : str
+        The ``--task`` value.
+    methods : frozenset of str
+        Ranking methods that support the type.
+    supervised : bool
+        False for the type without targets (unsupervised ranking).
+    inference_priority : int
+        Order in which ``--task auto`` asks the types whether they claim the targets.
+    """
+
+    name = ""
+    methods = frozenset({"ensemble", "relief"})
+    supervised = True
+    #: ``--task auto`` asks the types with a lower value first (a hierarchy before labels before classes)
+    inference_priority = 50
+
+    # ----- schema -------------------------------------------------------------------------------------
+    def claims(self, columns: list, labels_xml: bool) -> bool:
+        """Whether ``--task auto`` picks this type for these target columns (asked in registry order)."""
+        return False
+
+    def check(self, columns: list) -> None:
+        """Raise :class:`TaskError` if the columns (with their statistics) cannot be this type's targets."""
+
+    # ----- encoding -----------------------------------------------------------------------------------
+    def encoder(self, columns: list, hierarchy=None) -> TargetEncoder:
+        """The :class:`TargetEncoder` of these target columns."""
+        return TargetEncoder([c.name for c in columns], [c.categories if c.kind == "nominal" else None
+                                                         for c in columns])
+
+    # ----- ensembles ------------------------------------------------------------------------------------
+    def fit(self, Y: np.ndarray, target_names: list, classes: list | None = None) -> FittedTask:
+        """Fit the task to its training targets (see :class:`FittedTask`)."""
+        raise TaskError(f"--method ensemble does not support the task '{self.name}'")
+
+    # ----- Relief ---------------------------------------------------------------------------------------
+    def summarize(self, Y: np.ndarray, hierarchy=None, n_classes: int = 0) -> TargetSummary:
+        """The :class:`TargetSummary` of some rows (a block, or all of them)."""
+        Y = np.asarray(Y, dtype=np.float64)
+        lo, hi = value_ranges(Y)
+        return TargetSummary(lo, hi, np.zeros(max(n_classes, 0)), set())
+
+    def relief_target(self, Y: np.ndarray, params, *, summary: TargetSummary | None = None,
+                      semi_supervised: bool = False, n_classes: int | None = None, hierarchy=None) -> ReliefTarget:
+        """The Relief target distance of this type for the rows ``Y``.
+
+        Parameters
+        ----------
+        Y : ndarray (n, T)
+            Targets of the rows to encode.
+        params : object
+            Relief parameters (attributes ``target_distance``, ``hmlc_w0``, ``hmlc_squared``,
+            ``hmlc_normaliser``; each type reads what it needs).
+        summary : TargetSummary, optional
+            Statistics of the whole training set (default: computed from ``Y``); given when ``Y`` is one
+            block of a larger data set (tall mode), so every block is encoded the same way.
+        semi_supervised : bool
+            Whether some rows are unlabelled.
+        n_classes : int, optional
+        hierarchy : Hierarchy, optional
+
+        Returns
+        -------
+        ReliefTarget
+        """
+        raise TaskError(f"--method relief does not support the task '{self.name}'")

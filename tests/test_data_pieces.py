@@ -1,0 +1,147 @@
+"""The data layer piece by piece, on Arrow batches built here (no Spark): reading values out of batches,
+the mergeable statistics, the plan's bins, and the row keys."""
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from spark_fr.data.columns import BatchValues, category_indices, numeric_array, vector_csr
+from spark_fr.data.plan import feature_bins, nominal_categories, target_columns
+from spark_fr.data.rowkeys import content_keys, distinct_keys
+from spark_fr.data.schema import ColumnInfo
+from spark_fr.data.stats import SAMPLE_ALL, ColumnStats, batch_stats
+
+VECTOR = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
+                    ("values", pa.list_(pa.float64()))])
+
+
+def vectors(rows):
+    """Spark ML vectors as Arrow: ('s', size, {i: v}) sparse, ('d', [values]) dense, None null."""
+    out = []
+    for r in rows:
+        if r is None:
+            out.append(None)
+        elif r[0] == "s":
+            idx = sorted(r[2])
+            out.append({"type": 0, "size": r[1], "indices": idx, "values": [r[2][i] for i in idx]})
+        else:
+            out.append({"type": 1, "size": None, "indices": None, "values": list(r[1])})
+    return pa.array(out, VECTOR)
+
+
+def test_numeric_and_category_values():
+    np.testing.assert_array_equal(numeric_array(pa.array([1, None, 3], pa.int64())), [1, np.nan, 3])
+    np.testing.assert_array_equal(numeric_array(pa.array([True, False, None])), [1, 0, np.nan])
+    np.testing.assert_array_equal(category_indices(pa.array(["b", None, "z", "a"]), ["a", "b"]), [1, np.nan, np.nan, 0])
+    np.testing.assert_array_equal(category_indices(pa.array([True, False]), ["false", "true"]), [1, 0])
+
+
+def test_vector_rows_sparse_dense_and_null():
+    arr = vectors([("s", 4, {1: 2.0, 3: -1.0}), ("d", [1.0, 0.0, 0.0, 5.0]), None])
+    indptr, idx, val = vector_csr(arr, 4)
+    rows = [dict(zip(idx[indptr[r]:indptr[r + 1]], val[indptr[r]:indptr[r + 1]])) for r in range(3)]
+    assert rows[0] == {1: 2.0, 3: -1.0} and rows[1] == {0: 1.0, 1: 0.0, 2: 0.0, 3: 5.0}
+    assert sorted(rows[2]) == [0, 1, 2, 3] and all(np.isnan(v) for v in rows[2].values())
+    batch = pa.RecordBatch.from_arrays([arr], ["v"])
+    cols = [ColumnInfo(f"v[{i}]", "numeric", None, "v", i) for i in range(4)]
+    bv = BatchValues(batch, cols, vector_size=4)
+    np.testing.assert_array_equal(bv.values(3), [-1.0, 5.0, np.nan])
+    np.testing.assert_array_equal(bv.values(2), [0.0, 0.0, np.nan])  # implicit zeros are values
+    r, v = bv.sparse(1)
+    assert list(r) == [0, 1, 2] and v[0] == 2.0 and v[1] == 0.0
+
+
+def random_batch(rng, n):
+    x = rng.normal(size=n)
+    x[rng.random(n) < 0.1] = np.nan
+    k = rng.integers(0, 5, n).astype(float)
+    s = np.array(["red", "green", "blue"], dtype=object)[rng.integers(0, 3, n)]
+    s[rng.random(n) < 0.1] = None
+    return pa.RecordBatch.from_arrays([pa.array(x, from_pandas=True), pa.array(k), pa.array(list(s))], ["x", "k", "s"])
+
+
+COLS = [ColumnInfo("x", "numeric", None, "x"), ColumnInfo("k", "numeric", None, "k"), ColumnInfo("s", "nominal", None, "s")]
+
+
+def test_statistics_merge_to_the_same_result_in_any_order():
+    rng = np.random.default_rng(0)
+    batches = [random_batch(rng, int(n)) for n in rng.integers(5, 60, 12)]
+    whole = batch_stats(batches, COLS, [False, False, True], 0, None, SAMPLE_ALL)
+    for seed in range(3):
+        order = np.random.default_rng(seed).permutation(len(batches))
+        parts = [batch_stats([batches[i]], COLS, [False, False, True], 0, None, SAMPLE_ALL) for i in order]
+        total = parts[0]
+        for p in parts[1:]:
+            total.merge(p)
+        assert total.n_rows == whole.n_rows
+        for a, b in zip(total.columns, whole.columns):
+            assert (a.n_known, a.n_missing, a.vmin, a.vmax, a.counts) == (b.n_known, b.n_missing, b.vmin, b.vmax,
+                                                                          b.counts)
+            assert (a.distinct is None) == (b.distinct is None)
+            if a.distinct is not None:
+                np.testing.assert_array_equal(a.distinct, b.distinct)
+            np.testing.assert_array_equal(np.sort(np.concatenate(a.sample)) if a.sample else [],
+                                          np.sort(np.concatenate(b.sample)) if b.sample else [])
+    x = np.concatenate([b.column("x").to_numpy(zero_copy_only=False) for b in batches])
+    sx = whole.columns[0]
+    assert sx.n_missing == np.isnan(x).sum() and sx.vmax == np.nanmax(x) and sx.distinct is None  # > 255 values
+    np.testing.assert_array_equal(whole.columns[1].distinct, [0, 1, 2, 3, 4])
+
+
+def test_distinct_values_are_remembered_up_to_255():
+    s = ColumnStats()
+    s.add_numeric(np.arange(255.0))
+    assert s.distinct.size == 255
+    s.add_numeric(np.array([1000.0]))
+    assert s.distinct is None and s.vmax == 1000.0
+
+
+def test_plan_bins_usability_and_categories():
+    rng = np.random.default_rng(1)
+    stats = batch_stats([random_batch(rng, 400)], COLS, [False, False, True], 0, None, SAMPLE_ALL)
+    const = ColumnStats()
+    const.add_numeric(np.full(20, 3.0))
+    gone = ColumnStats()
+    gone.add_numeric(np.full(20, np.nan))
+    cols = COLS + [ColumnInfo("c", "numeric", None, "c"), ColumnInfo("g", "numeric", None, "g")]
+    bins, cats, usable = feature_bins(cols, stats.columns + [const, gone], with_quantiles=True)
+    assert list(usable) == [True, True, True, False, False]
+    assert bins[0].n_bins == 255 and not bins[0].lossless  # quantile bins for a continuous column
+    assert bins[1].lossless and bins[1].n_bins == 5
+    assert cats[2] == ["blue", "green", "red"] and bins[2].nominal
+    many = {f"v{i:03d}": 300 - i for i in range(300)}
+    kept = nominal_categories("big", None, many)
+    assert len(kept) == 255 and kept[-1] == "__other__" and "v000" in kept and "v299" not in kept
+    tc = target_columns([ColumnInfo("s", "nominal", None, "s")], [stats.columns[2]])[0]
+    assert tc.kind == "nominal" and tc.categories == ["blue", "green", "red"] and sum(tc.counts.values()) > 300
+
+
+def test_row_keys_depend_on_content_only():
+    rng = np.random.default_rng(2)
+    codes = rng.integers(0, 255, (5, 50)).astype(np.uint8)
+    Y = rng.normal(size=(50, 2))
+    Y[3, 1] = np.nan
+    keys = content_keys([codes], Y)
+    perm = rng.permutation(50)
+    np.testing.assert_array_equal(content_keys([codes[:, perm]], Y[perm]), keys[perm])
+    codes[:, 7] = codes[:, 8]
+    Y[7] = Y[8]
+    k2 = content_keys([codes], Y)
+    assert k2[7] == k2[8] and len(set(k2)) == 49
+    pos, neg = Y.copy(), Y.copy()
+    pos[0, 0], neg[0, 0] = 0.0, -0.0  # -0.0 and 0.0 are one value
+    assert content_keys([codes], pos)[0] == content_keys([codes], neg)[0]
+    assert content_keys([codes], pos)[1] == keys[1] and content_keys([codes], pos)[0] != keys[0]
+    distinct = distinct_keys(np.sort(k2))
+    assert len(set(distinct)) == 50 and set(np.sort(k2)) <= set(distinct)
+
+
+@pytest.mark.parametrize("bad", [np.inf, -np.inf])
+def test_infinite_values_are_refused_with_the_column(bad):
+    from spark_fr.data.schema import Dataset
+    from spark_fr.data.validate import check_finite
+    from spark_fr.errors import InputError
+
+    s = ColumnStats()
+    s.add_numeric(np.array([1.0, bad, 2.0]))
+    with pytest.raises(InputError, match="column 'x' holds an infinite value"):
+        check_finite(Dataset(None, [], "f.csv"), [COLS[0]], [s])

@@ -1,0 +1,119 @@
+"""The code's layout: imports run downwards only (floors), never sideways between packages, and never in a
+cycle; kernels know nothing of Spark; nothing outside spark_fr.tasks names a target type in an `if`."""
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+PKG = Path(__file__).resolve().parents[1] / "spark_fr"
+
+#: floor of each part of the package (the longest matching prefix wins); a module may import its own part
+#: and parts on lower floors only
+FLOORS = {
+    "spark_fr.errors": 0, "spark_fr.scaling": 0, "spark_fr.results": 0, "spark_fr.hierarchy": 0, "spark_fr.version": 0,
+    "spark_fr.runtime.rng": 0, "spark_fr.runtime.exact": 0, "spark_fr.runtime.groups": 0,
+    "spark_fr.tasks": 1,
+    "spark_fr.options": 2, "spark_fr.runtime.progress": 2, "spark_fr.runtime.session": 2,
+    "spark_fr.runtime.spark": 3, "spark_fr.pct": 3, "spark_fr.data": 3,
+    "spark_fr.io": 4,
+    "spark_fr.ensemble": 5, "spark_fr.relief": 5,
+    "spark_fr.ranking": 6,
+    "spark_fr.api": 7,
+    "spark_fr.cli": 8, "spark_fr.estimator": 8,
+    "spark_fr": 9,
+}
+#: numba kernels: no Spark
+KERNELS = ("spark_fr.pct", "spark_fr.tasks", "spark_fr.runtime.rng", "spark_fr.runtime.exact",
+           "spark_fr.relief.distances", "spark_fr.relief.neighbours", "spark_fr.relief.update",
+           "spark_fr.relief.broadcast_kernel", "spark_fr.relief.tall_kernels")
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PKG.rglob("*.py"))}
+
+
+def part(name: str) -> str:
+    return max((k for k in FLOORS if name == k or name.startswith(k + ".")), key=len)
+
+
+def imports(name: str) -> set:
+    """The spark_fr modules a module imports (anywhere in it, lazy imports included)."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    out = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names if a.name.startswith("spark_fr")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("spark_fr"):
+                continue
+            for a in node.names:  # `from . import tasks` imports the module spark_fr.tasks
+                sub = f"{target}.{a.name}"
+                out.add(sub if sub in MODULES else target)
+    return {m for m in out if m in MODULES and m != name}
+
+
+GRAPH = {m: imports(m) for m in MODULES}
+
+
+def test_every_module_has_a_floor():
+    assert all(part(m) for m in MODULES)
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_run_downwards_and_never_sideways(name):
+    mine = part(name)
+    for target in GRAPH[name]:
+        theirs = part(target)
+        if name == "spark_fr" or theirs == mine:
+            continue
+        assert FLOORS[theirs] < FLOORS[mine], f"{name} (floor {FLOORS[mine]}) imports {target} (floor {FLOORS[theirs]})"
+
+
+def test_no_import_cycle():
+    state = {}
+
+    def visit(m, stack):
+        state[m] = 1
+        for t in GRAPH[m]:
+            if t == "spark_fr" or t.startswith("spark_fr.") and MODULES[t].name == "__init__.py" and m.startswith(t):
+                continue
+            if state.get(t) == 1:
+                raise AssertionError(" -> ".join(stack + [m, t]))
+            if t not in state:
+                visit(t, stack + [m])
+        state[m] = 2
+
+    for m in GRAPH:
+        if m not in state:
+            visit(m, [])
+
+
+@pytest.mark.parametrize("name", [m for m in sorted(MODULES) if m.startswith(KERNELS)])
+def test_kernels_know_nothing_of_spark(name):
+    text = MODULES[name].read_text()
+    assert not re.search(r"^\s*(import pyspark|from pyspark)", text, re.M), name
+
+
+TASK_WORDS = r"['\"](classification|regression|mtr|mlc|hmlc|unsupervised)['\"]"
+
+
+@pytest.mark.parametrize("name", [m for m in sorted(MODULES) if not m.startswith("spark_fr.tasks")])
+def test_only_the_target_types_branch_on_a_task_name(name):
+    for no, line in enumerate(MODULES[name].read_text().splitlines(), 1):
+        if re.search(r"\b(if|elif)\b[^#]*" + TASK_WORDS, line) or re.search(TASK_WORDS + r"\s+(==|!=|in)\b", line):
+            raise AssertionError(f"{name}:{no}: {line.strip()}")

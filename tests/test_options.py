@@ -1,0 +1,126 @@
+"""The option table and what is derived from it: the parser, YAML configs, rank()'s keywords, the parameter
+objects and the Estimator's Params agree, and every kind of value is checked the same way everywhere."""
+import math
+
+import pytest
+
+from spark_fr import options as O
+from spark_fr.ensemble.params import EnsembleParams
+from spark_fr.errors import InputError
+from spark_fr.relief.params import ReliefParams
+
+
+def test_every_option_is_on_the_command_line_and_in_yaml_or_api():
+    parser = O.build_parser()
+    dests = {a.dest for a in parser._actions}
+    for opt in O.OPTIONS:
+        assert (opt.name in dests) == (O.JOB in opt.where), opt.name
+        assert opt.group in O.GROUPS
+        if opt.default is not None:
+            O.check_value(opt, opt.default)  # every default passes its own check (raises otherwise)
+
+
+@pytest.mark.parametrize("name,text,value", [
+    ("trees", "12", 12), ("min_samples_leaf", "3", 3.0), ("max_features", "sqrt", "sqrt"),
+    ("max_features", "0.5", 0.5), ("max_features", "7", 7), ("max_features", "7.0", 7),
+    ("relief_iterations", "1.0", 1.0), ("relief_iterations", "1", 1), ("relief_influence", "0.2,0.9", (0.2, 0.9)),
+    ("scores", "genie3, rf", ["genie3", "rf"]), ("targets", "a,b", ["a", "b"]), ("seed", "-4", -4),
+    ("symbolic_weight", "1", 1.0), ("hmlc_w0", "0.5", 0.5), ("task", "mtr", "mtr"),
+])
+def test_command_line_text_is_parsed(name, text, value):
+    opt = O.option(name)
+    assert opt.kind.parse(text, opt) == value
+
+
+@pytest.mark.parametrize("name,value,fragment", [
+    ("trees", 0, "--trees must be a positive integer, not 0"),
+    ("trees", True, "not True"), ("trees", "10", "not '10'"), ("trees", 2.5, "not 2.5"),
+    ("seed", 1.5, "--seed must be an integer"), ("max_depth", -1, "--max-depth must be an integer >= 0"),
+    ("min_samples_leaf", math.inf, "--min-samples-leaf must be a number >= 1, not inf"),
+    ("min_samples_leaf", 0.5, "not 0.5"), ("relief_sigma", math.nan, "--relief-sigma must be a finite number"),
+    ("relief_sigma", -1.0, "not -1.0"), ("symbolic_weight", 0.0, "--symbolic-weight must be in (0, 1]"),
+    ("hmlc_w0", 1.5, "--hmlc-w0 must be in (0, 1]"), ("bootstrap", "false", "--bootstrap must be true or false"),
+    ("per_target", 1, "--per-target must be true or false, not 1"), ("ensemble", "forest", "one of rf, bagging"),
+    ("scores", "genie3,shap", "--scores must be a comma list of symbolic, genie3, rf, not 'genie3,shap'"),
+    ("scores", "", "a non-empty comma list"), ("targets", [1, 2], "--targets must be a comma list of names"),
+    ("max_features", "lots", "--max-features must be sqrt, log2, all, a count or a fraction"),
+    ("max_features", 1.5, "--max-features as a fraction must be in (0, 1]"),
+    ("max_features", 0, "--max-features as a count must be >= 1"),
+    ("relief_iterations", 0, "--relief-iterations as a count must be >= 1"),
+    ("relief_iterations", math.inf, "--relief-iterations must be a count or a fraction"),
+    ("relief_influence", "0.9,0.1", "--relief-influence must be w0,w1 with 0 <= w0 <= w1 <= 1"),
+    ("relief_influence", [0.1, math.nan], "--relief-influence must be"), ("input", "", "a non-empty string"),
+])
+def test_bad_values_are_one_line_errors_naming_the_option(name, value, fragment):
+    with pytest.raises(InputError) as info:
+        O.check_value(O.option(name), value)
+    assert fragment in str(info.value) and "\n" not in str(info.value)
+
+
+def test_yaml_config(tmp_path):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("input: a.arff\ntrees: 12\nscores: [genie3, rf]\nrelief-influence: [0.2, 0.8]\nmax_depth: null\n")
+    assert O.load_config(str(cfg)) == {"input": "a.arff", "trees": 12, "scores": ["genie3", "rf"],
+                                       "relief_influence": (0.2, 0.8)}
+    for text, fragment in [("treez: 3\n", "unknown option 'treez'"), ("trees: '3'\n", "c.yaml: --trees must be"),
+                           ("master: 4\n", "--master must be a non-empty string"), ("[1\n", "not valid YAML"),
+                           ("title: x\n", "unknown option 'title'"), ("config: other.yaml\n", "unknown option")]:
+        cfg.write_text(text)
+        with pytest.raises(InputError, match=fragment):
+            O.load_config(str(cfg))
+    with pytest.raises(InputError, match="config file not found"):
+        O.load_config(str(tmp_path / "none.yaml"))
+
+
+def test_command_line_errors_are_one_line_without_usage():
+    for argv, fragment in [(["--trees", "x"], "--trees must be a positive integer, not 'x'"),
+                           (["--ensemble", "forest"], "--ensemble must be one of"),
+                           (["--per-target", "yes"], "unrecognized arguments: yes"),
+                           (["--bootstrap", "--no-bootstrap"], "not allowed with argument")]:
+        with pytest.raises(InputError) as info:
+            O.parse_command_line(argv)
+        assert fragment in str(info.value) and "usage:" not in str(info.value)
+    assert O.parse_command_line(["--no-bootstrap", "--trees", "3"]) == {"bootstrap": False, "trees": 3}
+
+
+def test_keywords_of_rank():
+    assert O.check_keywords({"trees": 5, "seed": None}) == {"trees": 5}
+    with pytest.raises(InputError, match="unknown parameter 'tres' \\(did you mean 'trees'\\?\\)"):
+        O.check_keywords({"tres": 5})
+    with pytest.raises(InputError, match="unknown parameter 'output'"):
+        O.check_keywords({"output": "x"})  # a job option, not one of rank()
+
+
+def test_parameter_objects_are_derived_from_the_table():
+    ens = {o.attribute for o in O.for_method("ensemble")}
+    assert set(EnsembleParams().to_dict()) == ens
+    assert set(ReliefParams().to_dict()) == {o.attribute for o in O.for_method("relief")} | {"shards",
+                                                                                            "broadcast_limit"}
+    p = EnsembleParams.from_options({"trees": 7, "resample_constant_features": True, "relief_neighbours": 3})
+    assert p.trees == 7 and p.resample_constant and p.bootstrap  # rf bootstraps by default
+    assert EnsembleParams(ensemble="extra_trees").bootstrap is False
+    assert ReliefParams.from_options({"relief_neighbours": 4, "relief_influence": "0.1,0.2"}).influence == (0.1, 0.2)
+    with pytest.raises(InputError, match="--relief-neighbours must be a positive integer"):
+        ReliefParams(neighbours=0)
+    with pytest.raises(InputError, match="unknown ensemble parameter"):
+        EnsembleParams(neighbours=3)
+
+
+def test_estimator_params_are_derived_from_the_table():
+    from spark_fr import FeatureRanker
+
+    ranker = FeatureRanker()
+    names = {p.name for p in ranker.params}
+    expected = {o.param_name for o in O.estimator_options()} | {"numTopFeatures", "selectionScore"}
+    assert names == expected
+    assert {"numTrees", "targetCols", "reliefNeighbours", "maxFeatures", "seed"} <= names
+    assert ranker.getOrDefault("numTrees") == O.option("trees").default
+    ranker.setParams(numTrees=7, reliefInfluence=[0.1, 0.3])
+    assert ranker.rank_keywords() == {"trees": 7, "relief_influence": (0.1, 0.3)}
+
+
+def test_defaults_yaml_lists_every_job_option():
+    text = O.defaults_yaml()
+    for opt in O.OPTIONS:
+        if O.JOB in opt.where and opt.name != "config":
+            assert f"\n{opt.name}: " in text, opt.name
