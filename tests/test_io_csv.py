@@ -16,7 +16,7 @@ from spark_fr.errors import InputError
 from spark_fr.io import csv as C
 from spark_fr.io.files import DataFile, data_files, open_text
 from test_bad_input import expect_error
-from test_end_to_end import JOB, _subprocess_env, run_job
+from conftest import JOB, _subprocess_env, run_job
 
 RANKING = ["feature", "score", "target", "importance", "rank", "importance_std"]
 
@@ -378,7 +378,7 @@ def test_infinite_value_in_a_numeric_column(spark, tmp_path, capsys):
     rows[4] = "-Infinity,0"
     f = write(tmp_path / "f.csv", "a,y\n" + "\n".join(rows) + "\n")
     expect_error(["--input", f, "--targets", "y", "--method", "relief"], capsys, tmp_path, "f.csv line 6",
-                 "column 'a'", "'-Infinity' is not a finite number")
+                 "column 'a' holds an infinite value (-inf), written '-Infinity'")
 
 
 def test_utf16_csv_and_a_csv_directory_with_a_subdirectory(spark, tmp_path, capsys):

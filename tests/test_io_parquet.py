@@ -15,7 +15,7 @@ from spark_fr.errors import InputError
 from spark_fr.io import parquet as P
 from spark_fr.io.files import DataFile, data_files, read_range
 from test_bad_input import expect_error
-from test_end_to_end import JOB, _subprocess_env, run_job
+from conftest import JOB, _subprocess_env, run_job
 
 RANKING = ["feature", "score", "target", "importance", "rank", "importance_std"]
 

@@ -541,13 +541,13 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
         if k > 0 and n == k:
             if infinite is not None:
                 _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _infinite(c), is_infinite,
-                                   "is not a finite number", infinite)
+                                   _infinite_message, infinite)
             exprs.append(F.when(_known(c), F.trim(qcol(c)).cast("double")).alias(c))
         elif n > 0 and n >= k - n:
             _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _known(c) & ~_numeric(c),
                                lambda v: not is_missing(v) and not is_number(v),
-                               "is not a number (the column is otherwise numeric); fix the value or write it "
-                               "as a missing value (empty or ?)", bad_value)
+                               lambda v: f": '{v}' is not a number (the column is otherwise numeric); fix the value "
+                                         f"or write it as a missing value (empty or ?)", bad_value)
         else:
             exprs.append(F.when(_known(c), F.trim(qcol(c))).alias(c))
     typed = df.select(*exprs)
@@ -597,13 +597,19 @@ def _column_stats(df, names: list, corrupt: str, class_names: list):
 
 def _raise_value_error(spark, groups, names, corrupt, files, by_path, column, condition, predicate, what,
                        fallback_value):
+    """Raise ``what(value)`` for the first value of ``column`` with ``predicate``, at its file and line."""
     suspects = _files_where(groups, names, corrupt, files, condition)
     found = find_value(spark, suspects, by_path, column, predicate)
     if found is not None:
         path, line, value = found
-        raise InputError(f"{path} line {line}: column '{column}': '{value.strip()}' {what}")
+        raise InputError(f"{path} line {line}: column '{column}'{what(value.strip())}")
     where = ", ".join(f.path for f in suspects)
-    raise InputError(f"{where}: column '{column}': '{fallback_value}' {what}")
+    raise InputError(f"{where}: column '{column}'{what(fallback_value.strip())}")
+
+
+def _infinite_message(value: str) -> str:
+    sign = "-inf" if (to_number(value) or 0) < 0 else "inf"
+    return f" holds an infinite value ({sign}), written '{value}'; write it as a missing value or drop the row"
 
 
 def _sklearn_classes(spark, groups, names, corrupt, files, by_path, typed, class_names, stats):
@@ -619,7 +625,7 @@ def _sklearn_classes(spark, groups, names, corrupt, files, by_path, typed, class
             return not is_missing(v) and (x is None or not (abs(x) < float("inf") and x == int(x) and 0 <= x < k))
 
         _raise_value_error(spark, groups, names, corrupt, files, by_path, c, ~_class_index_ok(c, k), not_index,
-                           f"is not a class index 0..{k - 1} (the first line names {k} classes)",
+                           lambda v: f": '{v}' is not a class index 0..{k - 1} (the first line names {k} classes)",
                            stats["__bad_class_value"])
     arr = F.array(*[F.lit(c) for c in class_names])
     return typed.withColumn("target", F.element_at(arr, F.col("target").cast("int") + 1))
