@@ -311,8 +311,8 @@ IO, TASK, ENSEMBLES, RELIEF, RUN = "input and output", "task and method", "ensem
 
 OPTIONS = (
     # input and output
-    Option("input", Text(), None, "ARFF (also zipped, HARFF), CSV, Parquet, Delta directory or .mat file; several ARFF "
-           "or Parquet files (same attributes) separated by commas", IO, where=frozenset({JOB}), estimator=None),
+    Option("input", Text(), None, "ARFF (also zipped, HARFF), CSV, Parquet, Delta directory or .mat file; several ARFF, "
+           "CSV or Parquet files (same columns) separated by commas", IO, where=frozenset({JOB}), estimator=None),
     Option("format", Choice(("auto", "arff", "csv", "parquet", "delta", "mat")), "auto",
            "input format", IO, default_help="from the file name", estimator=None),
     Option("labels_xml", Text(), None, "Mulan label file (multi-label classification)", IO, estimator=None),

@@ -98,8 +98,8 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         raise InputError(f"several inputs must have one format, not {', '.join(sorted(fmts))}: {', '.join(paths)}")
     fmt = fmts.pop()
     path = paths[0]
-    if len(paths) > 1 and fmt not in ("arff", "parquet"):
-        raise InputError(f"several inputs are supported for ARFF and Parquet files, not {fmt}: {', '.join(paths)}")
+    if len(paths) > 1 and fmt not in ("arff", "csv", "parquet"):
+        raise InputError(f"several inputs are supported for ARFF, CSV and Parquet files, not {fmt}: {', '.join(paths)}")
     if fmt == "arff":
         from .archive import extract_single
         from .arff.spark import read_arff
@@ -109,10 +109,11 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
     elif fmt == "csv":
         from .csv import read_csv
 
-        ds = read_csv(spark, path, sep="\t" if path.lower().endswith(".tsv") else ",")
+        ds = read_csv(spark, paths if len(paths) > 1 else path)
     elif fmt == "parquet":
-        df = spark.read.parquet(*paths)
-        ds = Dataset(df, columns_of_dataframe(df, features_col), path)
+        from .parquet import read_parquet
+
+        ds = read_parquet(spark, paths, features_col)
     elif fmt == "delta":
         ds = read_delta(spark, path, features_col)
     else:

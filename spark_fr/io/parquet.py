@@ -1,0 +1,317 @@
+"""Reading Parquet inputs: every file's footer is checked on the driver before Spark reads any data.
+
+Sketch
+------
+* **Files.** Each input is a file or a directory; a directory's files are the ones Spark reads (names
+  starting with ``_`` or ``.`` skipped, partition directories ``key=value`` descended), whatever their
+  extension. Spark silently leaves out files next to partition directories and files under a
+  subdirectory that is not ``key=value``: both are errors here (:func:`check_layout`).
+* **Footers.** Every file's footer (the last few KB, whatever the file's size) is read on the driver and
+  parsed with pyarrow, in parallel for many files. A 0-byte file, a file that is not Parquet (no ``PAR1``
+  marker), an encrypted file, a truncated or damaged footer, a column type Spark cannot read (nanosecond
+  timestamps, 16-bit floats), or a name given twice in one file (compared without case, as Spark does) is
+  an error naming the file (and column). Spark would otherwise fail inside a task, with its ERROR log and
+  Java stacks, or pick one file's schema and drop or mis-read the others' columns.
+* **Schemas across files.** Types are compared as the Spark types they read as (``int32`` is ``int``,
+  ``large_string`` is ``string``, ...). Decisions:
+
+  - the same columns with the same types in every file (in any order): Spark reads the input as it is
+    (nothing changes for well-formed input);
+  - a column absent from some files: read as missing values there (as Spark's ``mergeSchema`` does), with
+    a warning naming the column and a file without it;
+  - integer columns of different widths (``int32`` / ``int64``): the widest integer; integers, floating
+    point and decimals mixed: double. Spark itself fails on these (it takes one file's schema), so the
+    files are read in groups of one schema, cast, and unioned by name;
+  - any other difference (a number in one file and a string in another, a boolean and an integer, two
+    names differing only in case) is an error naming the column, two files and their types.
+"""
+from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from functools import reduce
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..data.columns import qcol
+from ..data.schema import Dataset, columns_of_dataframe
+from ..errors import InputError, one_line
+from .files import DataFile, data_files, read_range
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"PAR1"
+TAIL_BYTES = 1 << 16  # read at once from the end of a file: the footer of all but the widest tables
+INTEGERS = ("tinyint", "smallint", "int", "bigint")
+_SPARK_SIMPLE = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
+                 "bigint": T.LongType(), "double": T.DoubleType()}
+
+
+def spark_type(t: pa.DataType) -> str:
+    """The Spark SQL type (``simpleString``) a Parquet column of Arrow type ``t`` is read as.
+
+    Unsigned integers read as the next wider signed type (``uint64`` as ``decimal(20,0)``), dictionary
+    columns as their values, a column of nulls only (pandas' all-None column) as ``void`` (it merges with
+    any type). Types without a simple Spark counterpart keep Arrow's name, so they only match themselves.
+    """
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    simple = [(pa.types.is_null, "void"), (pa.types.is_int8, "tinyint"), (pa.types.is_int16, "smallint"),
+              (pa.types.is_int32, "int"), (pa.types.is_int64, "bigint"), (pa.types.is_uint8, "smallint"),
+              (pa.types.is_uint16, "int"), (pa.types.is_uint32, "bigint"), (pa.types.is_uint64, "decimal(20,0)"),
+              (pa.types.is_float16, "halffloat"), (pa.types.is_float32, "float"), (pa.types.is_float64, "double"),
+              (pa.types.is_boolean, "boolean"), (pa.types.is_string, "string"), (pa.types.is_large_string, "string"),
+              (pa.types.is_binary, "binary"), (pa.types.is_large_binary, "binary"),
+              (pa.types.is_fixed_size_binary, "binary"), (pa.types.is_date, "date")]
+    for test, name in simple:
+        if test(t):
+            return name
+    if pa.types.is_decimal(t):
+        return f"decimal({t.precision},{t.scale})"
+    if pa.types.is_timestamp(t):
+        return "timestamp" if t.tz else "timestamp_ntz"
+    return str(t)
+
+
+def is_numeric(name: str) -> bool:
+    """Whether a Spark type name is a number (integer, floating point or decimal)."""
+    return name in INTEGERS or name in ("float", "double") or name.startswith("decimal(")
+
+
+def merge_type(a: str, b: str) -> str | None:
+    """The type two files' versions of a column are read as together, or None if they conflict."""
+    if a == b:
+        return a
+    if a == "void" or b == "void":
+        return b if a == "void" else a
+    if a in INTEGERS and b in INTEGERS:
+        return max(a, b, key=INTEGERS.index)
+    if is_numeric(a) and is_numeric(b):
+        return "double"
+    return None
+
+
+class Footer:
+    """One file's footer: the input path it came from, the file, its Arrow schema and Spark types."""
+
+    def __init__(self, source: str, file: DataFile, schema: pa.Schema):
+        self.source, self.file, self.schema = source, file, schema
+        self.types = {f.name: spark_type(f.type) for f in schema}
+
+
+def read_footer(spark, file: DataFile) -> pa.Schema:
+    """The Arrow schema in a Parquet file's footer, reading only the footer's bytes.
+
+    Raises
+    ------
+    InputError
+        The file is empty, not Parquet, encrypted, truncated, or its footer cannot be parsed.
+    """
+    path, size = file.path, file.size
+    if size == 0:
+        raise InputError(f"{path}: the file is empty (0 bytes), not a Parquet file")
+    tail = read_range(spark, path, max(size - TAIL_BYTES, 0), TAIL_BYTES)  # usually the whole footer
+    if tail[-4:] == b"PARE":
+        raise InputError(f"{path}: an encrypted Parquet file; spark_fr reads only unencrypted Parquet")
+    if size < 12 or tail[-4:] != MAGIC:
+        head = read_range(spark, path, 0, 4)
+        where = "start" if head != MAGIC else "end"
+        raise InputError(f"{path}: not a Parquet file (no '{MAGIC.decode()}' marker at its {where}"
+                         f"{'; truncated?' if where == 'end' else ''})")
+    length = int.from_bytes(tail[-8:-4], "little")
+    if length <= 0 or length + 12 > size:
+        raise InputError(f"{path}: damaged Parquet file (its footer claims {length} bytes of a {size}-byte file)")
+    footer = tail[-(length + 8):] if length + 8 <= len(tail) else read_range(spark, path, size - 8 - length,
+                                                                              length + 8)
+    try:
+        return pq.read_schema(pa.BufferReader(MAGIC + footer))
+    except Exception as err:  # pyarrow raises several error types for damaged metadata
+        raise InputError(f"{path}: damaged Parquet footer ({one_line(err)})") from None
+
+
+def check_footer(footer: Footer, case_sensitive: bool = False) -> None:
+    """Names given twice and column types Spark cannot read are errors naming the file and column."""
+    seen = {}
+    for f in footer.schema:
+        key = f.name if case_sensitive else f.name.lower()
+        if key in seen:
+            also = "" if seen[key] == f.name else f" (as '{seen[key]}': Spark compares names without case)"
+            raise InputError(f"{footer.file.path}: duplicate column name '{f.name}'{also}")
+        seen[key] = f.name
+        t = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
+        if pa.types.is_timestamp(t) and t.unit == "ns":
+            raise InputError(f"{footer.file.path}: column '{f.name}' holds nanosecond timestamps, which Spark "
+                             f"cannot read; write them in microseconds (pandas: to_parquet(..., "
+                             f"coerce_timestamps='us', allow_truncated_timestamps=True))")
+        if pa.types.is_float16(t):
+            raise InputError(f"{footer.file.path}: column '{f.name}' holds 16-bit floats, which Spark cannot "
+                             f"read; write it as float32 or float64")
+
+
+def merge_schemas(footers: list, case_sensitive: bool = False):
+    """The columns of all files: order, merged type per column, and the files lacking each column.
+
+    Returns
+    -------
+    order : list of str
+        The first file's columns, then columns of later files in the order they appear.
+    merged : dict
+        Column name -> Spark type name.
+    missing : dict
+        Column name -> files (paths) that do not have it (only columns some file lacks).
+
+    Raises
+    ------
+    InputError
+        Two types that cannot be merged, or two names that differ only in case.
+    """
+    order, merged, first = [], {}, {}
+    lower = {}
+    for ft in footers:
+        for name, t in ft.types.items():
+            key = name if case_sensitive else name.lower()
+            if key in lower and lower[key] != name:
+                other = lower[key]
+                raise InputError(f"{ft.file.path}: column '{name}' is '{other}' in {first[other].file.path} "
+                                 f"(names differ only in case; every file must use the same names)")
+            if name not in merged:
+                order.append(name)
+                merged[name], first[name], lower[key] = t, ft, name
+                continue
+            m = merge_type(merged[name], t)
+            if m is None:
+                prev = next(f for f in footers if merge_type(f.types.get(name, "void"), t) is None)
+                raise InputError(f"{ft.file.path}: column '{name}' is {t} here but {prev.types[name]} in "
+                                 f"{prev.file.path}; every file must give a column one kind of value")
+            merged[name] = m
+    missing = {n: [ft.file.path for ft in footers if n not in ft.types] for n in order}
+    return order, merged, {n: fs for n, fs in missing.items() if fs}
+
+
+def check_layout(source: str, files: list, subdirs: list) -> None:
+    """A Parquet directory holds files, or partition directories ``key=value`` (recursively), not both.
+
+    Spark reads only the files of the partition directories when there are some, else only the files at
+    the top: a file next to partition directories, or under a subdirectory that is not ``key=value``,
+    would be silently left out. Both are errors naming the file's directory.
+    """
+    if not subdirs:
+        return
+    parent = {d: d.rstrip("/").rsplit("/", 1)[0] for d in subdirs}
+    holding = {}  # directory -> holds files (anywhere below)
+    for f in files:
+        d = f.path.rsplit("/", 1)[0]
+        while d in parent:
+            holding[d] = True
+            d = parent[d]
+    for d in subdirs:
+        if holding.get(d) and "=" not in d.rstrip("/").rsplit("/", 1)[-1]:
+            raise InputError(f"{d}: a subdirectory of the Parquet input {source} that is not a partition directory "
+                             f"(key=value); Spark would not read its files; give it as an input of its own")
+    with_partitions = {parent[d] for d in subdirs if holding.get(d)}
+    for f in files:
+        d = f.path.rsplit("/", 1)[0]
+        if d in with_partitions:
+            raise InputError(f"{f.path}: a Parquet file next to partition directories (key=value) in {d}; Spark "
+                             f"would read only one of them; move it into a partition directory")
+
+
+def parquet_footers(spark, paths: list) -> list:
+    """The checked footers of every file of ``paths`` (files or directories), in order."""
+    entries = []
+    for p in paths:
+        files, subdirs = data_files(spark, p)
+        if not files:
+            raise InputError(f"{p}: no Parquet files in this directory")
+        check_layout(p, files, subdirs)
+        entries.extend((p, f) for f in files)
+
+    def one(entry):
+        return Footer(entry[0], entry[1], read_footer(spark, entry[1]))
+
+    if len(entries) > 8:
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            return list(pool.map(one, entries))
+    return [one(e) for e in entries]
+
+
+def read_parquet(spark, paths, features_col: str | None = None) -> Dataset:
+    """Read one or several Parquet files or directories as a :class:`Dataset`, after checking every footer.
+
+    Parameters
+    ----------
+    spark : SparkSession
+    paths : str or list of str
+    features_col : str, optional
+        A vector column holding the features.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    InputError
+        A file that is not readable Parquet, or files whose schemas cannot be merged (one line naming the
+        file and column).
+    """
+    paths = [paths] if isinstance(paths, str) else list(paths)
+    case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    footers = parquet_footers(spark, paths)
+    for ft in footers:
+        check_footer(ft, case_sensitive)
+    order, merged, missing = merge_schemas(footers, case_sensitive)
+    for name, files in missing.items():
+        log.warning("Parquet column '%s' is not in %d of %d files (e.g. %s): read as missing values there",
+                    name, len(files), len(footers), files[0])
+    if all(ft.types == footers[0].types for ft in footers):
+        df = _spark_read(lambda: spark.read.parquet(*paths), paths)
+    else:
+        df = _read_in_groups(spark, footers, order, merged, paths)
+    return Dataset(df, columns_of_dataframe(df, features_col), paths[0])
+
+
+def _spark_read(read, paths):
+    from pyspark.errors import AnalysisException
+
+    try:
+        return read()
+    except AnalysisException as err:
+        raise InputError(f"{', '.join(paths)}: Spark cannot read this Parquet input ({one_line(err)})") from None
+
+
+def _read_in_groups(spark, footers, order, merged, paths):
+    """Files of one schema read together, columns cast to the merged types and unioned by name."""
+    groups = {}
+    for ft in footers:
+        key = (ft.source, frozenset(ft.types.items()))
+        groups.setdefault(key, []).append(ft)
+    frames = []
+    for (source, _), fts in groups.items():
+        reader = spark.read
+        if any(ft.file.path != source for ft in fts):  # a directory: keep its partition columns
+            reader = reader.option("basePath", source)
+        frames.append((fts[0].types, _spark_read(lambda: reader.parquet(*[ft.file.path for ft in fts]), paths)))
+    columns = list(order) + [c for _, df in frames for c in df.columns if c not in merged]
+    columns = list(dict.fromkeys(columns))
+    target = {}
+    for c in columns:
+        same = [df.schema[c].dataType for types, df in frames if c in df.columns and types.get(c, None) in
+                (merged.get(c), None)]
+        target[c] = same[0] if same else _SPARK_SIMPLE[merged[c]]
+    parts = []
+    for _, df in frames:
+        cols = []
+        for c in columns:
+            if c not in df.columns:
+                cols.append(F.lit(None).cast(target[c]).alias(c))
+            elif df.schema[c].dataType != target[c]:
+                cols.append(qcol(c).cast(target[c]).alias(c))
+            else:
+                cols.append(qcol(c))
+        parts.append(df.select(*cols))
+    log.info("Parquet files with %d different schemas: read in groups and merged by column name", len(parts))
+    return _spark_read(lambda: reduce(lambda a, b: a.unionByName(b), parts), paths)
