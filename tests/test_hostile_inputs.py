@@ -63,6 +63,12 @@ def _foreign_delta(root: Path):
     write_deltalake(str(root / "table"), pd.DataFrame({"user_id": [1, 2], "amount": [3.5, 4.0]}))
 
 
+def _conflicting_parquet_parts(root: Path):
+    (root / "pq").mkdir()
+    pd.DataFrame({"a": [1.0, 2.0, 3.0], "y": [1.0, 2.0, 0.5]}).to_parquet(root / "pq/p0.parquet")
+    pd.DataFrame({"a": ["x", "y", "z"], "y": [1.0, 2.0, 0.5]}).to_parquet(root / "pq/p1.parquet")
+
+
 def _timestamp_target(root: Path):
     pdf = pd.DataFrame({"x": np.arange(30.0), "z": np.arange(30.0) % 4,
                         "when": pd.date_range("2026-01-01", periods=30, freq="D")})
@@ -130,6 +136,14 @@ CASES = {
     "yaml_boolean_as_string": Case("silently wrong", {"c.yaml": f"input: {ENB}\nbootstrap: 'false'\n"},
                                    ["--config", "{d}/c.yaml"], ("c.yaml", "--bootstrap must be true or false",
                                                                 "'false'")),
+    "csv_duplicate_column_names": Case("silently wrong", {"d.csv": "x1,x1,y\n" + "".join(f"{i},{i * 2},{i % 3}\n"
+                                                                                       for i in range(20))},
+                                       ["--input", "{d}/d.csv", "--targets", "y"],
+                                       ("d.csv line 1", "duplicate column name 'x1'")),
+    "csv_parts_with_renamed_header": Case("silently wrong", {"parts/part-0.csv": csv_rows(20),
+                                                             "parts/part-1.csv": csv_rows(20).replace("a,b,y", "a,c,y")},
+                                          ["--input", "{d}/parts", "--targets", "y"],
+                                          ("part-1.csv line 1", "the header differs")),
     "yaml_per_target_as_string": Case("silently wrong", {"c.yaml": f"input: {ENB}\nper_target: 'no'\n"},
                                       ["--config", "{d}/c.yaml"], ("--per-target must be true or false",)),
     # 4. tracebacks
@@ -146,9 +160,17 @@ CASES = {
                                   ["--config", "{d}/c.yaml"], ("--trees must be a positive integer", "'10'")),
     "yaml_not_a_mapping": Case("traceback", {"c.yaml": "- just\n- a list\n"}, ["--config", "{d}/c.yaml"],
                                ("c.yaml", "must be a mapping")),
+    "empty_parquet_file": Case("traceback", {"e.parquet": b""}, ["--input", "{d}/e.parquet", "--targets", "y"],
+                               ("e.parquet", "the file is empty (0 bytes)")),
+    "parquet_parts_with_conflicting_types": Case("traceback", {}, ["--input", "{d}/pq", "--targets", "y"],
+                                                 ("column 'a' is string here but double",),
+                                                 setup=_conflicting_parquet_parts),
     # 5. misleading messages
     "timestamp_target": Case("misleading", {}, ["--input", "{d}/t.parquet", "--targets", "when"],
                              ("target column 'when' has the type timestamp",), setup=_timestamp_target),
+    "csv_unterminated_quote": Case("misleading", {"d.csv": csv_rows(bad={9: '9,"2.5,1'})},
+                                   ["--input", "{d}/d.csv", "--targets", "y"],
+                                   ("d.csv line 11", "never closed")),
     "infinite_target_is_not_called_constant": Case("misleading", {"d.csv": csv_rows(target=lambda i: "inf")},
                                                    ["--input", "{d}/d.csv", "--targets", "y"],
                                                    ("column 'y'", "infinite value")),
