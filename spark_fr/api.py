@@ -14,6 +14,7 @@ import importlib
 import logging
 import platform
 import time
+import uuid
 from datetime import datetime, timezone
 
 import numpy as np
@@ -30,10 +31,12 @@ from .tasks import TaskError
 
 log = logging.getLogger(__name__)
 
-#: the ranking methods: their parameter objects, their run (module, function), and whether they take
-#: unlabelled rows
-METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_ensemble"), "semi_supervised": False},
-           "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"), "semi_supervised": True}}
+#: the ranking methods: their parameter objects, their run and kernel warm-up (module, function), and whether
+#: they take unlabelled rows
+METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_ensemble"),
+                        "warm_up": ("ensemble.spark", "warm_up_kernels"), "semi_supervised": False},
+           "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"),
+                      "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": True}}
 
 
 def versions() -> dict:
@@ -46,6 +49,12 @@ def versions() -> dict:
 
     return {"spark_fr": __version__, "pyspark": pyspark.__version__, "numpy": np.__version__,
             "numba": numba.__version__, "pyarrow": pyarrow.__version__, "python": platform.python_version()}
+
+
+def warm_up(method: str) -> None:
+    """Compile (or load from numba's cache) the kernels of ``method`` in this process."""
+    module, function = METHODS.get(method, METHODS["ensemble"])["warm_up"]
+    getattr(importlib.import_module(f"{__package__}.{module}"), function)()
 
 
 def _check_data(data) -> None:
@@ -129,6 +138,20 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
 
         spark = get_spark()
     timings = {}
+    sc = spark.sparkContext
+    job_group = f"spark_fr-{uuid.uuid4().hex}"
+    sc.setJobGroup(job_group, "spark_fr rank")
+    try:
+        run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings)
+    finally:
+        n_jobs = len(sc.statusTracker().getJobIdsForGroup(job_group))
+        sc.setLocalProperty("spark.jobGroup.id", None)
+    timings["total_s"] = time.perf_counter() - t_start
+    return _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs)
+
+
+def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timings: dict) -> tuple:
+    """Read, resolve and run the method: (MethodRun, dataset, spec); timings are added to ``timings``."""
     t0 = time.perf_counter()
     dataset = read_dataset(spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
                            targets=opts.get("targets"), features_col=opts.get("features_col"))
@@ -142,8 +165,11 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
     run = getattr(importlib.import_module(f"{__package__}.{module}"), function)(spark, dataset, spec, method_params,
                                                                                  semi)
     timings.update(run.timings)
-    timings["total_s"] = time.perf_counter() - t_start
+    return run, dataset, spec
 
+
+def _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs) -> Ranking:
+    """The Ranking of a run, with its parameters and metadata (timings, Spark jobs, versions)."""
     run_params = {"input": dataset.source if isinstance(data, (str, list, tuple)) else "DataFrame", "task": run.task,
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
                   **method_params.to_dict(), **run.params}
@@ -154,7 +180,7 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
     metadata = {"input": run_params["input"], "title": opts.get("title"), "n_rows": run.n_rows,
                 "n_rows_read": run.n_rows_read, "n_features": len(names),
                 "unusable_features": [n for n, u in zip(names, run.usable) if not u], "timings": timings,
-                **run.info, "versions": versions(), "spark_master": spark.sparkContext.master,
+                "spark_jobs": n_jobs, **run.info, "versions": versions(), "spark_master": spark.sparkContext.master,
                 "created_at": datetime.now(timezone.utc)}
     return Ranking.from_scores(names, run.usable, run.results, run.target_names, run_params, metadata)
 

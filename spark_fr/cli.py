@@ -63,18 +63,28 @@ def rank_keywords(opts: dict, given: set) -> dict:
 
 def run(opts: dict, given: set = frozenset()) -> int:
     """Run a ranking job from resolved options; returns the exit code."""
-    from .api import rank
     from .io.writers import Publication
-    from .runtime.session import get_spark
+    from .runtime.session import SessionStart, check_master
 
     t0 = time.perf_counter()
     publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot")).check()
+    if opts.get("master"):
+        check_master(opts["master"])
     debug = opts.get("log_level") == "debug"
-    spark = get_spark(master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
+    # the JVM starts while this thread imports the library and loads the numba kernels
+    starting = SessionStart(master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
+    try:
+        from .api import rank, warm_up
+
+        warm_up(opts["method"])
+    finally:
+        spark = starting.result()
     if not debug:
         spark.sparkContext.setLogLevel("OFF")
     ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
                    spark=spark, title=opts["input"], **rank_keywords(opts, given))
+    ranking.metadata["timings"]["session_s"] = starting.seconds
+    ranking.metadata["timings"]["process_s"] = time.perf_counter() - t0
     publication.publish(ranking)
     for what, path in (("wrote", publication.output), ("wrote", publication.plot)):
         if path:

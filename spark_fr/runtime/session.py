@@ -21,6 +21,8 @@ import os
 import re
 import sys
 import tempfile
+import threading
+import time
 
 from ..errors import InputError
 
@@ -81,6 +83,39 @@ def jvm_log_tail(max_bytes: int = 200_000) -> str:
     with open(path, "rb") as fh:
         fh.seek(max(0, os.path.getsize(path) - max_bytes))
         return fh.read().decode("utf-8", "replace")
+
+
+class SessionStart:
+    """A SparkSession being started in a background (daemon) thread: :meth:`result` waits for it.
+
+    The JVM takes seconds to start; meanwhile the caller can import and compile what it needs. A daemon
+    thread never delays the exit of a run that fails early (the JVM ends when its stdin closes).
+    """
+
+    def __init__(self, **kwargs):
+        self._done = threading.Event()
+        self._value = None
+        self._error = None
+        self._kwargs = kwargs
+        self.seconds = None
+        threading.Thread(target=self._run, name="spark_fr-session", daemon=True).start()
+
+    def _run(self):
+        t0 = time.perf_counter()
+        try:
+            self._value = get_spark(**self._kwargs)
+        except BaseException as err:  # handed to the caller by result()
+            self._error = err
+        finally:
+            self.seconds = time.perf_counter() - t0
+            self._done.set()
+
+    def result(self):
+        """The session (or the error its start raised)."""
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict | None = None,
