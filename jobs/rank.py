@@ -7,7 +7,14 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
-from spark_fr.cli import main  # noqa: E402
+from spark_fr.cli import abandoned_start, main  # noqa: E402
+from spark_fr.runtime.session import remove_jvm_log  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    if abandoned_start():  # the run failed before it needed Spark: do not wait for the JVM to finish starting
+        sys.stdout.flush()
+        sys.stderr.flush()
+        remove_jvm_log()
+        os._exit(code)
+    sys.exit(code)

@@ -138,16 +138,26 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
 
         spark = get_spark()
     timings = {}
-    sc = spark.sparkContext
     job_group = f"spark_fr-{uuid.uuid4().hex}"
-    sc.setJobGroup(job_group, "spark_fr rank")
+    when_session_ready(spark, lambda s: s.sparkContext.setJobGroup(job_group, "spark_fr rank"))
     try:
         run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings)
     finally:
-        n_jobs = len(sc.statusTracker().getJobIdsForGroup(job_group))
-        sc.setLocalProperty("spark.jobGroup.id", None)
+        n_jobs = 0
+        if getattr(spark, "ready", True):  # a session still starting ran no job (and is not waited for)
+            sc = spark.sparkContext
+            n_jobs = len(sc.statusTracker().getJobIdsForGroup(job_group))
+            sc.setLocalProperty("spark.jobGroup.id", None)
     timings["total_s"] = time.perf_counter() - t_start
     return _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs)
+
+
+def when_session_ready(spark, hook) -> None:
+    """Run ``hook(session)`` now, or when a session still starting (``SessionStart``) is first used."""
+    if hasattr(type(spark), "when_ready"):
+        spark.when_ready(hook)
+    else:
+        hook(spark)
 
 
 def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timings: dict) -> tuple:

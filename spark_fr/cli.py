@@ -15,6 +15,7 @@ success; 2 bad input or parameters (one line on standard error, nothing written)
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import time
 
@@ -39,8 +40,27 @@ def resolve_options(argv=None) -> tuple:
     return opts, set(given)
 
 
-def _setup_logging(level: str) -> None:
-    logging.basicConfig(level=getattr(logging, level.upper()), stream=sys.stderr, force=True,
+def terminal():
+    """Where messages go: standard error as it is now, even while a starting JVM's output is redirected.
+
+    A session this run starts sends the JVM's standard error (file descriptor 2) to a log file while it
+    starts, in a background thread; messages of this process go to a copy of the descriptor taken before.
+    """
+    from pyspark.sql import SparkSession
+
+    if SparkSession.getActiveSession() is not None or not hasattr(sys.stderr, "fileno"):
+        return sys.stderr
+    try:
+        if sys.stderr.fileno() != 2:
+            return sys.stderr
+    except (OSError, ValueError):  # a captured stream
+        return sys.stderr
+    sys.stderr.flush()
+    return os.fdopen(os.dup(2), "w", buffering=1)
+
+
+def _setup_logging(level: str, stream) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper()), stream=stream, force=True,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
     for noisy in ("py4j", "numba", "matplotlib"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -71,19 +91,22 @@ def run(opts: dict, given: set = frozenset()) -> int:
     if opts.get("master"):
         check_master(opts["master"])
     debug = opts.get("log_level") == "debug"
-    # the JVM starts while this thread imports the library and loads the numba kernels
-    starting = SessionStart(master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
-    try:
-        from .api import rank, warm_up
+    # the JVM starts while this thread imports the library, loads the numba kernels and reads what it can
+    # without Spark (the session object waits for the JVM when it is first used)
+    from pyspark.sql import SparkSession
 
-        warm_up(opts["method"])
-    finally:
-        spark = starting.result()
+    starting = SparkSession.getActiveSession()  # a session of the caller's (a notebook, spark-submit, tests)
+    if starting is None:
+        starting = SessionStart(master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
+        _STARTING.append(starting)
+    from .api import rank, warm_up, when_session_ready
+
     if not debug:
-        spark.sparkContext.setLogLevel("OFF")
+        when_session_ready(starting, lambda s: s.sparkContext.setLogLevel("OFF"))
+    warm_up(opts["method"])
     ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
-                   spark=spark, title=opts["input"], **rank_keywords(opts, given))
-    ranking.metadata["timings"]["session_s"] = starting.seconds
+                   spark=starting, title=opts["input"], **rank_keywords(opts, given))
+    ranking.metadata["timings"]["session_s"] = getattr(starting, "seconds", 0.0)
     ranking.metadata["timings"]["process_s"] = time.perf_counter() - t0
     publication.publish(ranking)
     for what, path in (("wrote", publication.output), ("wrote", publication.plot)):
@@ -92,6 +115,15 @@ def run(opts: dict, given: set = frozenset()) -> int:
     print(ranking.summary(10))
     log.info("done in %.1f s", time.perf_counter() - t0)
     return 0
+
+
+#: the sessions this process started (see :func:`abandoned_start`)
+_STARTING: list = []
+
+
+def abandoned_start() -> bool:
+    """Whether a session this process started is still starting (the run ended before it needed Spark)."""
+    return any(not s.ready for s in _STARTING)
 
 
 def failure_message(err: BaseException) -> str:
@@ -118,17 +150,20 @@ def main(argv=None) -> int:
     except InputError as err:
         print(f"error: {one_line(err)}", file=sys.stderr)
         return 2
-    _setup_logging(opts.get("log_level", "info"))
+    err_stream = terminal()
+    _setup_logging(opts.get("log_level", "info"), err_stream)
     try:
         return run(opts, given)
     except (InputError, FileNotFoundError) as err:
-        print(f"error: {one_line(err)}", file=sys.stderr)
+        print(f"error: {one_line(err)}", file=err_stream)
         return 2
     except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
+        print("error: interrupted", file=err_stream)
         return 130
     except Exception as err:  # not bad input: one line on stderr, the traceback with --log-level debug
         if opts.get("log_level") == "debug":
             raise
-        print(f"error: {failure_message(err)}", file=sys.stderr)
+        print(f"error: {failure_message(err)}", file=err_stream)
         return 1
+    finally:
+        err_stream.flush()

@@ -6,9 +6,9 @@ import pytest
 
 from spark_fr.data.columns import BatchValues, category_indices, numeric_array, vector_csr
 from spark_fr.data.plan import feature_bins, nominal_categories, target_columns
-from spark_fr.data.rowkeys import content_keys, distinct_keys
+from spark_fr.data.rowkeys import content_keys, distinct_keys, raw_row_hashes
 from spark_fr.data.schema import ColumnInfo
-from spark_fr.data.stats import HASH_COLUMN, ColumnStats, batch_stats
+from spark_fr.data.stats import ColumnStats, batch_stats
 
 VECTOR = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
                     ("values", pa.list_(pa.float64()))])
@@ -56,9 +56,7 @@ def random_batch(rng, n):
     k = rng.integers(0, 5, n).astype(float)
     s = np.array(["red", "green", "blue"], dtype=object)[rng.integers(0, 3, n)]
     s[rng.random(n) < 0.1] = None
-    h = rng.integers(-2 ** 63, 2 ** 63 - 1, n, dtype=np.int64)
-    return pa.RecordBatch.from_arrays([pa.array(x, from_pandas=True), pa.array(k), pa.array(list(s)), pa.array(h)],
-                                      ["x", "k", "s", HASH_COLUMN])
+    return pa.RecordBatch.from_arrays([pa.array(x, from_pandas=True), pa.array(k), pa.array(list(s))], ["x", "k", "s"])
 
 
 COLS = [ColumnInfo("x", "numeric", None, "x"), ColumnInfo("k", "numeric", None, "k"), ColumnInfo("s", "nominal", None, "s")]
@@ -84,7 +82,7 @@ def test_statistics_merge_to_the_same_result_in_any_order():
         for i in (0, 1):
             np.testing.assert_array_equal(np.sort(total.sample.column(i)), np.sort(whole.sample.column(i)))
     # the sample: the 100 rows with the smallest hash, whichever batches they came in
-    h = np.concatenate([b.column(HASH_COLUMN).to_numpy() for b in batches])
+    h = np.concatenate([raw_row_hashes(BatchValues(b, COLS), 3) for b in batches])
     x = np.concatenate([b.column("x").to_numpy(zero_copy_only=False) for b in batches])
     np.testing.assert_array_equal(np.sort(whole.sample.hashes), np.sort(h)[:100])
     np.testing.assert_array_equal(np.sort(whole.sample.column(0)), np.sort(x[np.argsort(h)[:100]]))
@@ -151,3 +149,44 @@ def test_infinite_values_are_refused_with_the_column(bad):
     s.add_numeric(np.array([1.0, bad, 2.0]))
     with pytest.raises(InputError, match="column 'x' holds an infinite value"):
         check_finite(Dataset(None, [], "f.csv"), [COLS[0]], [s])
+
+
+def test_the_sample_hash_depends_on_the_values_only():
+    """The same rows hash the same as dense columns or a vector (sparse or dense, zeros stored or not), in any
+    batches; another value changes the hash."""
+    rng = np.random.default_rng(3)
+    X = np.where(rng.random((30, 4)) < 0.5, 0.0, rng.normal(size=(30, 4)))
+    X[2, 1] = np.nan
+    cols = [ColumnInfo(f"v[{i}]", "numeric", None, "v", i) for i in range(4)]
+    sparse = vectors([("s", 4, {i: v for i, v in enumerate(row) if v != 0.0}) for row in X])
+    dense = vectors([("d", list(row)) for row in X])
+    a = raw_row_hashes(BatchValues(pa.RecordBatch.from_arrays([sparse], ["v"]), cols, vector_size=4), 4)
+    b = raw_row_hashes(BatchValues(pa.RecordBatch.from_arrays([dense], ["v"]), cols, vector_size=4), 4)
+    np.testing.assert_array_equal(a, b)
+    distinct_rows = len({tuple(np.nan_to_num(r, nan=7.5)) for r in X})
+    assert len(set(a)) == distinct_rows  # identical rows (all zeros) hash alike, the others differ
+    strings = pa.RecordBatch.from_arrays([pa.array(["a", None, "b", "a"])], ["s"])
+    h = raw_row_hashes(BatchValues(strings, [ColumnInfo("s", "nominal", None, "s")]), 1)
+    assert h[0] == h[3] and len({h[0], h[1], h[2]}) == 3
+    half = raw_row_hashes(BatchValues(pa.RecordBatch.from_arrays([sparse.slice(10, 5)], ["v"]), cols, vector_size=4), 4)
+    np.testing.assert_array_equal(half, a[10:15])
+
+
+@pytest.mark.parametrize("rows", [40, 700, 3000])
+def test_matrix_statistics_equal_column_by_column_statistics(rows):
+    from spark_fr.data.stats import add_numeric_matrix
+
+    rng = np.random.default_rng(rows)
+    M = np.column_stack([rng.normal(size=rows), rng.integers(0, 200, rows), rng.integers(0, 300, rows),
+                         np.where(rng.random(rows) < 0.3, np.nan, rng.integers(0, 3, rows)), np.full(rows, np.nan),
+                         np.r_[rng.integers(0, 250, rows - 5), np.arange(1000, 1005)]]).astype(float)
+    one, many = [ColumnStats() for _ in range(6)], [ColumnStats() for _ in range(6)]
+    for part in np.array_split(M, 3):  # batch after batch, with running distinct sets
+        add_numeric_matrix(many, np.asfortranarray(part))
+        for j, s in enumerate(one):
+            s.add_numeric(part[:, j])
+    for a, b in zip(one, many):
+        assert (a.n_known, a.n_missing, a.vmin, a.vmax) == (b.n_known, b.n_missing, b.vmin, b.vmax)
+        assert (a.distinct is None) == (b.distinct is None)
+        if a.distinct is not None:
+            np.testing.assert_array_equal(a.distinct, b.distinct)

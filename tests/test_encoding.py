@@ -1,5 +1,6 @@
 """Encoding on Spark: bins, codes, canonical row order, sparse input, other input formats."""
 import numpy as np
+import pyarrow as pa
 import pandas as pd
 from pyspark.ml.linalg import Vectors, VectorUDT
 from pyspark.sql import types as T
@@ -86,11 +87,19 @@ def test_sparse_vector_column_encodes_like_dense_columns(spark):
 def test_sparse_arff_stays_sparse_until_encoding(spark, datasets):
     ds = read_dataset(spark, str(datasets / "mlc_medical/medical.arff"),
                       labels_xml=str(datasets / "mlc_medical/medical.xml"))
-    types = {f.name: type(f.dataType) for f in ds.df.schema.fields}
-    assert types["features"] is VectorUDT
+    source = ds.batch_source()
+    # driver side: the 1,449 features travel as one sparse vector column (indices + values), never densified
+    batch = source.driver_batches()[0]
+    vec = [f for f in batch.schema if pa.types.is_struct(f.type)]
+    assert len(vec) == 1
+    first = batch.column(vec[0].name)[0].as_py()
+    assert first["size"] == 1449 and first["type"] == 0 and len(first["indices"]) < 40
+    # Spark side (large files): the same rows as one VectorUDT column
+    df = source._frame(spark)
+    types = {f.name: type(f.dataType) for f in df.schema.fields}
     assert sum(1 for t in types.values() if t is VectorUDT) == 1
-    first = ds.df.select("features").first()["features"]
-    assert first.numNonzeros() < 40 and first.size == 1449
+    row = df.select([n for n, t in types.items() if t is VectorUDT][0]).first()[0]
+    assert row.numNonzeros() == len(first["indices"]) and row.size == 1449
 
 
 def test_parquet_and_delta_inputs(spark, tmp_path):

@@ -15,17 +15,12 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
-from .binning import stack_bins
+from .binning import encode_matrix, stack_bins
 from .columns import BatchValues, category_indices, numeric_array
 from .plan import EncodingPlan
 from .rowkeys import content_keys, distinct_keys
 
-BLOCK_SCHEMA = pa.schema([("codes", pa.binary()), ("scaled", pa.binary()), ("targets", pa.binary()),
-                          ("keys", pa.binary()), ("m", pa.int64()), ("t", pa.int64())])
-BLOCK_DDL = "codes binary, scaled binary, targets binary, keys binary, m long, t long"
-_EMPTY = b""
 
 
 def encode_features(batch, plan: EncodingPlan) -> tuple:
@@ -36,9 +31,16 @@ def encode_features(batch, plan: EncodingPlan) -> tuple:
     codes = scaled = None
     if "codes" in plan.outputs:
         codes = np.empty((D, m), np.uint8)
+        dense = plan.dense_numeric()
+        if dense.size:
+            M = np.empty((m, dense.size), order="F")
+            for j, f in enumerate(dense):
+                M[:, j] = bv.dense(f)
+            codes[dense] = encode_matrix(M, plan.cut_matrix())
         for f, c in enumerate(plan.features):
             if c.index is None:
-                codes[f] = plan.bins[f].encode(bv.dense(f))
+                if c.kind == "nominal":
+                    codes[f] = plan.bins[f].encode(bv.dense(f))
             else:
                 codes[f] = plan.zero_codes[f]
                 rows, vals = bv.sparse(f)
@@ -79,34 +81,14 @@ def encode_batch(batch, plan: EncodingPlan) -> dict:
     return {"codes": codes, "scaled": scaled, "Y": Y, "keys": keys}
 
 
-def _encode_partition(batches, plan: EncodingPlan):
+def encode_blocks(batches, plan: EncodingPlan):
+    """The blocks of a sequence of batches: dicts of 'codes', 'scaled', 'Y', 'keys' and 'm' (rows)."""
     for batch in batches:
         if batch.num_rows == 0:
             continue
         out = encode_batch(batch, plan)
-        yield pa.RecordBatch.from_arrays(
-            [pa.array([out["codes"].tobytes() if out["codes"] is not None else _EMPTY], pa.binary()),
-             pa.array([out["scaled"].tobytes() if out["scaled"] is not None else _EMPTY], pa.binary()),
-             pa.array([out["Y"].tobytes()], pa.binary()), pa.array([out["keys"].tobytes()], pa.binary()),
-             pa.array([batch.num_rows], pa.int64()), pa.array([out["Y"].shape[1]], pa.int64())],
-            schema=BLOCK_SCHEMA)
-
-
-def encoding_function(plan: EncodingPlan):
-    """The ``mapInArrow`` function that encodes a partition into blocks."""
-    def fn(batches):
-        return _encode_partition(batches, plan)
-
-    return fn
-
-
-def decode_block(row, n_features: int) -> dict:
-    """The arrays of one encoded block (a row of the encoding pass's output)."""
-    m, T, D = int(row["m"]), int(row["t"]), n_features
-    return {"codes": np.frombuffer(row["codes"], np.uint8).reshape(D, m) if row["codes"] else None,
-            "scaled": np.frombuffer(row["scaled"], np.float64).reshape(m, D) if row["scaled"] else None,
-            "Y": np.frombuffer(row["targets"], np.float64).reshape(m, T),
-            "keys": np.frombuffer(row["keys"], np.uint64), "m": m}
+        out["m"] = batch.num_rows
+        yield out
 
 
 @dataclass
@@ -173,17 +155,14 @@ def feature_value_counts(bins) -> np.ndarray:
     return np.array([len(b.categories) if b.nominal else 1 for b in bins], dtype=np.float64)
 
 
-def collect_encoded(prep, feature_names: list) -> EncodedData:
+def collect_encoded(prep, feature_names: list, spark=None) -> EncodedData:
     """Encode a :class:`spark_fr.data.prepare.PreparedInput` and collect it on the driver in canonical order."""
     t0 = time.perf_counter()
     plan = prep.plan
-    fn = encoding_function(plan)
     if prep.local:
-        table = pa.Table.from_batches(list(fn(iter(prep.batches))), schema=BLOCK_SCHEMA)
+        blocks = list(encode_blocks(prep.batches, plan))
     else:
-        table = prep.narrow.mapInArrow(fn, BLOCK_DDL).toArrow()
-    D = len(plan.features)
-    blocks = [decode_block(row, D) for row in table.to_pylist()]
+        blocks = block_rdd(prep, spark).collect()
     T = blocks[0]["Y"].shape[1] if blocks else len(prep.encoder.names)
     keys = np.concatenate([b["keys"] for b in blocks]) if blocks else np.empty(0, np.uint64)
     Y = np.vstack([b["Y"] for b in blocks]) if blocks else np.empty((0, T))
@@ -202,7 +181,11 @@ def collect_encoded(prep, feature_names: list) -> EncodedData:
                        prep.timings)
 
 
-def block_rdd(prep):
-    """The encoded blocks left distributed: an RDD of dicts of arrays (see :func:`decode_block`)."""
-    D = len(prep.plan.features)
-    return prep.narrow.mapInArrow(encoding_function(prep.plan), BLOCK_DDL).rdd.map(lambda row: decode_block(row, D))
+def block_rdd(prep, spark=None):
+    """The encoded blocks left distributed: an RDD of dicts of arrays (see :func:`encode_blocks`)."""
+    plan = prep.plan
+
+    def fn(batches):
+        return encode_blocks(batches, plan)
+
+    return prep.source.map(spark, fn)

@@ -41,11 +41,9 @@ def numeric_array(arr) -> np.ndarray:
     """float64 values of a numeric or boolean Arrow array (null = NaN)."""
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
-    if pa.types.is_boolean(arr.type) or pa.types.is_decimal(arr.type) or pa.types.is_integer(arr.type):
+    if not pa.types.is_float64(arr.type):
         arr = pc.cast(arr, pa.float64())
-    elif not pa.types.is_floating(arr.type):
-        arr = pc.cast(arr, pa.float64())
-    return np.asarray(pc.fill_null(arr, np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
+    return np.asarray(arr.to_numpy(zero_copy_only=False), dtype=np.float64)  # nulls become NaN
 
 
 def string_array(arr) -> pa.Array:
@@ -137,17 +135,23 @@ class BatchValues:
         self.n_rows = batch.num_rows
         self._csr = None
         self._by_index = None
+        self._dense = {}
         self.vector_size = vector_size
 
     def dense(self, i: int) -> np.ndarray:
         """float64 values of ordinary logical column i (category index for nominal; NaN = missing)."""
+        if i in self._dense:
+            return self._dense[i]
         c = self.columns[i]
         arr = self.batch.column(c.column)
         if c.kind == "nominal":
             if self.categories[i] is None:
                 raise ValueError(f"no categories for nominal column '{c.name}'")
-            return category_indices(arr, self.categories[i])
-        return numeric_array(arr)
+            out = category_indices(arr, self.categories[i])
+        else:
+            out = numeric_array(arr)
+        self._dense[i] = out
+        return out
 
     def strings(self, i: int):
         """The raw strings of nominal logical column i."""
@@ -166,6 +170,22 @@ class BatchValues:
         rows, val = self._csr
         a, b = self._by_index[c.index], self._by_index[c.index + 1]
         return rows[a:b], val[a:b]
+
+    def vector_row_hashes(self) -> np.ndarray:
+        """Per row, an order-independent hash of the vector's non-zero entries (index and value bits)."""
+        from ..runtime.rng import GOLDEN, mix64_array
+
+        c = next(c for c in self.columns if c.index is not None)
+        indptr, idx, val = vector_csr(self.batch.column(c.column), self.vector_size)
+        keep = val != 0.0  # explicit and implicit zeros are one value; NaN is kept
+        rows = np.repeat(np.arange(self.n_rows), np.diff(indptr))[keep]
+        v = val[keep]
+        bits = np.where(np.isnan(v), np.nan, v).view(np.uint64)
+        with np.errstate(over="ignore"):
+            entry = mix64_array(idx[keep].astype(np.uint64) * GOLDEN ^ bits)
+        out = np.zeros(self.n_rows, np.uint64)
+        np.add.at(out, rows, entry)
+        return out
 
     def values(self, i: int) -> np.ndarray:
         """Dense float64 values of logical column i, vector elements included (implicit zeros filled)."""

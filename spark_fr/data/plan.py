@@ -20,7 +20,7 @@ import numpy as np
 
 from ..scaling import unit_range
 from ..tasks import TargetColumn, TargetEncoder
-from .binning import OTHER_CATEGORY, FeatureBins, nominal_bins, numeric_bins
+from .binning import OTHER_CATEGORY, FeatureBins, cut_matrix, nominal_bins, numeric_bins
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +61,19 @@ class EncodingPlan:
     vector_size: int
     outputs: tuple
 
+    def dense_numeric(self) -> np.ndarray:
+        """Indices of the numeric features held in ordinary columns (encoded as one matrix)."""
+        return np.array([f for f, c in enumerate(self.features) if c.index is None and c.kind == "numeric"],
+                        np.int64)
+
+    def cut_matrix(self) -> tuple:
+        """The padded cuts of :meth:`dense_numeric`'s bins (computed once per process)."""
+        cached = self.__dict__.get("_cuts")
+        if cached is None:
+            cached = cut_matrix([self.bins[f] for f in self.dense_numeric()])
+            self.__dict__["_cuts"] = cached
+        return cached
+
 
 def nominal_categories(name: str, declared, counts: dict | None) -> list:
     """The categories of a nominal column: declared ones, else the observed ones (at most 255)."""
@@ -76,11 +89,18 @@ def nominal_categories(name: str, declared, counts: dict | None) -> list:
     return cats
 
 
-def quantile_cuts(values: np.ndarray) -> np.ndarray:
-    """Exact quantiles (1/255 ... 254/255) of a column's hash-selected sample."""
-    v = np.asarray(values, dtype=np.float64)
-    v = v[~np.isnan(v)]
-    return np.quantile(v, QUANTILE_PROBS, method="inverted_cdf") if v.size else np.empty(0)
+def quantile_cuts(values: np.ndarray) -> list:
+    """Exact quantiles (1/255 ... 254/255) of each column of the hash-selected sample (rows x columns).
+
+    The same as ``np.quantile(known values, QUANTILE_PROBS, method="inverted_cdf")`` per column (the
+    ``ceil(n q) - 1``-th smallest known value), for all columns with one sort. A column without known
+    values gets no cut.
+    """
+    V = np.sort(np.asfortranarray(values, dtype=np.float64), axis=0)  # NaN last; column by column
+    n = (~np.isnan(V)).sum(axis=0)
+    idx = np.clip(np.ceil(QUANTILE_PROBS[:, None] * n[None, :]).astype(np.int64) - 1, 0, np.maximum(n - 1, 0))
+    cuts = V[idx, np.arange(V.shape[1])[None, :]] if V.shape[0] else np.empty((QUANTILE_PROBS.size, V.shape[1]))
+    return [cuts[:, j] if n[j] else np.empty(0) for j in range(V.shape[1])]
 
 
 def feature_bins(features: list, fstats: list, sample=None) -> tuple:
@@ -101,6 +121,9 @@ def feature_bins(features: list, fstats: list, sample=None) -> tuple:
     bins: list[FeatureBins | None] = [None] * len(features)
     categories = [None] * len(features)
     usable = np.zeros(len(features), bool)
+    many = [f for f, (c, s) in enumerate(zip(features, fstats))
+            if c.kind != "nominal" and s.n_known and s.distinct is None]
+    cuts = dict(zip(many, quantile_cuts(sample.matrix(many)))) if sample is not None and many else {}
     for f, (c, s) in enumerate(zip(features, fstats)):
         if c.kind == "nominal":
             if c.index is None:
@@ -118,8 +141,7 @@ def feature_bins(features: list, fstats: list, sample=None) -> tuple:
             bins[f] = numeric_bins(c.name, s.distinct, None, s.vmin, s.vmax)
             usable[f] = s.distinct.size + (1 if s.n_missing else 0) >= 2
         else:
-            cuts = quantile_cuts(sample.column(f)) if sample is not None else np.empty(0)
-            bins[f] = numeric_bins(c.name, None, cuts, s.vmin, s.vmax)
+            bins[f] = numeric_bins(c.name, None, cuts.get(f, np.empty(0)), s.vmin, s.vmax)
             usable[f] = True
     return bins, categories, usable
 

@@ -2,14 +2,15 @@
 
 Algorithm sketch
 ----------------
-1. Small or large: Spark's estimate of the input's size (the plan statistics: file sizes, or the size of
-   an in-memory table) decides. A small input (up to ``local_limit`` bytes) is collected once as Arrow
-   batches (one Spark job); a large one is persisted, to be read by two passes.
+1. Small or large: the source's estimate of the input's size (:mod:`spark_fr.data.source`: file sizes,
+   Spark's plan statistics) decides. A small input (up to ``local_limit`` bytes) is read once as Arrow
+   batches on the driver (at most one Spark job, none for a local file its reader reads itself); a large
+   one is kept (persisted), to be read by two passes of Spark tasks.
 2. One statistics pass (:mod:`spark_fr.data.stats`): rows, counts, min/max, distinct values up to 255,
    string counts, parse errors, and a hash-selected sample of the numeric values (the k rows with the
-   smallest ``xxhash64(row)``, k from the number of numeric columns): on the collected batches with the
-   same per-batch functions, or one Spark job. The row count comes from this pass; nothing else reads the
-   input before it.
+   smallest hash of their feature values, k from the number of numeric columns): on the driver's batches
+   with the same per-batch functions, or one Spark job. The row count comes from this pass; nothing else
+   reads the input before it.
 3. Checks (:mod:`spark_fr.data.validate`): bad input stops here with a one-line error.
 4. Feature bins and Relief scaling (:mod:`spark_fr.data.plan`).
 5. The target type: ``--task`` or inferred from the target columns (:mod:`spark_fr.tasks`), checked
@@ -25,18 +26,14 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from pyspark import StorageLevel
-from pyspark.sql import functions as F
-
 from .. import tasks
 from ..errors import InputError
 from ..tasks import TaskError
 from . import validate
 from .blocks import collect_encoded
-from .columns import safe_select
 from .plan import EncodingPlan, feature_bins, feature_scaling, target_columns
 from .schema import Dataset, TaskSpec
-from .stats import HASH_COLUMN, batch_stats, collect_stats
+from .stats import batch_stats, collect_stats
 
 log = logging.getLogger(__name__)
 
@@ -47,10 +44,8 @@ class PreparedInput:
 
     Attributes
     ----------
-    df : pyspark.sql.DataFrame
-        The persisted input (released by :meth:`release`).
-    narrow : pyspark.sql.DataFrame
-        Its feature and target columns under internal names (+ the hash column when sampling).
+    source : BatchSource
+        The input's feature and target columns (kept for the encoding pass; released by :meth:`release`).
     plan : EncodingPlan
     stats : DataStats
     usable : ndarray of bool (D,)
@@ -63,8 +58,7 @@ class PreparedInput:
     hierarchy : Hierarchy or None
     """
 
-    df: object
-    narrow: object
+    source: object
     plan: EncodingPlan
     stats: object
     usable: np.ndarray
@@ -86,21 +80,12 @@ class PreparedInput:
 
     def release(self) -> None:
         if not self.local:
-            self.df.unpersist()
+            self.source.release()
 
 
 def sample_size(n_numeric: int, sample_rows: int, max_sample_values: int) -> int:
     """Rows of the quantile sample: ``sample_rows``, fewer for many numeric columns (bounded values)."""
     return min(sample_rows, max(1000, max_sample_values // max(n_numeric, 1)))
-
-
-def estimated_bytes(df) -> int | None:
-    """Spark's estimate of the size of a DataFrame (its optimized plan's statistics), None if unknown."""
-    try:
-        size = int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
-    except Exception:  # not a JVM DataFrame (Spark Connect) or no statistics
-        return None
-    return size if 0 <= size < 2 ** 62 else None
 
 
 def vector_size(columns) -> int:
@@ -109,25 +94,16 @@ def vector_size(columns) -> int:
     return (max(idx) + 1) if idx else 0
 
 
-def column_statistics(df, dataset: Dataset, columns: list, n_features: int, sample_rows: int, local: bool) -> tuple:
-    """(narrowed DataFrame, columns under internal names, statistics, batches or None): step 2.
-
-    ``columns`` are the features (the first ``n_features``) and the targets; the sample hash is computed
-    from the feature columns.
-    """
-    vsize = vector_size(columns)
-    string_cols = [c.kind in ("nominal", "hierarchical") and c.index is None for c in columns]
-    extra = [dataset.error_column] if dataset.error_column else []
-    narrow, cols = safe_select(df, columns, extra)
-    feature_cols = sorted({c.column for c in cols[:n_features]})
-    narrow = narrow.withColumn(HASH_COLUMN, F.xxhash64(*feature_cols))
+def column_statistics(spark, source, dataset: Dataset, cols: list, n_features: int, sample_rows: int,
+                      local: bool) -> tuple:
+    """(statistics, batches or None): step 2 over a source narrowed to ``cols`` (the features, the first
+    ``n_features``, then the targets; the sample hash is computed from the features)."""
+    vsize = vector_size(cols)
+    string_cols = [c.kind in ("nominal", "hierarchical") and c.index is None for c in cols]
     if local:
-        batches = narrow.toArrow().to_batches()
-        stats = batch_stats(batches, cols, string_cols, vsize, dataset.error_column, sample_rows)
-    else:
-        batches = None
-        stats = collect_stats(narrow, cols, string_cols, vsize, dataset.error_column, sample_rows)
-    return narrow, cols, stats, batches
+        batches = source.driver_batches()
+        return batch_stats(batches, cols, string_cols, vsize, dataset.error_column, sample_rows, n_features), batches
+    return collect_stats(spark, source, cols, string_cols, vsize, dataset.error_column, sample_rows, n_features), None
 
 
 def resolve_target_type(spec: TaskSpec, columns: list, labels_xml: bool, method: str | None = None):
@@ -147,8 +123,8 @@ def resolve_target_type(spec: TaskSpec, columns: list, labels_xml: bool, method:
     return target_type
 
 
-def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), method: str | None = None,
-            sample_rows: int = 100_000, local_limit: int = 160_000_000, max_sample_values: int = 20_000_000,
+def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), method: str | None = None, spark=None,
+            sample_rows: int = 100_000, local_limit: int = 512_000_000, max_sample_values: int = 20_000_000,
             force_executors: bool = False) -> PreparedInput:
     """Steps 1-5 of the module sketch. The caller must call ``release()`` on the result when done.
 
@@ -156,16 +132,18 @@ def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), method: str
     estimated input size (bytes) up to which the input is collected on the driver.
     """
     timings = {}
-    size = estimated_bytes(dataset.df)
+    features, targets = spec.features, spec.targets
+    columns = features + targets
+    source, cols = dataset.batch_source().narrow(columns)
+    size = source.size_estimate()
     local = not force_executors and size is not None and size <= local_limit
-    df = dataset.df if local else dataset.df.persist(StorageLevel.MEMORY_AND_DISK)
+    if not local:
+        source.cache()
     try:
-        features, targets = spec.features, spec.targets
-        columns = features + targets
         t1 = time.perf_counter()
         n_numeric = sum(1 for c in features if c.kind == "numeric")
         k = sample_size(n_numeric, sample_rows, max_sample_values)
-        narrow, cols, stats, batches = column_statistics(df, dataset, columns, len(features), k, local)
+        stats, batches = column_statistics(spark, source, dataset, cols, len(features), k, local)
         n_rows = stats.n_rows
         timings["statistics_s"] = time.perf_counter() - t1
 
@@ -195,23 +173,22 @@ def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), method: str
         plan = EncodingPlan(cols[:len(features)], cols[len(features):], feature_categories, bins,
                             [int(b.encode(np.zeros(1))[0]) for b in bins], offset, width, half, encoder,
                             vector_size(columns), tuple(outputs))
-        return PreparedInput(df, narrow, plan, stats, usable, target_type, n_rows, local, batches, timings,
-                             hierarchy)
+        return PreparedInput(source, plan, stats, usable, target_type, n_rows, local, batches, timings, hierarchy)
     except BaseException:
         if not local:
-            df.unpersist()
+            source.release()
         raise
 
 
-def encode(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), **kwargs):
+def encode(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), spark=None, **kwargs):
     """Prepare a dataset and collect its encoding on the driver (see :func:`prepare` for ``kwargs``).
 
     Returns
     -------
     spark_fr.data.blocks.EncodedData
     """
-    prep = prepare(dataset, spec, outputs=outputs, **kwargs)
+    prep = prepare(dataset, spec, outputs=outputs, spark=spark, **kwargs)
     try:
-        return collect_encoded(prep, [c.name for c in spec.features])
+        return collect_encoded(prep, [c.name for c in spec.features], spark)
     finally:
         prep.release()

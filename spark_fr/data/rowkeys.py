@@ -76,3 +76,67 @@ def occurrence_keys(keys: np.ndarray, occurrence: int) -> np.ndarray:
         return keys
     with np.errstate(over="ignore"):
         return mix64_array(keys + np.uint64(occurrence) * GOLDEN)
+
+
+_NULL_STRING = np.uint64(0x5BD1E9955BD1E995)
+
+
+def _float_bits(v: np.ndarray) -> np.ndarray:
+    """The bits of float64 values, one pattern for NaN and for zero (0.0 and -0.0 are one value)."""
+    v = np.where(np.isnan(v), np.nan, v + 0.0)
+    return np.ascontiguousarray(v, dtype=np.float64).view(np.uint64)
+
+
+def _string_hashes(strings) -> np.ndarray:
+    """A 64-bit hash of every string of an Arrow array (null: a constant), computed once per distinct value."""
+    import hashlib
+
+    import pyarrow as pa
+
+    enc = strings.dictionary_encode() if not pa.types.is_dictionary(strings.type) else strings
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    values = [hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest() for s in enc.dictionary.to_pylist()]
+    table = np.frombuffer(b"".join(values), dtype="<u8") if values else np.empty(0, np.uint64)
+    idx = enc.indices.to_numpy(zero_copy_only=False)
+    idx = np.asarray(idx, dtype=np.float64) if enc.indices.null_count else idx
+    out = np.full(len(enc), _NULL_STRING, dtype=np.uint64)
+    known = ~np.isnan(idx) if idx.dtype == np.float64 else np.ones(len(enc), bool)
+    out[known] = table[idx[known].astype(np.int64)]
+    return out
+
+
+def raw_row_hashes(bv, n_columns: int) -> np.ndarray:
+    """A 64-bit hash of the raw values of the first ``n_columns`` logical columns of a batch, per row.
+
+    Computed from the values themselves (numbers, strings, the stored entries of a vector column), so the
+    same rows hash the same whatever the source (a Spark DataFrame, Parquet files, an ARFF file) or the
+    partitioning. Used to choose the quantile sample (the rows with the smallest hashes).
+
+    Parameters
+    ----------
+    bv : spark_fr.data.columns.BatchValues
+    n_columns : int
+
+    Returns
+    -------
+    ndarray of int64 (signed, so that the smallest can be taken with numpy)
+    """
+    m = bv.n_rows
+    h = np.full(m, _FNV_OFFSET, dtype=np.uint64)
+    vector_done = False
+    with np.errstate(over="ignore"):
+        for i in range(n_columns):
+            c = bv.columns[i]
+            if c.index is not None:
+                if vector_done:
+                    continue
+                vector_done = True
+                bits = bv.vector_row_hashes()
+            elif c.kind == "numeric":
+                bits = _float_bits(bv.dense(i))
+            else:
+                bits = _string_hashes(bv.strings(i))
+            h = (h ^ bits) * _FNV_PRIME
+            h = h ^ (h >> np.uint64(29))
+    return mix64_array(h).view(np.int64)

@@ -54,11 +54,12 @@ class ColumnInfo:
 
 @dataclass
 class Dataset:
-    """A Spark DataFrame and what the reader knows about its columns.
+    """An input's rows and what the reader knows about its columns.
 
     Attributes
     ----------
-    df : pyspark.sql.DataFrame
+    df : pyspark.sql.DataFrame or None
+        The rows as a Spark DataFrame (None when the reader gives a ``batches`` source of its own).
     columns : list of ColumnInfo
         All logical columns in file order (features and potential targets).
     source : str
@@ -71,6 +72,10 @@ class Dataset:
         Column carrying a parse error message per row (ARFF), checked by the statistics pass.
     hierarchy : object
         Label hierarchy (HMLC), if any.
+    batches : BatchSource or None
+        Where the passes read the rows (default: the DataFrame, see :mod:`spark_fr.data.source`).
+    skipped_columns : dict
+        {name: type} of columns that are neither features nor targets, when there is no DataFrame to ask.
     """
 
     df: object
@@ -81,12 +86,24 @@ class Dataset:
     error_column: str | None = None
     hierarchy: object = None
     extra: dict = field(default_factory=dict)
+    batches: object = None
+    skipped_columns: dict = field(default_factory=dict)
+
+    def batch_source(self):
+        """The :class:`spark_fr.data.source.BatchSource` of the rows."""
+        from .source import FrameSource
+
+        if self.batches is not None:
+            return self.batches
+        return FrameSource(self.df, [self.error_column] if self.error_column else [])
 
     @property
     def skipped(self) -> dict:
-        """{name: type} of the DataFrame's columns that are neither features nor targets (unsupported type)."""
+        """{name: type} of the input's columns that are neither features nor targets (unsupported type)."""
         from pyspark.ml.linalg import VectorUDT
 
+        if self.df is None:
+            return dict(self.skipped_columns)
         known = {c.column for c in self.columns}
         try:
             fields = self.df.schema.fields

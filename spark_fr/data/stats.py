@@ -12,8 +12,8 @@ minimum, maximum, sets, string counts), so the result never depends on the parti
 * nominal (strings): the count of every value (capped at 100,000 distinct values per column);
 * a few parse errors carried by the reader's error column (ARFF); the driver reports the one on the
   earliest line;
-* a **hash-selected sample** of the values of the numeric columns: the k rows with the smallest
-  ``xxhash64`` (computed by Spark from the row's feature values; a bottom-k sketch), so the sample, and
+* a **hash-selected sample** of the values of the numeric columns: the k rows with the smallest hash of
+  their feature values (:func:`spark_fr.data.rowkeys.raw_row_hashes`; a bottom-k sketch), so the sample, and
   the quantile bins computed from it, are the same for any partitioning (the union of per-partition
   samples is the sample). Spark's ``approxQuantile`` merges per-partition sketches instead, and its
   answer can move with the partitioning.
@@ -23,13 +23,13 @@ Arrow batches (small inputs, see :mod:`spark_fr.data.prepare`).
 """
 from __future__ import annotations
 
-import pickle
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-import pyarrow as pa
 
 from .columns import BatchValues, value_counts
+from .rowkeys import raw_row_hashes
 
 MAX_DISTINCT = 255
 MAX_STRING_VALUES = 100_000
@@ -103,34 +103,101 @@ class RowSample:
     k : int
     hashes : ndarray of int64
         Hashes of the rows kept (at most k).
-    values : dict
-        Logical column index -> the rows' values (aligned with ``hashes``).
+    columns : list of int
+        The logical columns sampled.
+    values : ndarray (rows, len(columns))
+        Their values in the rows kept.
     """
 
     k: int
     hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    values: dict = field(default_factory=dict)
+    columns: list = field(default_factory=list)
+    values: np.ndarray | None = None
 
-    def add(self, hashes: np.ndarray, values: dict) -> "RowSample":
-        """Add rows (their hashes and values per column), keeping the k with the smallest hash."""
+    def add(self, hashes: np.ndarray, columns: list, values: np.ndarray) -> "RowSample":
+        """Add rows (hashes and a matrix of their values), keeping the k with the smallest hash."""
         if hashes.size > self.k:
             idx = np.argpartition(hashes, self.k - 1)[:self.k]
-            hashes, values = hashes[idx], {i: v[idx] for i, v in values.items()}
-        self.hashes = np.concatenate([self.hashes, hashes])
-        for i, v in values.items():
-            self.values[i] = np.concatenate([self.values[i], v]) if i in self.values else v
+            hashes, values = hashes[idx], values[idx]
+        if self.values is None:
+            self.columns, self.values = list(columns), values
+            self.hashes = hashes
+        else:
+            self.hashes = np.concatenate([self.hashes, hashes])
+            self.values = np.concatenate([self.values, values])
         if self.hashes.size > self.k:
             idx = np.argsort(self.hashes, kind="stable")[:self.k]
-            self.hashes = self.hashes[idx]
-            self.values = {i: v[idx] for i, v in self.values.items()}
+            self.hashes, self.values = self.hashes[idx], self.values[idx]
         return self
 
     def merge(self, other: "RowSample") -> "RowSample":
-        return self.add(other.hashes, other.values)
+        if other.values is None:
+            return self
+        return self.add(other.hashes, other.columns, other.values)
+
+    def matrix(self, columns: list) -> np.ndarray:
+        """The sampled values of the logical ``columns`` (rows x columns)."""
+        if self.values is None:
+            return np.empty((0, len(columns)))
+        pos = {c: j for j, c in enumerate(self.columns)}
+        return self.values[:, [pos[c] for c in columns]]
 
     def column(self, i: int) -> np.ndarray:
         """The sampled values of logical column i (empty if none)."""
-        return self.values.get(i, np.empty(0))
+        return self.matrix([i])[:, 0] if self.values is not None and i in self.columns else np.empty(0)
+
+
+def _distinct_sorted(M: np.ndarray) -> tuple:
+    """(columns sorted, mask of the first occurrence of each known value) of a column-major matrix."""
+    S = np.sort(M, axis=0)  # NaN last
+    new = np.r_[np.ones((1, M.shape[1]), bool), S[1:] != S[:-1]] & ~np.isnan(S)
+    return S, new
+
+
+def add_numeric_matrix(stats: list, M: np.ndarray) -> None:
+    """:meth:`ColumnStats.add_numeric` of the columns of ``M`` (rows x columns), vectorised.
+
+    The same statistics as column by column: missing and known counts, min and max, and the distinct
+    values while there are at most 255. Columns with more than 255 distinct values among their first 512
+    rows are not sorted further (most columns of a wide continuous table).
+    """
+    if M.shape[0] == 0:
+        return
+    n_missing = np.isnan(M).sum(axis=0)
+    n_known = M.shape[0] - n_missing
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
+        vmin, vmax = np.nanmin(M, axis=0), np.nanmax(M, axis=0)
+    tracked = np.array([s.distinct is not None for s in stats], bool)
+    if M.shape[0] > 512 and tracked.any():
+        _, new0 = _distinct_sorted(M[:512, tracked])
+        many = np.zeros(M.shape[1], bool)
+        many[np.flatnonzero(tracked)] = new0.sum(axis=0) > MAX_DISTINCT
+        tracked &= ~many
+    else:
+        many = np.zeros(M.shape[1], bool)
+    cand = np.flatnonzero(tracked)
+    S, new = _distinct_sorted(M[:, cand]) if cand.size else (None, None)
+    col = {j: q for q, j in enumerate(cand)}
+    for j, s in enumerate(stats):
+        s.n_missing += int(n_missing[j])
+        s.n_known += int(n_known[j])
+        if not n_known[j]:
+            continue
+        s.vmin = min(s.vmin, float(vmin[j]))
+        s.vmax = max(s.vmax, float(vmax[j]))
+        if s.distinct is None:
+            continue
+        if many[j]:
+            s.distinct = None
+            continue
+        q = col[j]
+        values = S[:, q][new[:, q]]
+        if values.size > MAX_DISTINCT:
+            s.distinct = None
+            continue
+        u = np.unique(np.r_[s.distinct, values])
+        s.distinct = u if u.size <= MAX_DISTINCT else None
 
 
 @dataclass
@@ -157,10 +224,8 @@ class DataStats:
             self.errors = sorted(set(self.errors) | set(errors))[:MAX_ERRORS]
 
 
-HASH_COLUMN = "__h"
-
-
-def batch_stats(batches, columns, string_columns, vector_size, error_column, sample_rows=None) -> DataStats:
+def batch_stats(batches, columns, string_columns, vector_size, error_column, sample_rows=None,
+                n_hashed: int | None = None) -> DataStats:
     """Statistics of a sequence of Arrow batches (one partition, or the whole data on the driver).
 
     Parameters
@@ -172,8 +237,8 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
     vector_size : int
     error_column : str or None
     sample_rows : int or None
-        Keep the numeric values of the ``sample_rows`` rows with the smallest ``HASH_COLUMN`` value
-        (None: no sample).
+        Keep the numeric values of the ``sample_rows`` rows with the smallest hash of their first
+        ``n_hashed`` columns (the features; default all) (None: no sample).
     """
     stats = DataStats(0, [ColumnStats() for _ in columns], sample=RowSample(sample_rows) if sample_rows else None)
     for batch in batches:
@@ -181,49 +246,40 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
         stats.n_rows += batch.num_rows
         if error_column is not None:
             stats.add_errors([e for e in batch.column(error_column).to_pylist() if e is not None])
-        keep = hashes = None
-        if stats.sample is not None and batch.num_rows:
-            hashes = np.asarray(batch.column(HASH_COLUMN).to_numpy(zero_copy_only=False), dtype=np.int64)
-            keep = np.arange(batch.num_rows)
-            if hashes.size > stats.sample.k:
-                keep = np.argpartition(hashes, stats.sample.k - 1)[:stats.sample.k]
-            sampled = {}
+        dense = [i for i, c in enumerate(columns) if not string_columns[i] and c.index is None]
+        M = np.empty((batch.num_rows, len(dense)), order="F")  # column-major: one contiguous column each
+        for j, i in enumerate(dense):
+            M[:, j] = bv.dense(i)
+        add_numeric_matrix([stats.columns[i] for i in dense], M)
         for i, c in enumerate(columns):
             if string_columns[i]:
                 stats.columns[i].add_strings(bv.strings(i), batch.num_rows)
-                continue
-            if c.index is None:
-                v = bv.dense(i)
-                stats.columns[i].add_numeric(v)
-            else:
+            elif c.index is not None:
                 rows, vals = bv.sparse(i)
                 stats.columns[i].add_numeric(vals, implicit_zeros=batch.num_rows - rows.size)
-                v = None
-            if keep is not None and c.kind == "numeric":
-                if v is None:
-                    v = bv.values(i)
-                sampled[i] = v[keep]
-        if keep is not None:
-            stats.sample.add(hashes[keep], sampled)
+        if stats.sample is not None and batch.num_rows:
+            hashes = raw_row_hashes(bv, len(columns) if n_hashed is None else n_hashed)
+            keep = np.arange(batch.num_rows)
+            if hashes.size > stats.sample.k:
+                keep = np.argpartition(hashes, stats.sample.k - 1)[:stats.sample.k]
+            numeric = [i for i, c in enumerate(columns) if c.kind == "numeric"]
+            pos = {i: j for j, i in enumerate(dense)}
+            values = np.empty((keep.size, len(numeric)))
+            for j, i in enumerate(numeric):
+                values[:, j] = M[keep, pos[i]] if i in pos else bv.values(i)[keep]
+            stats.sample.add(hashes[keep], numeric, values)
     return stats
 
 
-def partition_stats(batches, columns, string_columns, vector_size, error_column, sample_rows=None):
-    """``mapInArrow`` function: one pickled :class:`DataStats` per partition."""
-    stats = batch_stats(batches, columns, string_columns, vector_size, error_column, sample_rows)
-    yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(stats)], type=pa.binary())], names=["stats"])
-
-
-def collect_stats(df, columns, string_columns, vector_size=0, error_column=None,
-                  sample_rows=None) -> DataStats:
-    """Run :func:`partition_stats` on every partition of ``df`` (already narrowed by ``safe_select``, with
-    ``HASH_COLUMN`` when sampling) and merge the results on the driver."""
+def collect_stats(spark, source, columns, string_columns, vector_size=0, error_column=None, sample_rows=None,
+                  n_hashed: int | None = None) -> DataStats:
+    """:func:`batch_stats` of every partition of a :class:`spark_fr.data.source.BatchSource` (Spark tasks),
+    merged on the driver."""
 
     def fn(batches):
-        return partition_stats(batches, columns, string_columns, vector_size, error_column, sample_rows)
+        yield batch_stats(batches, columns, string_columns, vector_size, error_column, sample_rows, n_hashed)
 
-    blobs = df.mapInArrow(fn, "stats binary").collect()
     total = DataStats(0, [ColumnStats() for _ in columns], sample=RowSample(sample_rows) if sample_rows else None)
-    for row in blobs:
-        total.merge(pickle.loads(row["stats"]))
+    for part in source.map(spark, fn).collect():
+        total.merge(part)
     return total

@@ -157,7 +157,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
     from ..data.binning import stack_bins
 
     lower, upper, _ = stack_bins(bins)
-    blocks = block_rdd(prep).map(labelled_block).filter(lambda b: b["keys"].size > 0) \
+    blocks = block_rdd(prep, spark).map(labelled_block).filter(lambda b: b["keys"].size > 0) \
         .persist(StorageLevel.MEMORY_AND_DISK)
     try:
         sc.setJobDescription("spark_fr: target moments (partitioned mode)")

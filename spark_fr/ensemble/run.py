@@ -46,7 +46,7 @@ def choose_mode(params: EnsembleParams, prep) -> str:
 
 def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised: bool = False) -> MethodRun:
     """Rank the features of ``dataset`` with a PCT ensemble (see the module sketch)."""
-    prep = prepare(dataset, spec, outputs=("codes",), method="ensemble",
+    prep = prepare(dataset, spec, outputs=("codes",), method="ensemble", spark=spark,
                    force_executors=params.ensemble_mode == "partitioned")
     try:
         mode = choose_mode(params, prep)
@@ -63,7 +63,7 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
             return MethodRun(spec.feature_names, prep.usable, results, prep.encoder.names, prep.task,
                              info.pop("rows_used"), prep.n_rows, info, timings,
                              {"features_per_node": params.features_per_node(D)})
-        encoded = collect_encoded(prep, spec.feature_names)
+        encoded = collect_encoded(prep, spec.feature_names, spark)
     finally:
         prep.release()
     log.info("encoded %d rows x %d features (task %s) in %.1f s", encoded.n_rows, encoded.n_features,

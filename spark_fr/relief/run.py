@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 def rank_relief(spark, dataset, spec, params: ReliefParams, semi_supervised: bool = False) -> MethodRun:
     """Rank the features of ``dataset`` with the Relief family (see the module sketch)."""
-    prep = prepare(dataset, spec, outputs=("scaled",), method="relief", force_executors=params.mode == "tall")
+    prep = prepare(dataset, spec, outputs=("scaled",), method="relief", spark=spark,
+                   force_executors=params.mode == "tall")
     try:
         mode = params.mode
         if mode == "auto":
@@ -37,7 +38,7 @@ def rank_relief(spark, dataset, spec, params: ReliefParams, semi_supervised: boo
         setup = ReliefSetup(prep.target_type, params, semi_supervised, np.array([b.nominal for b in bins], bool),
                             feature_value_counts(bins), len(classes) if classes else 0, prep.hierarchy)
         if mode == "broadcast":
-            encoded = collect_encoded(prep, spec.feature_names)
+            encoded = collect_encoded(prep, spec.feature_names, spark)
             data, _, dropped = build_relief_data({"scaled": encoded.scaled, "Y": encoded.Y,
                                                   "keys": encoded.content_keys}, setup)
             if dropped:
@@ -45,7 +46,7 @@ def rank_relief(spark, dataset, spec, params: ReliefParams, semi_supervised: boo
             results, info = relief_broadcast(spark, data, params)
             n_used = data.n_rows
         else:
-            results, info = relief_tall(spark, block_rdd(prep), setup)
+            results, info = relief_tall(spark, block_rdd(prep, spark), setup)
             n_used = prep.n_rows
     finally:
         prep.release()

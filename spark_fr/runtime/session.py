@@ -75,6 +75,12 @@ def _remove_jvm_log(path: str) -> None:
         os.remove(path)
 
 
+def remove_jvm_log() -> None:
+    """Remove the JVM log file of this process now (it is removed at exit otherwise)."""
+    if _JVM_LOG.get("path"):
+        _remove_jvm_log(_JVM_LOG["path"])
+
+
 def jvm_log_tail(max_bytes: int = 200_000) -> str:
     """The end of the log of the JVM this process started quietly ('' if none)."""
     path = _JVM_LOG.get("path")
@@ -111,11 +117,38 @@ class SessionStart:
             self._done.set()
 
     def result(self):
-        """The session (or the error its start raised)."""
+        """The session (or the error its start raised); the first call runs the :meth:`when_ready` hooks."""
         self._done.wait()
         if self._error is not None:
             raise self._error
+        hooks, self._hooks = getattr(self, "_hooks", []), []
+        for hook in hooks:
+            hook(self._value)
         return self._value
+
+    @property
+    def ready(self) -> bool:
+        return self._done.is_set() and self._error is None
+
+    def when_ready(self, hook) -> None:
+        """Run ``hook(session)`` in the thread that first asks for the session (now, if it is ready)."""
+        if self.ready and not getattr(self, "_hooks", None):
+            hook(self.result())
+        else:
+            self._hooks = getattr(self, "_hooks", []) + [hook]
+
+    def __getattr__(self, name):
+        """Used as a SparkSession, it waits for the session: code that needs no Spark runs before."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.result(), name)
+
+
+def conf_value(spark, key: str, default: str) -> str:
+    """A Spark SQL setting; Spark's default while a session of ours is still starting (not waiting for it)."""
+    if isinstance(spark, SessionStart) and not spark.ready:
+        return default
+    return str(spark.conf.get(key, default))
 
 
 def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict | None = None,

@@ -24,6 +24,7 @@ Sketch
 from __future__ import annotations
 
 import logging
+import os
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +32,7 @@ from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import types as T
 
 from ...data.schema import ColumnInfo, Dataset
+from ...data.source import BatchSource, FrameSource
 from ...errors import InputError
 from .errors import ArffError, ArffLineError, format_line_error
 from .header import read_header
@@ -200,12 +202,15 @@ def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
                     ", ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else ""))
 
     parser = ArffRowParser(header)
-    text = spark.read.text(paths if len(paths) > 1 else path)
 
-    def fn(batches):
+    def parse(batches):
         return _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, arrow_schema)
 
-    df = text.mapInArrow(fn, schema)
+    def make_df(spark_):
+        text = spark_.read.text(paths if len(paths) > 1 else path)
+        return text.mapInArrow(parse, schema)
+
+    batches = ArffBatches(paths, data_lines, parse, make_df, [f.name for f in fields])
 
     def locate(errors):
         best = None
@@ -227,9 +232,86 @@ def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
             if a.kind in ("numeric", "nominal"):
                 default_target = a.name
                 break
-    return Dataset(df, columns, ", ".join(paths), label_names=label_names, default_target=default_target,
+    return Dataset(None, columns, ", ".join(paths), label_names=label_names, default_target=default_target,
                    error_column=ERROR_COLUMN, hierarchy=hierarchy,
-                   extra={"locate_error": locate, "arff_header": header, "open_text": open_text})
+                   extra={"locate_error": locate, "arff_header": header, "open_text": open_text}, batches=batches,
+                   skipped_columns={n: "string" for n in skipped})
+
+
+class ArffBatches(BatchSource):
+    """The rows of ARFF files as Arrow batches: parsed on the driver (a small file: no Spark job) or by Spark
+    tasks over the files' lines (a large one), by the same parser (see :mod:`spark_fr.data.source`).
+
+    Parameters
+    ----------
+    paths : list of str
+    data_lines : dict
+        Path -> the line of its ``@data``.
+    parse : callable
+        Arrow batches of lines (column ``value``) -> Arrow batches of parsed rows.
+    make_df : callable
+        ``make_df(spark)``: the parsed rows as a Spark DataFrame (Spark reads the lines).
+    names : list of str
+        The columns of the parsed batches to keep.
+    """
+
+    LINES_PER_BATCH = 10_000
+
+    def __init__(self, paths, data_lines, parse, make_df, names):
+        self.paths, self.data_lines, self.parse, self.make_df = list(paths), dict(data_lines), parse, make_df
+        self.names = list(names)
+        self._df = None
+        self._want_cache = self._cached = False
+
+    def narrow(self, columns):
+        keep = {c.column for c in columns} | {ERROR_COLUMN}
+        return ArffBatches(self.paths, self.data_lines, self.parse, self.make_df,
+                           [n for n in self.names if n in keep]), columns
+
+    def size_estimate(self):
+        return sum(os.path.getsize(p) * (5 if p.lower().endswith(".gz") else 1) for p in self.paths)
+
+    def _lines(self):
+        for p in self.paths:
+            with open_text(p) as fh:
+                chunk = []
+                for no, line in enumerate(fh, 1):
+                    if no <= self.data_lines[p]:
+                        continue
+                    chunk.append(line.rstrip("\r\n"))
+                    if len(chunk) == self.LINES_PER_BATCH:
+                        yield pa.RecordBatch.from_arrays([pa.array(chunk, pa.string())], names=["value"])
+                        chunk = []
+                if chunk:
+                    yield pa.RecordBatch.from_arrays([pa.array(chunk, pa.string())], names=["value"])
+
+    def driver_batches(self):
+        return [b.select(self.names) for b in self.parse(self._lines())]
+
+    def _frame(self, spark):
+        if self._df is None:
+            from pyspark import StorageLevel
+
+            from ...data.columns import qcol
+
+            df = self.make_df(spark).select(*[qcol(n) for n in self.names])
+            if self._want_cache:
+                df = df.persist(StorageLevel.MEMORY_AND_DISK)
+                self._cached = True
+            self._df = df
+        return self._df
+
+    def map(self, spark, fn):
+        return FrameSource(self._frame(spark)).map(spark, fn)
+
+    def cache(self):
+        self._want_cache = True
+
+    def release(self):
+        if self._cached:
+            self._df.unpersist()
+            self._cached = False
+
 
 
 def _check_same_attributes(path: str, header, other: str, other_header) -> None:
