@@ -52,7 +52,8 @@ def test_each_suite_has_its_own_defaults(bench):
 
 
 @pytest.mark.parametrize("argv", [["--suite", "tall", "--peers", "clus"], ["--suite", "wide", "--peers", "mllib"],
-                                  ["--suite", "tall", "--features", "4"], ["--suite", "tall", "--tall-max-samples", "2.5"],
+                                  ["--suite", "tall", "--features", "4"],
+                                  ["--suite", "tall", "--tall-max-samples", "2.5"],
                                   ["--suite", "scaling", "--scaling-masters", "yarn"],
                                   ["--suite", "scaling", "--scaling-modes", "tall"]])
 def test_bad_suite_options(bench, argv):
@@ -166,7 +167,8 @@ def test_tall_suite(bench, tmp_path, capsys):
     assert summary["spark_fr_partitioned"]["ensemble_mode"] == "partitioned"
     assert summary["spark_fr"]["ratio_to_spark_fr"] == 1.0 and "ratio_to_spark_fr" in summary["mllib"]
     assert [(r["peer"], r["reference"]) for r in report["ratios"]] == [
-        ("sklearn", "spark_fr"), ("mllib", "spark_fr_d5"), ("spark_fr_partitioned", "spark_fr"), ("spark_fr_d5", "spark_fr")]
+        ("sklearn", "spark_fr"), ("mllib", "spark_fr_d5"), ("spark_fr_partitioned", "spark_fr"),
+        ("spark_fr_d5", "spark_fr")]
     (mllib,) = report["runs"]["mllib"]
     assert mllib["target"] == "t1" and mllib["rows"] == 3000 and mllib["fit_s"] > 0
     runs = tmp_path / "tall" / "runs"
@@ -195,7 +197,8 @@ def test_wide_suite(bench, tmp_path, capsys):
     runs = report["runs"]
     assert all(len(r[0]["top"]) == 10 and set(r[0]["top"]) <= {f"x{i}" for i in range(1, 1501)} for r in runs.values())
     assert runs["spark_fr"][0]["tops"] == runs["spark_fr_arff"][0]["tops"]  # the same table, the same ranking
-    assert _ranking(tmp_path / "wide" / "runs" / "spark_fr_r1") == _ranking(tmp_path / "wide" / "runs" / "spark_fr_arff_r1")
+    runs_dir = tmp_path / "wide" / "runs"
+    assert _ranking(runs_dir / "spark_fr_r1") == _ranking(runs_dir / "spark_fr_arff_r1")
     assert [r["peer"] for r in report["ratios"]] == ["spark_fr_arff", "clus", "sklearn", "clus"]
     assert "planted in top-10" in printed
 

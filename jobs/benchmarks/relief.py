@@ -86,7 +86,8 @@ def check_arguments(args, error) -> None:
     Parameters
     ----------
     args : argparse.Namespace
-        ``features`` (200) and ``repeats`` (3) get the suite's defaults; ``relief_parts``, ``relief_rows_skrebate``, ``relief_rows_memory`` and ``relief_memory_modes``
+        ``features`` (200) and ``repeats`` (3) get the suite's defaults; ``relief_parts``,
+        ``relief_rows_skrebate``, ``relief_rows_memory`` and ``relief_memory_modes``
         become lists; ``relief_iterations`` stays the text given (checked here).
     error : callable
         ``error(message)`` exits with a usage error.

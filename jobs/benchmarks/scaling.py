@@ -66,13 +66,16 @@ def add_arguments(parser) -> None:
     g.add_argument("--scaling-masters", default="local[1],local[2],local-cluster[2,1,4096]",
                    help="comma list of local[N] and local-cluster[W,C,MB] masters (default local[1],local[2],"
                         "local-cluster[2,1,4096])")
-    g.add_argument("--scaling-modes", default=",".join(MODES), help="comma list of broadcast, partitioned (default both)")
-    g.add_argument("--scaling-parts", default="strong,weak", help="comma list of strong, weak, shape (default strong,weak)")
+    g.add_argument("--scaling-modes", default=",".join(MODES),
+                   help="comma list of broadcast, partitioned (default both)")
+    g.add_argument("--scaling-parts", default="strong,weak",
+                   help="comma list of strong, weak, shape (default strong,weak)")
     g.add_argument("--scaling-rows-per-core", type=int, help="rows per core of the weak part (default --rows / 2)")
     g.add_argument("--scaling-shape-features", type=int, default=200, help="features of the shape part (default 200)")
     g.add_argument("--scaling-predict", default="100000000,1000,100,100",
                    help="ROWS,FEATURES,EXECUTORS,TREES the fitted model predicts (default 100000000,1000,100,100)")
-    g.add_argument("--plot", nargs="?", const="", help="write the scaling curves as a PNG (default WORKDIR/scaling.png)")
+    g.add_argument("--plot", nargs="?", const="",
+                   help="write the scaling curves as a PNG (default WORKDIR/scaling.png)")
 
 
 def executors(master: str) -> int:
@@ -197,12 +200,12 @@ def measure_points(points: list, args, workdir: Path) -> dict:
         data = {rows: make_tall(workdir, rows, features, args.targets, min(5, features))
                 for rows in sorted({p["rows"] for p in group})}
         planted = next(iter(data.values()))[1]["relevant"]
-        peers = []
+        peers, reader = [], spark_fr_reader(("genie3",), len(planted))
         for p in group:
             path, truth = data[p["rows"]]
-            peers.append(Peer(p["name"], rank_command(path, ",".join(truth["target_names"]), "--trees", str(args.trees),
-                                                      "--scores", SCORES, "--ensemble-mode", p["mode"],
-                                                      "--master", p["master"]), spark_fr_reader(("genie3",), len(planted))))
+            command = rank_command(path, ",".join(truth["target_names"]), "--trees", str(args.trees), "--scores",
+                                   SCORES, "--ensemble-mode", p["mode"], "--master", p["master"])
+            peers.append(Peer(p["name"], command, reader))
         results.update(run_rounds(peers, args.repeats, workdir / "scaling", planted, args.timeout))
     for p in points:
         ok = results[p["name"]].ok_runs()

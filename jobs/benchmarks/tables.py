@@ -5,7 +5,8 @@ Sketch
 :func:`peer_table` is the one table of peers (runs, median wall time and range, the suite's own columns,
 peak memory, planted features on top); :func:`format_table` (ensemble) and :func:`format_relief_table`
 choose its extra columns. Ratios are ``peer / spark_fr`` of medians (> 1: spark_fr is faster), reported
-and never asserted; :func:`pair_ratios` gives them for any pairs of peers (wall time and peak memory). :func:`memory_rows` and :func:`format_memory_table` show how peak memory grows with the
+and never asserted; :func:`pair_ratios` gives them for any pairs of peers (wall time and peak memory).
+:func:`memory_rows` and :func:`format_memory_table` show how peak memory grows with the
 rows. :func:`write_json` writes a suite's report.
 """
 from __future__ import annotations

@@ -203,7 +203,8 @@ def format_tall_table(summary: dict, k: int) -> str:
     def hits(s):
         return " ".join(f"{score[0].upper()}{n}" for score, n in s.get("planted_by_score", {}).items())
 
-    return peer_table(summary, k, 22, [("ratio vs spark_fr", 19, ratio), ("mode", 13, lambda s: s.get("ensemble_mode") or "-"),
+    return peer_table(summary, k, 22, [("ratio vs spark_fr", 19, ratio),
+                                       ("mode", 13, lambda s: s.get("ensemble_mode") or "-"),
                                        (f"planted in top-{k}", 18, hits)])
 
 

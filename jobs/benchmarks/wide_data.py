@@ -4,7 +4,8 @@ feature) and as ARFF (the same values), both written once.
 Sketch
 ------
 Features ``x1 .. xp`` are uniform on [-1, 1], rounded to 3 decimals (float64, so that the ARFF file's text
-parses to exactly the numbers of the Parquet file); ``planted`` of them, spread evenly over the columns, decide the class::
+parses to exactly the numbers of the Parquet file); ``planted`` of them, spread evenly over the columns,
+decide the class::
 
     s = sum of the planted features;  class = c0 if s < -a, c2 if s > a, else c1;  5 % of the labels redrawn
 
@@ -60,7 +61,8 @@ def _truth(rows, features, planted, seed) -> dict:
             "relevant": [f"x{i + 1}" for i in planted_indices(features, planted)], "target_names": ["class"],
             "classes": list(CLASSES), "descriptive": f"1-{features}", "target": str(features + 1),
             "generator": f"x ~ U(-1,1) rounded to 3 decimals; s = sum of the {planted} planted x; class c0 if "
-                         f"s < -a, c2 if s > a, else c1 (a = 0.4307 sqrt({planted}/3)); {LABEL_NOISE:.0%} labels redrawn"}
+                         f"s < -a, c2 if s > a, else c1 (a = 0.4307 sqrt({planted}/3)); "
+                         f"{LABEL_NOISE:.0%} labels redrawn"}
 
 
 def _arff_header(name: str, features: int) -> str:

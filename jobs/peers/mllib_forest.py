@@ -110,9 +110,10 @@ def rank(path: str, features: int | None, targets: int, target: str | None, tree
     t2 = time.perf_counter()
     imp = model.featureImportances.toArray()
     order = order_by_importance(feature_names, imp)
-    result = {"order": [feature_names[i] for i in order], "importance": {feature_names[i]: float(imp[i]) for i in order},
-              "target": label, "rows": n_rows, "spark_start_s": round(t0 - T0, 3), "read_s": round(t1 - t0, 3),
-              "fit_s": round(t2 - t1, 3), "spark_version": spark.version}
+    result = {"order": [feature_names[i] for i in order],
+              "importance": {feature_names[i]: float(imp[i]) for i in order}, "target": label, "rows": n_rows,
+              "spark_start_s": round(t0 - T0, 3), "read_s": round(t1 - t0, 3), "fit_s": round(t2 - t1, 3),
+              "spark_version": spark.version}
     spark.stop()
     return result
 

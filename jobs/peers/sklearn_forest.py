@@ -98,7 +98,8 @@ def main(argv=None) -> int:
     ap.add_argument("--n-jobs", type=int, default=2, help="n_jobs (default 2)")
     ap.add_argument("--classifier", action="store_true", help="RandomForestClassifier (one class-label target)")
     ap.add_argument("--min-samples-leaf", type=int, default=1, help="min_samples_leaf (default 1)")
-    ap.add_argument("--max-samples", type=count_or_fraction, help="max_samples: rows per tree, a count or a fraction (default n)")
+    ap.add_argument("--max-samples", type=count_or_fraction,
+                    help="max_samples: rows per tree, a count or a fraction (default n)")
     a = ap.parse_args(argv)
     if a.classifier and a.targets != 1:
         ap.error("--classifier takes one target column")
