@@ -146,18 +146,31 @@ def _ranking(run_dir: Path) -> list:
     return [",".join(line.split(",")[:5]) for line in text]          # feature, score, target, importance, rank
 
 
+def test_tall_depth_5_peers(bench, tmp_path):
+    """spark_fr at MLlib's depth, and MLlib itself, as the suite starts them (run in full by jobs/benchmark.py)."""
+    from benchmarks import tall
+
+    args = bench.parse_args(["--suite", "tall", "--trees", "7", "--tall-max-samples", "0.25"])
+    truth = {"n": 1000, "p": 10, "target_names": ["t1", "t2"], "relevant": ["x2", "x4"]}
+    d5, mllib = tall.make_peers(["spark_fr_d5", "mllib"], tmp_path / "t.parquet", truth, args)
+    d5_cmd, mllib_cmd = " ".join(d5.command(tmp_path)), " ".join(mllib.command(tmp_path))
+    assert "--targets t1,t2 --trees 7 --scores genie3,symbolic,rf --max-samples 0.25 --max-depth 5" in d5_cmd
+    assert "mllib_forest.py" in mllib_cmd and "--max-depth 5 --target t1 --subsampling-rate 0.25" in mllib_cmd
+
+
 @pytest.mark.skipif(bool(_missing("sklearn")), reason="scikit-learn is not installed")
 def test_tall_suite(bench, tmp_path, capsys):
     code, report = _run(bench, ["--suite", "tall", "--rows", "3000", "--features", "10", "--targets", "2",
-                                "--trees", "5", "--workdir", str(tmp_path)], tmp_path / "tall.json")
+                                "--trees", "5", "--peers", "spark_fr,sklearn,mllib,spark_fr_partitioned",
+                                "--workdir", str(tmp_path)], tmp_path / "tall.json")
     printed = capsys.readouterr().out
     assert code == 0, printed
     assert list(report) == ["suite", "config", "data", "environment", "skipped", "summary", "ratios", "runs"]
     planted = report["data"]["planted"]
     assert planted == ["x2", "x4", "x6", "x8", "x10"]
     summary = report["summary"]
-    assert list(summary) == ["spark_fr", "spark_fr_d5", "sklearn", "mllib", "spark_fr_partitioned"]
-    for name in ("spark_fr", "spark_fr_d5", "spark_fr_partitioned"):
+    assert list(summary) == ["spark_fr", "sklearn", "mllib", "spark_fr_partitioned"]
+    for name in ("spark_fr", "spark_fr_partitioned"):
         assert summary[name]["planted_by_score"] == {"genie3": 5, "symbolic": 5, "rf": 5}, name
     for name in ("sklearn", "mllib"):
         assert summary[name]["planted_by_score"] == {"impurity": 5}, name
@@ -166,26 +179,24 @@ def test_tall_suite(bench, tmp_path, capsys):
     assert summary["spark_fr"]["ensemble_mode"] == "broadcast"
     assert summary["spark_fr_partitioned"]["ensemble_mode"] == "partitioned"
     assert summary["spark_fr"]["ratio_to_spark_fr"] == 1.0 and "ratio_to_spark_fr" in summary["mllib"]
-    assert [(r["peer"], r["reference"]) for r in report["ratios"]] == [
-        ("sklearn", "spark_fr"), ("mllib", "spark_fr_d5"), ("spark_fr_partitioned", "spark_fr"),
-        ("spark_fr_d5", "spark_fr")]
+    assert [(r["peer"], r["reference"]) for r in report["ratios"]] == [  # pairs whose two peers ran
+        ("sklearn", "spark_fr"), ("spark_fr_partitioned", "spark_fr")]
     (mllib,) = report["runs"]["mllib"]
     assert mllib["target"] == "t1" and mllib["rows"] == 3000 and mllib["fit_s"] > 0
     runs = tmp_path / "tall" / "runs"
     assert _ranking(runs / "spark_fr_partitioned_r1") == _ranking(runs / "spark_fr_r1")  # modes: same ranking
-    assert json.loads((runs / "spark_fr_d5_r1" / "out" / "run.json").read_text())["params"]["max_depth"] == 5
     assert "planted in top-5" in printed and "G5 S5 R5" in printed
 
 
 @pytest.mark.skipif(bool(_missing("sklearn", "clus")), reason="scikit-learn or CLUS is missing")
 def test_wide_suite(bench, tmp_path, capsys):
-    code, report = _run(bench, ["--suite", "wide", "--rows", "300", "--features", "1500", "--trees", "10",
+    code, report = _run(bench, ["--suite", "wide", "--rows", "300", "--features", "1100", "--trees", "10",
                                 "--workdir", str(tmp_path)], tmp_path / "wide.json")
     printed = capsys.readouterr().out
     assert code == 0, printed
     assert list(report) == ["suite", "config", "data", "environment", "skipped", "summary", "ratios", "runs"]
     planted = report["data"]["planted"]
-    assert len(planted) == 10 and planted[0] == "x76"
+    assert len(planted) == 10 and planted[0] == "x56"
     summary = report["summary"]
     assert list(summary) == ["spark_fr", "spark_fr_arff", "clus", "sklearn"]
     for name, scores in (("spark_fr", {"genie3", "symbolic"}), ("spark_fr_arff", {"genie3", "symbolic"}),
@@ -195,7 +206,7 @@ def test_wide_suite(bench, tmp_path, capsys):
         assert all(0 <= n <= 10 for n in s["planted_by_score"].values())
         assert s["planted_in_top_min"] == s["planted_by_score"].get("genie3", s["planted_by_score"].get("impurity"))
     runs = report["runs"]
-    assert all(len(r[0]["top"]) == 10 and set(r[0]["top"]) <= {f"x{i}" for i in range(1, 1501)} for r in runs.values())
+    assert all(len(r[0]["top"]) == 10 and set(r[0]["top"]) <= {f"x{i}" for i in range(1, 1101)} for r in runs.values())
     assert runs["spark_fr"][0]["tops"] == runs["spark_fr_arff"][0]["tops"]  # the same table, the same ranking
     runs_dir = tmp_path / "wide" / "runs"
     assert _ranking(runs_dir / "spark_fr_r1") == _ranking(runs_dir / "spark_fr_arff_r1")
