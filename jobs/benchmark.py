@@ -1,9 +1,10 @@
-"""Benchmark spark_fr against its peers: ``python jobs/benchmark.py [--suite ensemble|relief|arff] [options]``.
+"""Benchmark spark_fr against its peers: ``python jobs/benchmark.py [--suite NAME] [options]``.
 
 Every suite runs spark_fr and its peers as separate commands, alternating them, and reports median wall
 times, ratios ``peer / spark_fr`` and peak memory (reported, never asserted); ``--json PATH`` keeps
 everything. The suites, their peers (scripts in ``jobs/peers/``) and the measuring live in
 ``jobs/benchmarks/``; a suite is a module there plus a line in ``SUITES`` of ``jobs/benchmark.py``.
+The shared options (``--rows``, ``--features``, ``--peers``, ...) take the chosen suite's defaults.
 """
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # jobs/, also when this file is loaded by path
 
-from benchmarks import arff, ensemble, relief  # noqa: E402
+from benchmarks import arff, ensemble, relief, scaling, tall, wide  # noqa: E402
 
 # name -> suite module (SUMMARY, add_arguments, check_arguments, run); the first is the default
-SUITES = {"ensemble": ensemble, "relief": relief, "arff": arff}
+SUITES = {"ensemble": ensemble, "relief": relief, "arff": arff, "tall": tall, "wide": wide,
+          "scaling": scaling}
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -30,7 +32,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     Returns
     -------
     argparse.Namespace
-        Checked by every suite (whichever runs), with its comma lists parsed into lists.
+        Checked by the chosen suite, which fills in its defaults of the shared options and parses its comma
+        lists into lists.
     """
     default = next(iter(SUITES))
     description = "\n".join([__doc__, *(mod.__doc__ for mod in SUITES.values())])
@@ -38,21 +41,20 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--suite", choices=tuple(SUITES), default=default,
                     help="; ".join(f"{name}: {mod.SUMMARY}" + (" (default)" if name == default else "")
                                    for name, mod in SUITES.items()))
-    ap.add_argument("--rows", type=int, default=20000)
-    ap.add_argument("--features", type=int, default=200)
-    ap.add_argument("--targets", type=int, default=5)
-    ap.add_argument("--trees", type=int, default=100)
-    ap.add_argument("--repeats", type=int, default=3, help="rounds of alternating commands (default 3)")
-    ap.add_argument("--peers", default="spark_fr,sklearn,clus",
-                    help=f"comma list of {', '.join(ensemble.PEERS)} (default spark_fr,sklearn,clus)")
+    per_suite = " (default: the suite's)"
+    ap.add_argument("--rows", type=int, help="rows of the synthetic data" + per_suite)
+    ap.add_argument("--features", type=int, help="features of the synthetic data" + per_suite)
+    ap.add_argument("--targets", type=int, help="targets of the synthetic data" + per_suite)
+    ap.add_argument("--trees", type=int, help="trees per ensemble" + per_suite)
+    ap.add_argument("--repeats", type=int, help="rounds of alternating commands" + per_suite)
+    ap.add_argument("--peers", help="comma list of the suite's peers (see its description)" + per_suite)
     ap.add_argument("--workdir", default="/tmp/spark_fr_benchmark", help="data and per-run outputs")
     ap.add_argument("--json", help="write the results as JSON to this path")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run before it is killed")
     for mod in SUITES.values():
         mod.add_arguments(ap)
     args = ap.parse_args(argv)
-    for mod in SUITES.values():
-        mod.check_arguments(args, ap.error)
+    SUITES[args.suite].check_arguments(args, ap.error)
     return args
 
 

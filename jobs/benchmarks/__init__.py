@@ -2,15 +2,23 @@
 
 Sketch
 ------
-``paths``     where the repository, ``jobs/rank.py``, the peer scripts and the shared CLUS tools are
-``data``      the synthetic data sets with planted features (``make_synthetic.py``), written once
-``measure``   one command: wall time, peak RSS of its process tree, load average; the machine's facts
-``peers``     a benchmarked program (its command, how to read its ranking) and whether it can run here
-``rounds``    alternating the peers' commands for several rounds; per-peer summaries
-``tables``    plain-text tables, ratios between peers, the JSON report
-``ensemble``  ``--suite ensemble``: PCT ensembles against scikit-learn and CLUS
-``relief``    ``--suite relief``: Relief against CLUS and skrebate, and peak memory by rows
-``arff``      ``--suite arff``: ARFF row parsing against scipy
+``paths``         where the repository, ``jobs/rank.py``, the peer scripts and the shared CLUS tools are
+``options``       the shared options' per-suite defaults, comma lists, ``--peers``
+``data``          the synthetic data sets with planted features (``make_synthetic.py``), written once
+``tall_data``     the tall MTR table, Parquet written row group by row group (10^7 rows in bounded memory)
+``wide_data``     the wide classification table, as Parquet and as ARFF with the same values
+``measure``       one command: wall time, peak RSS of its process tree, load average; the machine's facts
+``peers``         a benchmarked program (its command, how to read its ranking) and whether it can run here
+``rounds``        alternating the peers' commands for several rounds; per-peer summaries
+``tables``        plain-text tables, ratios between peers, the JSON report
+``cost_model``    the fitted model of the time per tree, ``c0 + c1 n log2(n) k (T + 4) / E``
+``scaling_plot``  the scaling suite's PNG
+``ensemble``      ``--suite ensemble``: PCT ensembles against scikit-learn and CLUS
+``relief``        ``--suite relief``: Relief against CLUS and skrebate, and peak memory by rows
+``arff``          ``--suite arff``: ARFF row parsing against scipy
+``tall``          ``--suite tall``: a tall MTR table against scikit-learn and Spark MLlib; broadcast vs partitioned
+``wide``          ``--suite wide``: a wide table (Parquet and ARFF) against CLUS and scikit-learn
+``scaling``       ``--suite scaling``: strong and weak scaling by Spark master and mode, and the cost model
 
 A suite is a module with ``SUMMARY`` (its line in ``--suite``'s help), ``add_arguments(parser)``,
 ``check_arguments(args, error)`` and ``run(args) -> exit code``; ``jobs/benchmark.py`` lists the suites

@@ -15,6 +15,7 @@ import sys
 import time
 
 from .measure import environment
+from .options import fill_defaults
 from .paths import DATASETS, ROOT
 from .tables import write_json
 
@@ -28,7 +29,8 @@ def add_arguments(parser) -> None:
 
 
 def check_arguments(args, error) -> None:
-    """Nothing to check."""
+    """Fill in the suite's default of ``--repeats`` (3); nothing to check."""
+    fill_defaults(args, repeats=3)
 
 
 def best_of(fn, repeats: int) -> float:

@@ -55,6 +55,7 @@ from pathlib import Path
 
 from .data import make_data
 from .measure import environment, machine_line
+from .options import fill_defaults, parse_peers
 from .peers import Peer, check_available, json_top, rank_command, script_command, spark_fr_top
 from .rounds import run_rounds, summarise
 from .tables import format_table, write_json
@@ -69,19 +70,18 @@ def add_arguments(parser) -> None:
 
 
 def check_arguments(args, error) -> None:
-    """Parse ``--peers`` into a list and check the data shape.
+    """Fill in the suite's defaults, parse ``--peers`` into a list and check the data shape.
 
     Parameters
     ----------
     args : argparse.Namespace
-        Changed in place (``args.peers`` becomes a list of names).
+        Changed in place (defaults: 20,000 rows x 200 features x 5 targets, 100 trees, 3 rounds, peers
+        spark_fr,sklearn,clus; ``args.peers`` becomes a list of names).
     error : callable
         ``error(message)`` exits with a usage error.
     """
-    args.peers = [p.strip() for p in args.peers.split(",") if p.strip()]
-    bad = [p for p in args.peers if p not in PEERS]
-    if bad or not args.peers:
-        error(f"--peers: unknown {','.join(bad) or '(empty)'}; choose from {', '.join(PEERS)}")
+    fill_defaults(args, rows=20000, features=200, targets=5, trees=100, repeats=3)
+    parse_peers(args, PEERS, "spark_fr,sklearn,clus", error)
     if args.targets < 1 or args.features < args.targets + 1:
         error("--features must be at least --targets + 1 (t_j uses x_j and x_{j+1})")
 

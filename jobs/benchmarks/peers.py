@@ -4,7 +4,8 @@ Sketch
 ------
 A :class:`Peer` pairs ``command(run_dir)`` (the command line of one run writing into ``run_dir``) with
 ``top(run_dir)`` (its feature order and extra facts, read back after the run). spark_fr runs as a user
-starts it, ``jobs/rank.py`` with CSV output (:func:`rank_command`, read by :func:`spark_fr_top`); every
+starts it, ``jobs/rank.py`` with CSV output (:func:`rank_command`, read by :func:`spark_fr_top`, or by
+:func:`spark_fr_reader` for several scores at once); every
 other peer is a script of ``jobs/peers/`` (:func:`script_command`) writing ``result.json`` (read by
 :func:`json_top`). The suites build their peers from these pieces; :func:`check_available` drops the
 peers whose software is missing, with a message.
@@ -108,6 +109,32 @@ def spark_fr_top(run_dir: Path, score: str) -> tuple:
         rows = [r for r in csv.DictReader(fh) if r["score"] == score and r["target"] == "__all__"]
     order = [r["feature"] for r in sorted(rows, key=lambda r: int(r["rank"]))]
     return order, json.loads((run_dir / "out" / "run.json").read_text())
+
+
+def spark_fr_reader(scores: tuple, k: int) -> Callable[[Path], tuple]:
+    """A ``Peer.top`` for spark_fr runs that computed several scores: the first score's order, every score's top.
+
+    Parameters
+    ----------
+    scores : tuple of str
+        The scores the run computed (``symbolic``, ``genie3``, ``rf``); the first gives the order.
+    k : int
+        The length of the tops kept per score.
+
+    Returns
+    -------
+    callable
+        ``run_dir -> (order, {"tops": {score: top-k}, "ensemble_mode", "tree_groups",
+        "spark_fr_timings"})``, read from ``ranking.csv`` and ``run.json``.
+    """
+    def top(run_dir: Path) -> tuple:
+        orders = {score: spark_fr_top(run_dir, score)[0] for score in scores}
+        run = json.loads((run_dir / "out" / "run.json").read_text())
+        return orders[scores[0]], {"tops": {score: order[:k] for score, order in orders.items()},
+                                   "ensemble_mode": run.get("ensemble_mode"), "tree_groups": run.get("tree_groups"),
+                                   "spark_fr_timings": run.get("timings", {})}
+
+    return top
 
 
 def json_top(run_dir: Path) -> tuple:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from .data import make_data
 from .measure import environment, machine_line
+from .options import fill_defaults
 from .peers import Peer, check_available, json_top, rank_command, script_command, spark_fr_top
 from .rounds import run_rounds, summarise
 from .tables import format_memory_table, format_ratio, format_relief_table, memory_rows, relief_ratios, write_json
@@ -85,11 +86,13 @@ def check_arguments(args, error) -> None:
     Parameters
     ----------
     args : argparse.Namespace
-        ``relief_parts``, ``relief_rows_skrebate``, ``relief_rows_memory`` and ``relief_memory_modes``
+        ``features`` (200) and ``repeats`` (3) get the suite's defaults; ``relief_parts``,
+        ``relief_rows_skrebate``, ``relief_rows_memory`` and ``relief_memory_modes``
         become lists; ``relief_iterations`` stays the text given (checked here).
     error : callable
         ``error(message)`` exits with a usage error.
     """
+    fill_defaults(args, features=200, repeats=3)
     args.relief_parts = _comma_list(args.relief_parts)
     bad = [x for x in args.relief_parts if x not in RELIEF_PARTS]
     if bad or not args.relief_parts:

@@ -7,7 +7,7 @@ phase of the (shared) machine hits every peer alike. Each run gets a fresh folde
 :func:`measure.run_measured`, and, if it succeeded, its ranking is read back: its top-k against the k
 planted features. One line per run is printed as it ends. :func:`summarise` reduces the runs of each
 peer to medians (wall time, peak memory, optionally other timings) and whether the planted features
-came out on top in every run.
+came out on top in every run; :func:`planted_by_score` counts them per score where a peer has several.
 """
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ class PeerResult:
         -------
         dict
             ``runs_ok`` and, if any run succeeded, ``median_wall_s``, ``min_wall_s``, ``max_wall_s``,
-            ``median_peak_rss_mb`` and ``top_planted_every_run``.
+            ``median_peak_rss_mb``, ``top_planted_every_run`` and ``planted_in_top_min`` (the fewest planted
+            features among a run's top-k, k = the number planted).
         """
         ok = self.ok_runs()
         if not ok:
@@ -58,7 +59,8 @@ class PeerResult:
         walls = [r["wall_s"] for r in ok]
         return {"runs_ok": len(ok), "median_wall_s": statistics.median(walls), "min_wall_s": min(walls),
                 "max_wall_s": max(walls), "median_peak_rss_mb": statistics.median(r["peak_rss_mb"] for r in ok),
-                "top_planted_every_run": all(set(r["top"]) == planted for r in ok)}
+                "top_planted_every_run": all(set(r["top"]) == planted for r in ok),
+                "planted_in_top_min": min(len(set(r["top"]) & planted) for r in ok)}
 
 
 def run_rounds(peers: list, repeats: int, workdir: Path, planted: list, timeout: float) -> dict:
@@ -96,9 +98,31 @@ def run_rounds(peers: list, repeats: int, workdir: Path, planted: list, timeout:
             results[peer.name].runs.append(res)
             status = f"top-{k} {'= planted' if set(res.get('top', [])) == set(planted) else res.get('top')}" \
                 if res["returncode"] == 0 else f"FAILED (exit {res['returncode']}): {res['stderr_tail'][-300:]}"
-            print(f"  round {rnd} {peer.name:<12} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:5.2f} GB  "
+            print(f"  round {rnd} {peer.name:<20} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:5.2f} GB  "
                   f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {status}", flush=True)
     return results
+
+
+def planted_by_score(result: PeerResult, planted: list) -> dict:
+    """The fewest planted features among the top-k of each score, over a peer's successful runs.
+
+    Parameters
+    ----------
+    result : PeerResult
+    planted : list of str
+
+    Returns
+    -------
+    dict
+        ``{score: count}`` from the runs' ``tops`` (``{score: top-k}``, spark_fr and CLUS); a peer without
+        them (scikit-learn, MLlib) gives ``{"impurity": count}`` from its ``top``.
+    """
+    hits = {}
+    for run in result.ok_runs():
+        for score, top in run.get("tops", {"impurity": run["top"]}).items():
+            n = len(set(top) & set(planted))
+            hits[score] = min(hits.get(score, n), n)
+    return hits
 
 
 def _median(runs: list, key: str):

@@ -5,7 +5,8 @@ Sketch
 :func:`peer_table` is the one table of peers (runs, median wall time and range, the suite's own columns,
 peak memory, planted features on top); :func:`format_table` (ensemble) and :func:`format_relief_table`
 choose its extra columns. Ratios are ``peer / spark_fr`` of medians (> 1: spark_fr is faster), reported
-and never asserted. :func:`memory_rows` and :func:`format_memory_table` show how peak memory grows with the
+and never asserted; :func:`pair_ratios` gives them for any pairs of peers (wall time and peak memory).
+:func:`memory_rows` and :func:`format_memory_table` show how peak memory grows with the
 rows. :func:`write_json` writes a suite's report.
 """
 from __future__ import annotations
@@ -109,6 +110,48 @@ def relief_ratios(summary: dict, peer: str, spark_fr: str, warm: str | None) -> 
             "algorithm": _ratio(s.get("median_algo_s"), ref.get("median_algo_s")),
             "peer_algorithm_over_warm_call": _ratio(s.get("median_algo_s"), w.get("median_call_s")),
             "peer_wall_over_warm_call": _ratio(s.get("median_wall_s"), w.get("median_call_s"))}
+
+
+def pair_ratios(summary: dict, pairs: list) -> list:
+    """Ratios ``peer / reference`` of the median wall times and peak memory, for the pairs that both ran.
+
+    Parameters
+    ----------
+    summary : dict
+        ``{peer name: summary dict}`` (:func:`rounds.summarise`).
+    pairs : list of tuple of (str, str)
+        ``(peer, reference)`` names; pairs with a peer that is absent or never succeeded are left out.
+
+    Returns
+    -------
+    list of dict
+        ``peer``, ``reference``, ``wall`` and ``peak_rss`` (> 1: the reference is faster / smaller).
+    """
+    out = []
+    for peer, ref in pairs:
+        s, r = summary.get(peer, {}), summary.get(ref, {})
+        if s.get("runs_ok") and r.get("runs_ok"):
+            out.append({"peer": peer, "reference": ref, "wall": _ratio(s["median_wall_s"], r["median_wall_s"]),
+                        "peak_rss": _ratio(s["median_peak_rss_mb"], r["median_peak_rss_mb"])})
+    return out
+
+
+def format_pair_ratios(ratios: list) -> str:
+    """One line per :func:`pair_ratios` entry: ``peer / reference: wall 2.10x, peak RSS 0.50x``.
+
+    Parameters
+    ----------
+    ratios : list of dict
+
+    Returns
+    -------
+    str
+    """
+    def x(v):
+        return f"{v:.2f}x" if v is not None else "n/a"
+
+    return "\n".join(f"{r['peer']} / {r['reference']}: wall {x(r['wall'])}, peak RSS {x(r['peak_rss'])}"
+                     for r in ratios)
 
 
 def format_ratio(r: dict) -> str:

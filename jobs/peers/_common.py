@@ -1,5 +1,6 @@
-"""What the peer scripts share: reading a dense ARFF file with pandas, ordering features by importance,
-running CLUS through the shared ``run_clus.py``, parsing a Relief iteration count, writing the result.
+"""What the peer scripts share: reading a dense ARFF file with pandas or a Parquet table with pyarrow,
+ordering features by importance, running CLUS through the shared ``run_clus.py``, parsing a Relief iteration
+count, writing the result.
 
 Sketch
 ------
@@ -83,6 +84,40 @@ def read_arff(path: str, dtype=None) -> tuple:
 
     names, skip = arff_header(path)
     return names, pd.read_csv(path, skiprows=skip, header=None, dtype=dtype)
+
+
+def is_parquet(path: str) -> bool:
+    """Whether ``path`` is a Parquet table: a ``.parquet`` file, or a directory (of Parquet parts).
+
+    Parameters
+    ----------
+    path : str
+
+    Returns
+    -------
+    bool
+    """
+    return str(path).endswith(".parquet") or Path(path).is_dir()
+
+
+def read_parquet_columns(path: str) -> tuple:
+    """Read a Parquet table with pyarrow, column by column (no pandas frame in between).
+
+    Parameters
+    ----------
+    path : str
+        A Parquet file or a directory of Parquet files.
+
+    Returns
+    -------
+    tuple of (list of str, list of numpy.ndarray)
+        The column names in file order and one array per column (numbers keep their width: float32 stays
+        float32; strings become object arrays).
+    """
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    return table.column_names, [col.to_numpy() for col in table.columns]
 
 
 def order_by_importance(names: list, importance) -> list:

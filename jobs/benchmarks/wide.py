@@ -1,0 +1,201 @@
+"""Wide suite (``--suite wide``): spark_fr on a wide classification table (Parquet and ARFF) against CLUS and
+scikit-learn.
+
+What is measured
+----------------
+A seeded synthetic classification table (``wide_data.py``: ``--rows`` (2,000) x ``--features`` (20,000)
+features uniform on [-1, 1], three classes decided by the sum of ``--wide-planted`` (10) features spread
+over the columns, 5 % label noise) is written once into ``--workdir`` twice: as a plain Parquet table, one
+float64 column per feature, and as a dense ARFF file with the same values (spark_fr's ARFF reader keeps
+more than 1,000 features in one vector column). Each peer ranks the features with ``--trees`` (100)
+random-forest trees (sqrt features per node, at least 2 rows per leaf), as a separate command:
+
+``spark_fr``
+    ``python jobs/rank.py --input wide.parquet --targets class --trees N --scores genie3,symbolic`` (the two
+    scores CLUS computes; Genie3 gives the order).
+``spark_fr_arff``
+    The same on the ARFF file.
+``clus``
+    ``jobs/peers/clus_forest.py --task cls``: CLUS RForest through ``run_clus.py`` (ARFF), N trees,
+    ``SelectRandomSubspaces = SQRT``, Genie3 + Symbolic, ``NumberOfThreads = 2``.
+``sklearn``
+    ``jobs/peers/sklearn_forest.py --classifier``: the Parquet table read with pyarrow,
+    ``RandomForestClassifier(n_estimators=N, max_features="sqrt", min_samples_leaf=2, n_jobs=2)``, impurity
+    (Gini) importance.
+
+Per run: wall time of the whole command (start-up, reading, writing included), peak RSS of its process
+tree, and the planted features among the top-k (k = planted) of every score. With 20,000 features and
+sqrt(20,000) = 142 candidates per node, a node sees a planted feature only about once in fifteen times:
+recovery is a count out of k, not a yes/no. The table has medians over ``--repeats`` rounds (1), the
+ratio to ``spark_fr``, and below it the ratios of chosen pairs. Reported, never asserted. Examples::
+
+    python jobs/benchmark.py --suite wide --json out/wide.json                        # 2,000 x 20,000
+    python jobs/benchmark.py --suite wide --features 5000 --peers spark_fr,sklearn
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .measure import environment, machine_line
+from .options import fill_defaults, parse_peers
+from .peers import Peer, check_available, json_top, rank_command, script_command, spark_fr_reader
+from .rounds import planted_by_score, run_rounds, summarise
+from .tables import format_pair_ratios, pair_ratios, peer_table, write_json
+from .wide_data import make_wide
+
+SUMMARY = "wide classification table (Parquet and ARFF): spark_fr vs CLUS and scikit-learn"
+PEERS = ("spark_fr", "spark_fr_arff", "clus", "sklearn")
+SCORES = ("genie3", "symbolic")
+PAIRS = (("spark_fr_arff", "spark_fr"), ("clus", "spark_fr"), ("sklearn", "spark_fr"), ("clus", "spark_fr_arff"))
+
+
+def add_arguments(parser) -> None:
+    """The ``wide suite`` option group.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    """
+    g = parser.add_argument_group("wide suite (--suite wide; defaults --rows 2000 --features 20000 --trees 100 "
+                                  "--repeats 1, peers " + ",".join(PEERS) + ")")
+    g.add_argument("--wide-planted", type=int, default=10, help="planted relevant features (default 10)")
+
+
+def check_arguments(args, error) -> None:
+    """Fill in the suite's defaults, parse ``--peers``, check the shape.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        Changed in place (``--targets`` is not used: one class column).
+    error : callable
+        ``error(message)`` exits with a usage error.
+    """
+    fill_defaults(args, rows=2000, features=20000, trees=100, repeats=1)
+    parse_peers(args, PEERS, ",".join(PEERS), error)
+    if min(args.rows, args.trees, args.repeats, args.wide_planted) < 1:
+        error("--rows, --trees, --repeats and --wide-planted must be positive")
+    if args.wide_planted > args.features:
+        error(f"--wide-planted ({args.wide_planted}) must be at most --features ({args.features})")
+
+
+def clus_reader(k: int):
+    """A ``Peer.top`` for the CLUS forest: its Genie3 order, and the top-k of Genie3 and Symbolic.
+
+    Parameters
+    ----------
+    k : int
+
+    Returns
+    -------
+    callable
+        ``run_dir -> (order, {"tops": {"genie3": ..., "symbolic": ...}, "clus_wall_s", "clus_peak_rss_kb"})``.
+    """
+    def top(run_dir: Path) -> tuple:
+        order, extra = json_top(run_dir)
+        symbolic = extra.pop("symbolic_order")
+        return order, dict(extra, tops={"genie3": order[:k], "symbolic": symbolic[:k]})
+
+    return top
+
+
+def make_peers(names: list, parquet: Path, arff: Path, truth: dict, trees: int) -> list:
+    """Build the suite's peers.
+
+    Parameters
+    ----------
+    names : list of str
+        Peer names from :data:`PEERS`, in the order they run.
+    parquet, arff : Path
+        The two copies of the table.
+    truth : dict
+        The side-car (``p``, ``relevant``).
+    trees : int
+
+    Returns
+    -------
+    list of peers.Peer
+    """
+    k, n = len(truth["relevant"]), str(trees)
+    options = ("--trees", n, "--scores", ",".join(SCORES))
+    shape = ("--features", str(truth["p"]), "--targets", "1", "--trees", n, "--seed", "1")
+    reader = spark_fr_reader(SCORES, k)
+    makers = {
+        "spark_fr": lambda: Peer("spark_fr", rank_command(parquet, "class", *options), reader),
+        "spark_fr_arff": lambda: Peer("spark_fr_arff", rank_command(arff, "class", *options), reader),
+        "clus": lambda: Peer("clus", script_command("clus_forest.py", arff, *shape, "--task", "cls"), clus_reader(k)),
+        "sklearn": lambda: Peer("sklearn", script_command("sklearn_forest.py", parquet, *shape, "--classifier",
+                                                          "--min-samples-leaf", "2"), json_top),
+    }
+    return [makers[name]() for name in names]
+
+
+def format_wide_table(summary: dict, k: int) -> str:
+    """The suite's table: :func:`tables.peer_table` with the ratio to spark_fr and the planted features in
+    the top-k of every score (``G``enie3, ``S``ymbolic, ``I``mpurity).
+
+    Parameters
+    ----------
+    summary : dict
+        With ``planted_by_score`` per peer.
+    k : int
+
+    Returns
+    -------
+    str
+    """
+    def ratio(s):
+        return f"{s['ratio_to_spark_fr']:.2f}" if "ratio_to_spark_fr" in s else "n/a"
+
+    def hits(s):
+        return " ".join(f"{score[0].upper()}{n}/{k}" for score, n in s.get("planted_by_score", {}).items())
+
+    return peer_table(summary, k, 15, [("ratio vs spark_fr", 19, ratio), (f"planted in top-{k}", 18, hits)])
+
+
+def run(args) -> int:
+    """Run the suite: the data, alternating rounds, the table, the ratios and ``--json``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        From ``jobs/benchmark.py``.
+
+    Returns
+    -------
+    int
+        0, or 1 if some peer failed in every round (or none can run here).
+    """
+    workdir = Path(args.workdir).resolve()
+    names, notes = check_available(args.peers)
+    for note in notes:
+        print(note)
+    if not names:
+        print("no peer can run here", file=sys.stderr)
+        return 1
+    parquet, arff, truth = make_wide(workdir, args.rows, args.features, args.wide_planted)
+    planted = truth["relevant"]
+    written = f"written in {truth['write_s']:.1f} s" if "write_s" in truth else "reused"
+    print(f"data: {parquet} and {arff.name} ({args.rows} rows x {args.features} features, 3 classes, planted "
+          f"{','.join(planted)}; {written})")
+    env_before = environment()
+    print(machine_line(env_before, f"{args.repeats} rounds of {', '.join(names)} with {args.trees} trees"))
+    results = run_rounds(make_peers(names, parquet, arff, truth, args.trees), args.repeats, workdir / "wide",
+                         planted, args.timeout)
+    summary = summarise(results, planted, reference="spark_fr")
+    for name, res in results.items():
+        summary[name]["planted_by_score"] = planted_by_score(res, planted)
+    ratios = pair_ratios(summary, PAIRS)
+    print()
+    print(format_wide_table(summary, len(planted)))
+    print(format_pair_ratios(ratios))
+    env_after = environment()
+    print(f"load average after: {env_after['load_avg_1_5_15']}")
+    if args.json:
+        write_json(args.json, {"suite": "wide", "config": dict(vars(args)),
+                               "data": {"parquet": str(parquet), "arff": str(arff), "planted": planted,
+                                        "truth": truth},
+                               "environment": {"before": env_before, "after": env_after}, "skipped": notes,
+                               "summary": summary, "ratios": ratios, "runs": {n: r.runs for n, r in results.items()}})
+    return 1 if any(not s.get("runs_ok") for s in summary.values()) else 0
