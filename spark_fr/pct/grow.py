@@ -748,13 +748,14 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
             root_impurity = P / TW if TW > 0.0 else 0.0
         best_h, best_f, best_thr, best_ml = 0.0, -1, 0, False
         # a node whose impurity per example is below 1e-13 of the root's is pure (rounding noise only)
-        if (TW >= 2.0 * min_leaf and (max_depth < 0 or depth[node] < max_depth)
-                and P > 1e-13 * TW * root_impurity and P > 0.0):
+        can_split = (TW >= 2.0 * min_leaf and (max_depth < 0 or depth[node] < max_depth)
+                     and P > 1e-13 * TW * root_impurity and P > 0.0)
+        if can_split:
             n_eval = 0
             for visited in range(D):
                 f = _draw_feature(state, feats, visited)
                 nt, n_known, MW = _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touched)
-                if nt >= 2 or not resample_constant:
+                if nt >= 2 or not resample_constant:  # a feature constant in the node counts, unless resampled
                     n_eval += 1
                 if nt >= 2:
                     h, thr, ml = _best_split_of_feature(f, nominal[f], splitter, has_missing, state, lower, upper,
