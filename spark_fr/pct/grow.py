@@ -12,29 +12,37 @@ by the square roots of those weights, so for any set of rows E
 with W the total weight of E, and N_k, S_k, Q_k the weight, weighted sum and weighted sum of squares of the
 rows whose column k is known (for complete columns N_k = W and the term is the plain sum of squares).
 
-Depth-first, with an explicit stack of row ranges (rows are partitioned in place, as in scikit-learn):
+Depth-first, with an explicit stack of row ranges (rows are partitioned in place, as in scikit-learn).
+``grow_tree`` is this loop; each step is one helper below:
 
     node(E):
-        W, S, Q, N <- one pass over E;  P <- (*)
+        W, S, Q, N, P <- _node_totals(E)                                     one pass over E; P by (*)
         leaf if W < 2 * min_leaf, depth == max_depth, or P / W < 1e-13 * (root impurity per example)
-        for each candidate feature f (max_features features drawn at random without replacement: the
-        random-forest subset, all features for bagging; as in the thesis and CLUS a sampled feature that is
-        constant in the node counts, so the node can become a leaf; optionally, as in scikit-learn,
-        constant features are skipped and more are drawn):
-            histogram of (w, w*z, w*z^2 [, w*known]) per code of f over E
-            numeric f: scan the thresholds "code <= t" between present codes      (best splitter)
-                       or draw one threshold uniformly in the node's value range  (extra-trees splitter)
-            nominal f: subsets A of the present categories, test "code in A": exhaustive for <= 8
-                       categories, greedy forward selection (add the category that helps most, stop when
-                       nothing helps, as CLUS does) above that; one random subset for extra trees
-            missing values go, as a block, to the side that gives the larger reduction (learned default
-            direction, as in XGBoost / LightGBM / scikit-learn >= 1.3); if the node had no missing values
-            they go to the heavier child at prediction time
-            h = P - |E_L| impu(E_L) - |E_R| impu(E_R); keep the best valid split (both sides >= min_leaf)
-        leaf if best h <= 1e-12 * P, else partition E and push both children
+        for each candidate feature f <- _draw_feature (max_features features drawn at random without
+        replacement: the random-forest subset, all features for bagging; as in the thesis and CLUS a
+        sampled feature that is constant in the node counts, so the node can become a leaf; optionally,
+        as in scikit-learn, constant features are skipped and more are drawn):
+            _histogram: (w, w*z, w*z^2 [, w*known]) per code of f over E
+            the best test on f (h = -inf if none is valid):
+                numeric f: every threshold "code <= t" between present codes     (best splitter)
+                           _scan_numeric_complete (complete targets, the hot path) / _scan_numeric_missing
+                           or one threshold uniform in the node's value range     (extra-trees splitter)
+                           _split_at_random_threshold
+                nominal f: subsets A of the present categories, test "code in A" (_best_subset):
+                           _subset_exhaustive for <= 8 categories, _subset_greedy above (add the category
+                           that helps most, stop when nothing helps, as CLUS does); _subset_random for
+                           extra trees
+                missing values go, as a block, to the side that gives the larger reduction (learned default
+                direction, as in XGBoost / LightGBM / scikit-learn >= 1.3; _evaluate_partition); if the
+                node had no missing values they go to the heavier child at prediction time
+                h = P - |E_L| impu(E_L) - |E_R| impu(E_R), valid if both sides weigh >= min_leaf
+            _keep_better: the node's best split becomes f's if h is strictly greater (first one wins ties)
+        leaf if best h <= 1e-12 * P, else _record_split, _partition E (rows going left first, by
+        _goes_left, the routing test prediction uses too) and _push_children
 
 The tree records, per node, the feature, the test, the weight |E(N)|, the depth and h*(N): everything the
-Symbolic and Genie3 scores need. Per-column reductions can be accumulated for per-target Genie3.
+Symbolic and Genie3 scores need. Per-column reductions can be accumulated for per-target Genie3
+(_add_column_gain).
 """
 from __future__ import annotations
 
@@ -48,6 +56,20 @@ MAX_EXHAUSTIVE_CATEGORIES = 8
 
 SPLITTER_BEST = 0
 SPLITTER_RANDOM = 1
+
+
+# ---- node totals and the impurity (*) ----------------------------------------------------------------
+
+@njit(cache=True)
+def _has_missing_targets(Z, rows):
+    """Whether any of ``rows`` has a missing (NaN) clustering value."""
+    K = Z.shape[1]
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        for k in range(K):
+            if Z[r, k] != Z[r, k]:
+                return True
+    return False
 
 
 @njit(cache=True)
@@ -100,23 +122,30 @@ def _impurity_sum(W, S, Q, N):
 
 
 @njit(cache=True)
-def _split_value(P, TW, TS, TQ, TN, LW, LS, LQ, LN):
-    """h = P - ss(left) - ss(total - left)."""
-    K = TS.shape[0]
-    RW = TW - LW
-    h = P
-    for k in range(K):
-        h -= _ss(LW, LS[k], LQ[k], LN[k])
-        h -= _ss(RW, TS[k] - LS[k], TQ[k] - LQ[k], TN[k] - LN[k])
-    return h
+def _node_totals(rows, start, end, Z, w, has_missing, TS, TQ, TN):
+    """Totals of the node ``rows[start:end]`` into TS, TQ, TN; returns (W, P = |E| impu(E), |S|^2).
 
+    |S|^2 = sum_k S_k^2 is all the complete-target gain needs besides S (0.0 when targets are missing).
+    """
+    TW = _totals(rows, start, end, Z, w, has_missing, TS, TQ, TN)
+    P = _impurity_sum(TW, TS, TQ, TN)
+    sT2 = 0.0
+    if not has_missing:
+        for k in range(TS.shape[0]):
+            sT2 += TS[k] * TS[k]
+    return TW, P, sT2
+
+
+# ---- the histogram of a feature ----------------------------------------------------------------------
 
 @njit(cache=True)
 def _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touched):
-    """Per-code histogram of feature f over rows[start:end]; returns the number of touched codes.
+    """Per-code histogram of feature f over rows[start:end].
 
-    Only touched codes are zeroed and later reset (``hw[code] = 0``) by the caller, so a small node costs
-    O(rows * K), not O(256 * K).
+    Returns (nt, n_known, MW): the present codes are ``touched[:nt]`` in increasing order, the missing code
+    (if present) last, so ``touched[:n_known]`` are the known ones; MW is the weight of the missing block.
+    Only touched codes are zeroed here and reset by :func:`_clear_histogram`, so a small node costs
+    O(rows * K), not O(256 * K). With complete targets ``hq`` and ``hn`` are not filled.
     """
     K = Z.shape[1]
     nt = 0
@@ -150,16 +179,25 @@ def _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touche
             if hw[b] != 0.0:
                 touched[nt] = b
                 nt += 1
-        return nt
-    # insertion sort of the few touched codes (deep nodes)
-    for i in range(1, nt):
-        v = touched[i]
-        j = i - 1
-        while j >= 0 and touched[j] > v:
-            touched[j + 1] = touched[j]
-            j -= 1
-        touched[j + 1] = v
-    return nt
+    else:
+        # insertion sort of the few touched codes (deep nodes)
+        for i in range(1, nt):
+            v = touched[i]
+            j = i - 1
+            while j >= 0 and touched[j] > v:
+                touched[j + 1] = touched[j]
+                j -= 1
+            touched[j + 1] = v
+    if touched[nt - 1] == MISSING:
+        return nt, nt - 1, hw[MISSING]
+    return nt, nt, 0.0
+
+
+@njit(cache=True, inline="always")
+def _clear_histogram(hw, touched, nt):
+    """Reset the histogram weights of the touched codes (the marks :func:`_histogram` relies on)."""
+    for t in range(nt):
+        hw[touched[t]] = 0.0
 
 
 @njit(cache=True)
@@ -178,6 +216,28 @@ def _add_bin(b, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, sign):
         for k in range(K):
             LS[k] += sign * hs[b, k]
     return LW + sign * hw[b]
+
+
+@njit(cache=True)
+def _zero(LS, LQ, LN):
+    for k in range(LS.shape[0]):
+        LS[k] = 0.0
+        LQ[k] = 0.0
+        LN[k] = 0.0
+
+
+# ---- the gain of one partition -----------------------------------------------------------------------
+
+@njit(cache=True)
+def _split_value(P, TW, TS, TQ, TN, LW, LS, LQ, LN):
+    """h = P - ss(left) - ss(total - left)."""
+    K = TS.shape[0]
+    RW = TW - LW
+    h = P
+    for k in range(K):
+        h -= _ss(LW, LS[k], LQ[k], LN[k])
+        h -= _ss(RW, TS[k] - LS[k], TQ[k] - LQ[k], TN[k] - LN[k])
+    return h
 
 
 @njit(cache=True, inline="always")
@@ -202,31 +262,20 @@ def _gain_complete(TW, TS, sT2, LW, LS, MS, add_missing):
 
 
 @njit(cache=True)
-def _zero(LS, LQ, LN):
-    for k in range(LS.shape[0]):
-        LS[k] = 0.0
-        LQ[k] = 0.0
-        LN[k] = 0.0
-
-
-@njit(cache=True)
-def _evaluate_partition(P, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, has_missing, min_leaf):
+def _evaluate_partition(P, sT2, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, has_missing, min_leaf):
     """Best of (missing right, missing left) for a left part L (without the missing block).
 
-    Returns (h, missing_left, valid). When the node has no missing values the default direction is the
-    heavier child. LS/LQ/LN are restored before returning.
+    Returns (h, missing_left); h = -inf when neither is valid. When the node has no missing values the
+    default direction is the heavier child. LS/LQ/LN are restored before returning. With complete targets
+    the gain is computed from sums only (``sT2`` = |S|^2, ``P`` unused).
     """
     best_h = -np.inf
     best_ml = False
-    valid = False
     RW_known = TW - LW - MW
     if not has_missing:
-        # complete targets: P is not needed, TQ holds |S|^2 in TQ[0] (see grow_tree)
-        sT2 = TQ[0]
         if LW >= min_leaf and TW - LW >= min_leaf and LW > 0.0 and RW_known + MW > 0.0:
             best_h = _gain_complete(TW, TS, sT2, LW, LS, LS, False)
             best_ml = MW == 0.0 and LW > TW - LW
-            valid = True
         if MW > 0.0:
             LW2 = LW + MW
             if LW2 >= min_leaf and TW - LW2 >= min_leaf and RW_known > 0.0:
@@ -234,14 +283,11 @@ def _evaluate_partition(P, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, h
                 if h > best_h:
                     best_h = h
                     best_ml = True
-                    valid = True
-        return best_h, best_ml, valid
+        return best_h, best_ml
     # missing right
     if LW >= min_leaf and TW - LW >= min_leaf and LW > 0.0 and RW_known + MW > 0.0:
-        h = _split_value(P, TW, TS, TQ, TN, LW, LS, LQ, LN)
-        best_h = h
+        best_h = _split_value(P, TW, TS, TQ, TN, LW, LS, LQ, LN)
         best_ml = MW == 0.0 and LW > TW - LW
-        valid = True
     if MW > 0.0:
         LW2 = _add_bin(MISSING, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
         if LW2 >= min_leaf and TW - LW2 >= min_leaf and RW_known > 0.0:
@@ -249,15 +295,17 @@ def _evaluate_partition(P, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, h
             if h > best_h:
                 best_h = h
                 best_ml = True
-                valid = True
         _add_bin(MISSING, hw, hs, hq, hn, has_missing, LW2, LS, LQ, LN, -1.0)
-    return best_h, best_ml, valid
+    return best_h, best_ml
 
+
+# ---- numeric features --------------------------------------------------------------------------------
 
 @njit(cache=True)
 def _scan_numeric_complete(touched, n_known, hw, hs, TW, TS, sT2, MW, min_leaf, LS):
     """Best threshold of a numeric feature when every target column is complete (the hot path).
 
+    The gain of :func:`_evaluate_partition` for complete targets, unrolled over the thresholds.
     Returns (h, threshold code, missing_left); h = -inf when no threshold is valid.
     """
     K = TS.shape[0]
@@ -307,22 +355,297 @@ def _scan_numeric_complete(touched, n_known, hw, hs, TW, TS, sT2, MW, min_leaf, 
 
 
 @njit(cache=True)
-def _set_mask_from_bins(mask, bins, count):
-    for j in range(4):
-        mask[j] = np.uint64(0)
-    for i in range(count):
-        c = bins[i]
-        mask[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+def _scan_numeric_missing(touched, n_known, hw, hs, hq, hn, P, TW, TS, TQ, TN, MW, min_leaf, LS, LQ, LN):
+    """Best threshold of a numeric feature when target values are missing (per-column counts N_k).
+
+    Returns (h, threshold code, missing_left); h = -inf when no threshold is valid.
+    """
+    _zero(LS, LQ, LN)
+    LW = 0.0
+    best_h = -np.inf
+    best_b = -1
+    best_ml = False
+    for t in range(n_known):
+        b = touched[t]
+        LW = _add_bin(b, hw, hs, hq, hn, True, LW, LS, LQ, LN, 1.0)
+        h, ml = _evaluate_partition(P, 0.0, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, True, min_leaf)
+        if h > best_h:
+            best_h = h
+            best_b = b
+            best_ml = ml
+    return best_h, best_b, best_ml
 
 
 @njit(cache=True)
-def _goes_left(code, feat_nominal, thr, mask_row, missing_left):
-    if code == MISSING:
-        return missing_left
-    if feat_nominal:
-        return (mask_row[code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
-    return code <= thr
+def _random_threshold(state, f, touched, n_known, lower, upper):
+    """Extra-trees threshold code of numeric feature f: u is drawn uniformly in the node's value range
+    [lower edge of the first present bin, upper edge of the last], and the test is "code <= t" with t the
+    last present code (but the last one) whose upper edge is <= u, or the first present code."""
+    lo_b = touched[0]
+    if n_known == 1:
+        return lo_b
+    hi_b = touched[n_known - 1]
+    u = lower[f, lo_b] + rand_uniform(state) * (upper[f, hi_b] - lower[f, lo_b])
+    t_bin = lo_b
+    for t in range(n_known - 1):
+        if upper[f, touched[t]] <= u:
+            t_bin = touched[t]
+    return t_bin
 
+
+@njit(cache=True)
+def _split_at_random_threshold(state, f, lower, upper, touched, n_known, hw, hs, hq, hn, has_missing, P, sT2,
+                               TW, TS, TQ, TN, MW, min_leaf, LS, LQ, LN):
+    """The extra-trees test of a numeric feature: (h, threshold code, missing_left), h = -inf if invalid."""
+    t_bin = _random_threshold(state, f, touched, n_known, lower, upper)
+    _zero(LS, LQ, LN)
+    LW = 0.0
+    for t in range(n_known):
+        b = touched[t]
+        if b > t_bin:
+            break
+        LW = _add_bin(b, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
+    h, ml = _evaluate_partition(P, sT2, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, has_missing,
+                                min_leaf)
+    return h, t_bin, ml
+
+
+# ---- nominal features: subsets A of the present categories cats[:mcat] ----------------------------------
+
+@njit(cache=True)
+def _mask_of(mask, cats, in_a, mcat):
+    """The 256-bit mask (4 x uint64) of the categories ``cats[t]`` with ``in_a[t]``."""
+    for j in range(4):
+        mask[j] = np.uint64(0)
+    for t in range(mcat):
+        if in_a[t]:
+            c = cats[t]
+            mask[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
+
+
+@njit(cache=True)
+def _subset_random(state, cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
+                   LS, LQ, LN, mask):
+    """One random proper subset A (each category in A with probability 1/2, drawn again while A is empty or
+    full); with a single category, A = {it} (the test then separates the missing values).
+
+    Returns (h, missing_left), h = -inf if invalid, and writes the mask of A.
+    """
+    if mcat == 1:
+        in_a[0] = True
+    else:
+        cnt = 0
+        while cnt == 0 or cnt == mcat:
+            cnt = 0
+            for t in range(mcat):
+                in_a[t] = rand_uniform(state) < 0.5
+                if in_a[t]:
+                    cnt += 1
+    _zero(LS, LQ, LN)
+    LW = 0.0
+    for t in range(mcat):
+        if in_a[t]:
+            LW = _add_bin(cats[t], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
+    h, ml = _evaluate_partition(P, sT2, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, has_missing,
+                                min_leaf)
+    _mask_of(mask, cats, in_a, mcat)
+    return h, ml
+
+
+@njit(cache=True)
+def _subset_exhaustive(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
+                       LS, LQ, LN, mask):
+    """The best of all 2^(mcat-1) - 1 proper subsets A without the first category (A and its complement
+    are the same test), in the order of their bit patterns; the first of equal ones wins.
+
+    Returns (h, missing_left), h = -inf if none is valid, and writes the mask of the best A.
+    """
+    best_h = -np.inf
+    best_s = 0
+    best_ml = False
+    for s in range(1, 1 << (mcat - 1)):
+        _zero(LS, LQ, LN)
+        LW = 0.0
+        for t in range(mcat - 1):
+            if (s >> t) & 1:
+                LW = _add_bin(cats[t + 1], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
+        h, ml = _evaluate_partition(P, sT2, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, has_missing,
+                                    min_leaf)
+        if h > best_h:
+            best_h = h
+            best_s = s
+            best_ml = ml
+    in_a[0] = False
+    for t in range(mcat - 1):
+        in_a[t + 1] = (best_s >> t) & 1 == 1
+    _mask_of(mask, cats, in_a, mcat)
+    return best_h, best_ml
+
+
+@njit(cache=True)
+def _subset_greedy(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
+                   LS, LQ, LN, mask):
+    """Greedy forward selection of A (CLUS): start empty, add the category whose addition gives the best
+    valid split (the first of equal ones), stop when that does not beat the previous round or A would hold
+    every category. Each accepted round is better than the one before, so the last one is the best.
+
+    Returns (h, missing_left), h = -inf if no round was valid, and writes the mask of A.
+    """
+    for t in range(mcat):
+        in_a[t] = False
+    _zero(LS, LQ, LN)
+    LW = 0.0
+    size_a = 0
+    cur_h = -np.inf
+    cur_ml = False
+    while size_a < mcat - 1:
+        round_h = -np.inf
+        round_c = -1
+        round_ml = False
+        for t in range(mcat):
+            if in_a[t]:
+                continue
+            LW2 = _add_bin(cats[t], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
+            h, ml = _evaluate_partition(P, sT2, TW, TS, TQ, TN, LW2, LS, LQ, LN, MW, hw, hs, hq, hn,
+                                        has_missing, min_leaf)
+            _add_bin(cats[t], hw, hs, hq, hn, has_missing, LW2, LS, LQ, LN, -1.0)
+            if h > round_h:
+                round_h = h
+                round_c = t
+                round_ml = ml
+        if round_c < 0 or round_h <= cur_h:
+            break
+        in_a[round_c] = True
+        size_a += 1
+        LW = _add_bin(cats[round_c], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
+        cur_h = round_h
+        cur_ml = round_ml
+    _mask_of(mask, cats, in_a, mcat)
+    return cur_h, cur_ml
+
+
+# ---- one feature, one node: the split search is dispatched in grow_tree's loop (an inlined dispatcher
+# function made the hot path ~8% slower); the nominal searches share one entry point -----------------------
+
+@njit(cache=True)
+def _best_subset(splitter, state, cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW,
+                 min_leaf, LS, LQ, LN, mask):
+    """The subset test of a nominal feature chosen by the splitter: one random subset for extra trees (and
+    when a single category is present), else exhaustive search up to MAX_EXHAUSTIVE_CATEGORIES categories
+    and greedy selection above. Returns (h, missing_left), h = -inf if invalid, and writes the mask."""
+    if splitter == SPLITTER_RANDOM or mcat <= 1:
+        return _subset_random(state, cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW,
+                              min_leaf, LS, LQ, LN, mask)
+    if mcat <= MAX_EXHAUSTIVE_CATEGORIES:
+        return _subset_exhaustive(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW,
+                                  min_leaf, LS, LQ, LN, mask)
+    return _subset_greedy(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
+                          LS, LQ, LN, mask)
+
+
+@njit(cache=True, inline="always")
+def _keep_better(best_h, best_f, best_thr, best_ml, best_mask, h, f, thr, ml, is_nominal, mask):
+    """The node's best split after feature f's best one (h, thr, ml, mask): f's if h is strictly greater.
+
+    Returns (h, feature, threshold, missing_left); a nominal split's mask is copied into ``best_mask`` and
+    it leaves the threshold as it was (unused for nominal nodes).
+    """
+    if not h > best_h:
+        return best_h, best_f, best_thr, best_ml
+    if is_nominal:
+        for j in range(4):
+            best_mask[j] = mask[j]
+        return h, f, best_thr, ml
+    return h, f, thr, ml
+
+
+@njit(cache=True, inline="always")
+def _draw_feature(state, feats, visited):
+    """The next candidate feature: step ``visited`` of a Fisher-Yates shuffle of ``feats``, so exact ties
+    between features are broken at random, not by column order."""
+    j = visited + rand_below(state, feats.shape[0] - visited)
+    tmp = feats[visited]
+    feats[visited] = feats[j]
+    feats[j] = tmp
+    return feats[visited]
+
+
+# ---- routing, partitioning, children ---------------------------------------------------------------
+
+@njit(cache=True, inline="always")
+def _goes_left(node, code, nominal_f, threshold, missing_left, mask):
+    """Whether a row with this code of the node's feature goes left: a missing code as the node learned,
+    a nominal code if it is in the node's subset mask, a numeric code if ``code <= threshold``."""
+    if code == MISSING:
+        return missing_left[node]
+    if nominal_f:
+        return (mask[node, code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
+    return code <= threshold[node]
+
+
+@njit(cache=True, inline="always")
+def _next_node(node, code, nominal_f, threshold, missing_left, mask, left, right):
+    return left[node] if _goes_left(node, code, nominal_f, threshold, missing_left, mask) else right[node]
+
+
+@njit(cache=True, inline="always")
+def _record_split(node, f, thr, ml, h, nominal_f, best_mask, feature, threshold, missing_left, gain, mask):
+    feature[node] = f
+    threshold[node] = thr
+    missing_left[node] = ml
+    gain[node] = h
+    if nominal_f:
+        for j in range(4):
+            mask[node, j] = best_mask[j]
+
+
+@njit(cache=True)
+def _partition(X, f, nominal_f, node, threshold, missing_left, mask, rows, start, end):
+    """Reorder ``rows[start:end]`` in place so that the rows going left come first (a right-going row is
+    swapped with the last unchecked one); returns the position of the first right-going row."""
+    i = start
+    j = end - 1
+    while i <= j:
+        if _goes_left(node, X[f, rows[i]], nominal_f, threshold, missing_left, mask):
+            i += 1
+        else:
+            tmp = rows[i]
+            rows[i] = rows[j]
+            rows[j] = tmp
+            j -= 1
+    return i
+
+
+@njit(cache=True)
+def _add_column_gain(column_gain, f, rows, start, mid, Z, w, has_missing, TW, TS, TQ, TN, LS, LQ, LN):
+    """Per-column reductions of the split of node ``rows[start:end]`` at ``mid`` added to ``column_gain[f]``."""
+    LWc = _totals(rows, start, mid, Z, w, has_missing, LS, LQ, LN)
+    RWc = TW - LWc
+    for k in range(TS.shape[0]):
+        column_gain[f, k] += (_ss(TW, TS[k], TQ[k], TN[k]) - _ss(LWc, LS[k], LQ[k], LN[k])
+                              - _ss(RWc, TS[k] - LS[k], TQ[k] - LQ[k], TN[k] - LN[k]))
+
+
+@njit(cache=True, inline="always")
+def _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp):
+    """Create the children of ``node`` (left: rows[start:mid], right: rows[mid:end]) and push them, the
+    right one first so the left subtree is grown first. Returns (n_nodes, sp)."""
+    lc = n_nodes
+    rc = n_nodes + 1
+    left[node] = lc
+    right[node] = rc
+    depth[lc] = depth[node] + 1
+    depth[rc] = depth[node] + 1
+    stack[sp, 0] = rc
+    stack[sp, 1] = mid
+    stack[sp, 2] = end
+    stack[sp + 1, 0] = lc
+    stack[sp + 1, 1] = start
+    stack[sp + 1, 2] = mid
+    return n_nodes + 2, sp + 2
+
+
+# ---- the tree ----------------------------------------------------------------------------------------
 
 @njit(cache=True)
 def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_features, splitter,
@@ -372,15 +695,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     D, n = X.shape
     K = Z.shape[1]
     m = rows.shape[0]
-    has_missing = False
-    for i in range(m):
-        r = rows[i]
-        for k in range(K):
-            if Z[r, k] != Z[r, k]:
-                has_missing = True
-                break
-        if has_missing:
-            break
+    has_missing = _has_missing_targets(Z, rows)
 
     cap = 2 * m + 1
     feature = np.full(cap, -1, np.int32)
@@ -390,7 +705,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     left = np.full(cap, -1, np.int32)
     right = np.full(cap, -1, np.int32)
     weight = np.zeros(cap, np.float64)
-    depth_arr = np.zeros(cap, np.int32)
+    depth = np.zeros(cap, np.int32)
     gain = np.zeros(cap, np.float64)
     leaf_of_row = np.full(n, -1, np.int32)
     column_gain = np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64)
@@ -398,285 +713,72 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     state = np.empty(1, np.uint64)
     state[0] = seed
     feats = np.arange(D)
-
-    TS = np.empty(K)
-    TQ = np.empty(K)
-    TQ2 = np.empty(K)
-    TN = np.empty(K)
-    LS = np.empty(K)
-    LQ = np.empty(K)
-    LN = np.empty(K)
-    hw = np.zeros(256)
+    TS, TQ, TN = np.empty(K), np.empty(K), np.empty(K)        # node totals
+    LS, LQ, LN = np.empty(K), np.empty(K), np.empty(K)        # left-side totals (scratch)
+    hw = np.zeros(256)                                        # histogram of a feature over the node
     hs = np.zeros((256, K))
     hq = np.zeros((256, K))
     hn = np.zeros((256, K) if has_missing else (1, 1))
     touched = np.zeros(256, np.int64)
-    cats = np.zeros(256, np.int64)
-    subset = np.zeros(256, np.int64)
     in_a = np.zeros(256, np.bool_)
     best_mask = np.zeros(4, np.uint64)
     cand_mask = np.zeros(4, np.uint64)
-
-    stack_node = np.zeros(cap, np.int64)
-    stack_start = np.zeros(cap, np.int64)
-    stack_end = np.zeros(cap, np.int64)
-    root_impurity = 0.0
-    n_nodes = 1
-    stack_node[0] = 0
-    stack_start[0] = 0
-    stack_end[0] = m
+    stack = np.zeros((cap, 3), np.int64)                      # (node, start, end) of the nodes to grow
+    stack[0, 2] = m
     sp = 1
+    n_nodes = 1
+    root_impurity = 0.0
 
     while sp > 0:
         sp -= 1
-        node = stack_node[sp]
-        start = stack_start[sp]
-        end = stack_end[sp]
-        d = depth_arr[node]
-        TW = _totals(rows, start, end, Z, w, has_missing, TS, TQ, TN)
+        node, start, end = stack[sp, 0], stack[sp, 1], stack[sp, 2]
+        TW, P, sT2 = _node_totals(rows, start, end, Z, w, has_missing, TS, TQ, TN)
         weight[node] = TW
-        P = _impurity_sum(TW, TS, TQ, TN)
-        if not has_missing:
-            # the complete-target gain needs |S|^2 only; pass it in TQ2[0]
-            s2 = 0.0
-            for k in range(K):
-                s2 += TS[k] * TS[k]
-            TQ2[0] = s2
-        else:
-            TQ2[:] = TQ
         if node == 0:
             root_impurity = P / TW if TW > 0.0 else 0.0
-
-        best_h = 0.0
-        best_f = -1
-        best_thr = 0
-        best_ml = False
+        best_h, best_f, best_thr, best_ml = 0.0, -1, 0, False
         # a node whose impurity per example is below 1e-13 of the root's is pure (rounding noise only)
-        can_split = (TW >= 2.0 * min_leaf and (max_depth < 0 or d < max_depth)
+        can_split = (TW >= 2.0 * min_leaf and (max_depth < 0 or depth[node] < max_depth)
                      and P > 1e-13 * TW * root_impurity and P > 0.0)
         if can_split:
-            visited = 0
             n_eval = 0
-            while visited < D:
-                # features in a random order (Fisher-Yates): exact ties between features are broken at
-                # random, not by column order
-                j = visited + rand_below(state, D - visited)
-                tmp = feats[visited]
-                feats[visited] = feats[j]
-                feats[j] = tmp
-                f = feats[visited]
-                visited += 1
-                nt = _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touched)
-                MW = 0.0
-                n_known = nt
-                if touched[nt - 1] == MISSING:
-                    MW = hw[MISSING]
-                    n_known = nt - 1
-                if nt >= 2 or not resample_constant:
+            for visited in range(D):
+                f = _draw_feature(state, feats, visited)
+                nt, n_known, MW = _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touched)
+                if nt >= 2 or not resample_constant:  # a feature constant in the node counts, unless resampled
                     n_eval += 1
                 if nt >= 2:
-                    if not nominal[f]:
-                        _zero(LS, LQ, LN)
-                        LW = 0.0
-                        if splitter == SPLITTER_BEST and not has_missing:
-                            h, b, ml = _scan_numeric_complete(touched, n_known, hw, hs, TW, TS, TQ2[0], MW,
-                                                              min_leaf, LS)
-                            if b >= 0 and h > best_h:
-                                best_h = h
-                                best_f = f
-                                best_thr = b
-                                best_ml = ml
-                        elif splitter == SPLITTER_BEST:
-                            for t in range(n_known):
-                                b = touched[t]
-                                LW = _add_bin(b, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
-                                h, ml, ok = _evaluate_partition(P, TW, TS, TQ2, TN, LW, LS, LQ, LN, MW,
-                                                                hw, hs, hq, hn, has_missing, min_leaf)
-                                if ok and h > best_h:
-                                    best_h = h
-                                    best_f = f
-                                    best_thr = b
-                                    best_ml = ml
-                        else:
-                            lo_b = touched[0]
-                            hi_b = touched[n_known - 1]
-                            if n_known == 1:
-                                t_bin = lo_b
-                            else:
-                                u = lower[f, lo_b] + rand_uniform(state) * (upper[f, hi_b] - lower[f, lo_b])
-                                t_bin = lo_b
-                                for t in range(n_known - 1):
-                                    if upper[f, touched[t]] <= u:
-                                        t_bin = touched[t]
-                            for t in range(n_known):
-                                b = touched[t]
-                                if b > t_bin:
-                                    break
-                                LW = _add_bin(b, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
-                            h, ml, ok = _evaluate_partition(P, TW, TS, TQ2, TN, LW, LS, LQ, LN, MW,
-                                                            hw, hs, hq, hn, has_missing, min_leaf)
-                            if ok and h > best_h:
-                                best_h = h
-                                best_f = f
-                                best_thr = t_bin
-                                best_ml = ml
+                    if nominal[f]:
+                        h, ml = _best_subset(splitter, state, touched, n_known, in_a, hw, hs, hq, hn, has_missing, P,
+                                             sT2, TW, TS, TQ, TN, MW, min_leaf, LS, LQ, LN, cand_mask)
+                        thr = -1
+                    elif splitter == SPLITTER_RANDOM:
+                        h, thr, ml = _split_at_random_threshold(state, f, lower, upper, touched, n_known, hw, hs, hq,
+                                                                hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
+                                                                LS, LQ, LN)
+                    elif has_missing:
+                        h, thr, ml = _scan_numeric_missing(touched, n_known, hw, hs, hq, hn, P, TW, TS, TQ, TN, MW,
+                                                           min_leaf, LS, LQ, LN)
                     else:
-                        # nominal: subsets A of the present categories
-                        mcat = n_known
-                        for t in range(mcat):
-                            cats[t] = touched[t]
-                        if splitter == SPLITTER_RANDOM or mcat <= 1:
-                            # one random proper subset (or {the only category} vs missing)
-                            _zero(LS, LQ, LN)
-                            LW = 0.0
-                            cnt = 0
-                            if mcat == 1:
-                                in_a[0] = True
-                            else:
-                                while cnt == 0 or cnt == mcat:
-                                    cnt = 0
-                                    for t in range(mcat):
-                                        in_a[t] = rand_uniform(state) < 0.5
-                                        if in_a[t]:
-                                            cnt += 1
-                            k2 = 0
-                            for t in range(mcat):
-                                if in_a[t]:
-                                    LW = _add_bin(cats[t], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
-                                    subset[k2] = cats[t]
-                                    k2 += 1
-                            h, ml, ok = _evaluate_partition(P, TW, TS, TQ2, TN, LW, LS, LQ, LN, MW,
-                                                            hw, hs, hq, hn, has_missing, min_leaf)
-                            if ok and h > best_h:
-                                best_h = h
-                                best_f = f
-                                best_ml = ml
-                                _set_mask_from_bins(best_mask, subset, k2)
-                        elif mcat <= MAX_EXHAUSTIVE_CATEGORIES:
-                            for s in range(1, 1 << (mcat - 1)):
-                                _zero(LS, LQ, LN)
-                                LW = 0.0
-                                k2 = 0
-                                for t in range(mcat - 1):
-                                    if (s >> t) & 1:
-                                        c = cats[t + 1]
-                                        LW = _add_bin(c, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
-                                        subset[k2] = c
-                                        k2 += 1
-                                h, ml, ok = _evaluate_partition(P, TW, TS, TQ2, TN, LW, LS, LQ, LN, MW,
-                                                                hw, hs, hq, hn, has_missing, min_leaf)
-                                if ok and h > best_h:
-                                    best_h = h
-                                    best_f = f
-                                    best_ml = ml
-                                    _set_mask_from_bins(best_mask, subset, k2)
-                        else:
-                            # greedy forward selection of A
-                            for t in range(mcat):
-                                in_a[t] = False
-                            _zero(LS, LQ, LN)
-                            LW = 0.0
-                            size_a = 0
-                            cur_best = -np.inf
-                            while size_a < mcat - 1:
-                                round_h = -np.inf
-                                round_c = -1
-                                round_ml = False
-                                for t in range(mcat):
-                                    if in_a[t]:
-                                        continue
-                                    LW2 = _add_bin(cats[t], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
-                                    h, ml, ok = _evaluate_partition(P, TW, TS, TQ2, TN, LW2, LS, LQ, LN, MW,
-                                                                    hw, hs, hq, hn, has_missing, min_leaf)
-                                    _add_bin(cats[t], hw, hs, hq, hn, has_missing, LW2, LS, LQ, LN, -1.0)
-                                    if ok and h > round_h:
-                                        round_h = h
-                                        round_c = t
-                                        round_ml = ml
-                                if round_c < 0 or round_h <= cur_best:
-                                    break
-                                in_a[round_c] = True
-                                size_a += 1
-                                LW = _add_bin(cats[round_c], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
-                                cur_best = round_h
-                                if round_h > best_h:
-                                    best_h = round_h
-                                    best_f = f
-                                    best_ml = round_ml
-                                    k2 = 0
-                                    for t in range(mcat):
-                                        if in_a[t]:
-                                            subset[k2] = cats[t]
-                                            k2 += 1
-                                    _set_mask_from_bins(best_mask, subset, k2)
-                # reset the histogram weights of the touched codes
-                for t in range(nt):
-                    hw[touched[t]] = 0.0
+                        h, thr, ml = _scan_numeric_complete(touched, n_known, hw, hs, TW, TS, sT2, MW, min_leaf, LS)
+                    best_h, best_f, best_thr, best_ml = _keep_better(best_h, best_f, best_thr, best_ml, best_mask,
+                                                                     h, f, thr, ml, nominal[f], cand_mask)
+                _clear_histogram(hw, touched, nt)
                 if n_eval >= max_features:
                     break
-
         if best_f < 0 or best_h <= 1e-12 * P:
-            # leaf
             for i in range(start, end):
                 leaf_of_row[rows[i]] = node
             continue
-
-        # split: partition rows[start:end] so that the left rows come first
-        feature[node] = best_f
-        threshold[node] = best_thr
-        missing_left[node] = best_ml
-        gain[node] = best_h
-        is_nom = nominal[best_f]
-        if is_nom:
-            for j in range(4):
-                mask[node, j] = best_mask[j]
-        i = start
-        j = end - 1
-        while i <= j:
-            if _goes_left(X[best_f, rows[i]], is_nom, best_thr, mask[node], best_ml):
-                i += 1
-            else:
-                tmp = rows[i]
-                rows[i] = rows[j]
-                rows[j] = tmp
-                j -= 1
-        mid = i
+        _record_split(node, best_f, best_thr, best_ml, best_h, nominal[best_f], best_mask, feature, threshold,
+                      missing_left, gain, mask)
+        mid = _partition(X, best_f, nominal[best_f], node, threshold, missing_left, mask, rows, start, end)
         if track_columns:
-            LWc = _totals(rows, start, mid, Z, w, has_missing, LS, LQ, LN)
-            RWc = TW - LWc
-            for k in range(K):
-                column_gain[best_f, k] += (_ss(TW, TS[k], TQ[k], TN[k]) - _ss(LWc, LS[k], LQ[k], LN[k])
-                                           - _ss(RWc, TS[k] - LS[k], TQ[k] - LQ[k], TN[k] - LN[k]))
-        lc = n_nodes
-        rc = n_nodes + 1
-        n_nodes += 2
-        left[node] = lc
-        right[node] = rc
-        depth_arr[lc] = d + 1
-        depth_arr[rc] = d + 1
-        # push right first so the left subtree is grown first
-        stack_node[sp] = rc
-        stack_start[sp] = mid
-        stack_end[sp] = end
-        sp += 1
-        stack_node[sp] = lc
-        stack_start[sp] = start
-        stack_end[sp] = mid
-        sp += 1
+            _add_column_gain(column_gain, best_f, rows, start, mid, Z, w, has_missing, TW, TS, TQ, TN, LS, LQ, LN)
+        n_nodes, sp = _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp)
 
-    return (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth_arr, gain,
+    return (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth, gain,
             leaf_of_row, column_gain)
-
-
-@njit(cache=True, inline="always")
-def _next_node(node, code, nominal_f, threshold, missing_left, mask, left, right):
-    if code == MISSING:
-        go_left = missing_left[node]
-    elif nominal_f:
-        go_left = (mask[node, code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
-    else:
-        go_left = code <= threshold[node]
-    return left[node] if go_left else right[node]
 
 
 @njit(cache=True)
