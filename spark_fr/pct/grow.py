@@ -49,7 +49,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ..runtime.rng import next_u64, rand_below, rand_uniform
+from ..runtime.rng import rand_below, rand_uniform
 
 MISSING = 255
 MAX_EXHAUSTIVE_CATEGORIES = 8
