@@ -363,6 +363,10 @@ OPTIONS = (
     Option("max_oob_rows", Integer(lo=1, description="a positive integer"), 200_000,
            "out-of-bag rows the RF score of one tree evaluates at most (a seeded sample of them above that)",
            ENSEMBLES, ENS),
+    Option("max_features_per_tree", CountOrFraction(), None,
+           "random patches (wide mode): each tree uses only this many features (a count, or a fraction of the "
+           "features), drawn per tree from the seed; the per-node subset (--max-features, resolved from all the "
+           "features) is drawn within them", ENSEMBLES, ENS, default_help="all features"),
     Option("ensemble_mode", Choice(("auto", "broadcast", "partitioned")), "auto",
            "broadcast the encoded data to every task, or shuffle each tree group's rows to its task (data larger "
            "than one machine); auto: broadcast up to --max-broadcast-mb", ENSEMBLES, ENS),

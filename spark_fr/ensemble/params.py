@@ -10,6 +10,7 @@ import math
 
 from ..errors import InputError
 from ..options import MethodParams
+from .patches import patch_size
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +34,10 @@ class EnsembleParams(MethodParams):
                         "skipped (add --bootstrap to compute it)", self.ensemble)
         if not scores:
             raise InputError("no score left to compute: the RF score needs bootstrapping (--bootstrap)")
+
+    def patch_size(self, n_features: int) -> int | None:
+        """Features of each tree's random patch (None: every tree sees all ``n_features``)."""
+        return patch_size(self.max_features_per_tree, n_features)
 
     @property
     def splitter(self) -> str:

@@ -9,7 +9,8 @@ Algorithm sketch
     groups  <- trees 0..N-1 cut into G contiguous groups (a few per core)
     for each block, each group g:  the rows some tree of g grows on or evaluates (spark_fr.ensemble.bagging),
         decided from (seed, tree, row key) alone -- for every copy of a repeated row at once, so a group gets
-        all copies of a row or none
+        all copies of a row or none; with random patches (wide mode) only the columns of the union of
+        g's trees' patches (spark_fr.ensemble.patches), and groups small enough for that to be a saving
     shuffle the rows to their group (one partition per group); in each group's task:
         sort by content key, give copies their distinct keys     -> the canonical order of broadcast mode
         grow and score the group's trees                          (spark_fr.ensemble.trees, the same code)
@@ -19,7 +20,7 @@ Every tree sees the rows it would see in broadcast mode, in the same order, with
 targets and bins, and evaluates the same out-of-bag sample; so partitioned mode gives exactly the ranking of
 broadcast mode, and the same ranking for any partitioning. Memory: a group's task holds the rows its trees
 use (all rows for bootstrapped trees in groups of a few; about ``trees per group * --max-samples`` rows with
-subbagging); the driver holds only the moments and the list of repeated keys.
+subbagging) times the columns its trees use; the driver holds only the moments and the list of repeated keys.
 """
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ from ..tasks.base import ColumnMoments, partial_sums
 from .aggregate import ScoreAccumulator
 from .bagging import Bagging
 from .params import EnsembleParams
+from .patches import patches_union
 from .trees import TreeData, score_tree_group
 
 log = logging.getLogger(__name__)
@@ -125,9 +127,16 @@ def group_rows(keys: np.ndarray, mult: np.ndarray, trees, bagging: Bagging, eval
 
 
 # ----- the run ---------------------------------------------------------------------------------------------
-def plan_groups(n_trees: int, parallelism: int, groups_per_core: int = 2) -> list:
-    """Tree groups of partitioned mode: a few per core (each group ships its rows once)."""
-    return contiguous_groups(n_trees, max(1, parallelism * groups_per_core))
+def plan_groups(n_trees: int, parallelism: int, groups_per_core: int = 2, n_features: int = 1,
+                patch: int | None = None) -> list:
+    """Tree groups of partitioned mode: a few per core (each group ships its rows once); with random patches
+    of ``patch`` of the ``n_features`` features, at most about ``n_features / (4 * patch)`` trees per group, so
+    that a group's union of patches stays well below all the columns."""
+    n_groups = max(1, parallelism * groups_per_core)
+    if patch is not None:
+        per_group = max(1, n_features // (4 * patch))
+        n_groups = max(n_groups, -(-n_trees // per_group))
+    return contiguous_groups(n_trees, n_groups)
 
 
 def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
@@ -169,7 +178,10 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
         sc.setJobDescription("spark_fr: repeated rows (partitioned mode)")
         rep_keys, rep_mult = repeated_keys(sc, blocks)
         bagging = Bagging.of(params, n_rows)
-        groups = plan_groups(params.trees, sc.defaultParallelism)
+        D = len(bins)
+        patch = params.patch_size(D)
+        groups = plan_groups(params.trees, sc.defaultParallelism, n_features=D, patch=patch)
+        columns = [None if patch is None else patches_union(params.seed, trees, D, patch) for trees in groups]
         evaluate = "rf" in params.effective_scores()
         rep = sc.broadcast((rep_keys, rep_mult))
         done = sc.accumulator(0)
@@ -179,7 +191,8 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
             for g, trees in enumerate(groups):
                 sel = group_rows(b["keys"], mult, trees, bagging, evaluate)
                 if sel.any():
-                    yield g, {"codes": b["codes"][:, sel], "Y": b["Y"][sel], "keys": b["keys"][sel]}
+                    codes = b["codes"][:, sel] if columns[g] is None else b["codes"][columns[g]][:, sel]
+                    yield g, {"codes": codes, "Y": b["Y"][sel], "keys": b["keys"][sel]}
 
         def grow(items):
             parts = [v for _, v in items]
@@ -190,9 +203,11 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
             order = np.argsort(keys, kind="stable")
             codes = np.ascontiguousarray(np.hstack([p["codes"] for p in parts])[:, order])
             Y = fitted.targets(np.vstack([p["Y"] for p in parts])[order])
-            data = TreeData(codes, nominal, lower, upper, np.ascontiguousarray(fitted.clustering_matrix(Y)), Y,
+            cols = columns[g]
+            sub = (nominal, lower, upper) if cols is None else (nominal[cols], lower[cols], upper[cols])
+            data = TreeData(codes, *sub, np.ascontiguousarray(fitted.clustering_matrix(Y)), Y,
                             fitted.prototype_columns(Y), distinct_keys(keys[order]), fitted, bagging=bagging,
-                            n_total=n_rows)
+                            n_total=n_rows, feature_ids=cols, n_features_all=D)
             if evaluate:
                 data.with_row_major()
             acc = score_tree_group(data, params, groups[g])
@@ -211,6 +226,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
         sc.setJobDescription(None)
         blocks.unpersist()
     info = {"ensemble_mode": "partitioned", "tree_groups": len(groups), "rows_used": n_rows,
+            "group_columns_max": max(D if c is None else int(c.size) for c in columns),
             "repeated_rows": int(rep_keys.size), "trees_s": time.perf_counter() - t0}
     return total.results(), info
 

@@ -32,6 +32,15 @@ def broadcast_bytes(n_rows: int, n_features: int, n_columns: int, rf_score: bool
     return n_rows * (n_features * (2 if rf_score else 1) + 8.0 * (3 * n_columns + 1))
 
 
+def derived_settings(params: EnsembleParams, n_features: int) -> dict:
+    """What the options resolve to for this input (recorded in the output's params)."""
+    out = {"features_per_node": params.features_per_node(n_features)}
+    patch = params.patch_size(n_features)
+    if patch is not None:
+        out["features_per_tree"] = patch
+    return out
+
+
 def choose_mode(params: EnsembleParams, prep) -> str:
     """``--ensemble-mode``, or for auto: broadcast up to ``--max-broadcast-mb``, partitioned above."""
     if params.ensemble_mode != "auto":
@@ -62,7 +71,7 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
             D = len(spec.feature_names)
             return MethodRun(spec.feature_names, prep.usable, results, prep.encoder.names, prep.task,
                              info.pop("rows_used"), prep.n_rows, info, timings,
-                             {"features_per_node": params.features_per_node(D)})
+                             derived_settings(params, D))
         encoded = collect_encoded(prep, spec.feature_names, spark)
     finally:
         prep.release()
@@ -89,4 +98,4 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
     info["ensemble_mode"] = "broadcast"
     return MethodRun(encoded.feature_names, encoded.usable, results, prep.encoder.names, prep.task,
                      int(labelled.sum()), encoded.n_rows, info, timings,
-                     {"features_per_node": params.features_per_node(encoded.n_features)})
+                     derived_settings(params, encoded.n_features))

@@ -7,12 +7,15 @@ ranges, the task's clustering and prototype columns, the raw targets and the sta
 ``t`` of a run with seed ``s``:
 
     seed_t  = derive_seed(s, t, GROW)                           # independent of task / executor / retry
+    patch   = all features, or tree t's random patch            # spark_fr.ensemble.patches (wide mode)
     weights = Poisson(1) counts of (derive_seed(s, t, BOOTSTRAP), row key)  if bootstrap, else 1
-    tree    = grow(...)                                         # spark_fr.pct
+    tree    = grow(codes of the patch, ...)                     # spark_fr.pct; per-node subsets within it
     scores  = Symbolic / Genie3 / RF score of the tree          # spark_fr.pct.scores
 
 and the group's scores are summed into a :class:`ScoreAccumulator`. Trees depend only on (seed, t) and on
-the data, so a group may be split, merged or retried in any way.
+the data, so a group may be split, merged or retried in any way. A task may hold only some of the feature
+columns (``feature_ids``: partitioned mode ships a tree group the union of its trees' patches); scores are
+always returned over all the input's features.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from ..results import ScoreKey
 from .aggregate import ScoreAccumulator
 from .bagging import Bagging
 from .params import EnsembleParams
+from .patches import tree_patch
 
 
 @dataclass
@@ -49,6 +53,10 @@ class TreeData:
         The task's prototype columns.
     row_keys : uint64 (n,)
     task : FittedTask
+    feature_ids : int64 (D,) or None
+        The input's index of each feature row of ``codes`` (None: all the input's features, in order).
+    n_features_all : int or None
+        The input's number of features (None: ``codes.shape[0]``).
     """
 
     codes: np.ndarray
@@ -63,6 +71,8 @@ class TreeData:
     codes_rows: np.ndarray | None = None
     bagging: Bagging | None = None
     n_total: int | None = None
+    feature_ids: np.ndarray | None = None
+    n_features_all: int | None = None
 
     def with_row_major(self) -> "TreeData":
         """Add the row-major code matrix (for the RF score) if it is missing."""
@@ -73,6 +83,25 @@ class TreeData:
     @property
     def n_features(self) -> int:
         return self.codes.shape[0]
+
+    @property
+    def n_input_features(self) -> int:
+        """The input's number of features (scores have this length)."""
+        return self.n_features_all if self.n_features_all is not None else self.n_features
+
+    def columns_of(self, features: np.ndarray) -> np.ndarray:
+        """Positions in ``codes`` of the input's features ``features`` (sorted, all held by this data)."""
+        if self.feature_ids is None:
+            return np.asarray(features, np.int64)
+        return np.searchsorted(self.feature_ids, features).astype(np.int64)
+
+    def to_input_features(self, scores: np.ndarray) -> np.ndarray:
+        """Scores over this data's features (last axis) -> over all the input's features (0 elsewhere)."""
+        if self.feature_ids is None:
+            return scores
+        out = np.zeros(scores.shape[:-1] + (self.n_input_features,))
+        out[..., self.feature_ids] = scores
+        return out
 
     @property
     def n_rows(self) -> int:
@@ -87,23 +116,36 @@ class TreeData:
         return self.bagging if self.bagging is not None else Bagging.of(params, self.n_training_rows)
 
 
+def grow_tree_of(data: TreeData, params: EnsembleParams, index: int, weights: np.ndarray, track: bool):
+    """Grow tree ``index`` on its patch of ``data``'s features; its tests refer to ``data``'s feature rows."""
+    seed = derive_seed(params.seed, index, Stream.GROW)
+    D_all = data.n_input_features
+    per_node = params.features_per_node(D_all)
+    size = params.patch_size(D_all)
+    depth = -1 if params.max_depth is None else params.max_depth
+    options = dict(min_leaf=params.min_samples_leaf, max_depth=depth, splitter=params.splitter,
+                   track_columns=track, seed=seed, resample_constant=params.resample_constant)
+    if size is None and data.feature_ids is None:
+        return grow(data.codes, data.nominal, data.lower, data.upper, data.Z, weights, max_features=per_node,
+                    **options)
+    cols = data.columns_of(tree_patch(params.seed, index, D_all, size))
+    tree = grow(np.ascontiguousarray(data.codes[cols]), data.nominal[cols], data.lower[cols], data.upper[cols],
+                data.Z, weights, max_features=min(per_node, cols.size), **options)
+    return tree.on_columns(cols, data.n_features, data.nominal)
+
+
 def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
     """Grow tree ``index`` and return its score arrays ``{ScoreKey: array}``.
 
     Joint scores 'symbolic', 'genie3', 'rf' have shape (D,); with ``per_target``, the per-target Genie3 and
-    RF scores have shape (T, D).
+    RF scores have shape (T, D); D is the input's number of features.
     """
-    seed = derive_seed(params.seed, index, Stream.GROW)
     bagging = data.sampling(params)
     weights = bagging.counts(index, data.row_keys)
     D = data.n_features
     scores = params.effective_scores()
     track = params.per_target and "genie3" in scores and data.Y.shape[1] > 1
-    tree = grow(data.codes, data.nominal, data.lower, data.upper, data.Z, weights,
-                min_leaf=params.min_samples_leaf,
-                max_depth=-1 if params.max_depth is None else params.max_depth,
-                max_features=params.features_per_node(D), splitter=params.splitter,
-                track_columns=track, seed=seed, resample_constant=params.resample_constant)
+    tree = grow_tree_of(data, params, index, weights, track)
     out = {}
     if "symbolic" in scores:
         out[ScoreKey("symbolic")] = pct_scores.symbolic(tree, D, data.n_training_rows, params.symbolic_weight)
@@ -115,12 +157,14 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
     if "rf" in scores:
         per_target = params.per_target and data.Y.shape[1] > 1
         oob = np.flatnonzero(bagging.evaluated(index, data.row_keys, weights))
+        seed = derive_seed(params.seed, index, Stream.GROW)
         joint, per_t = pct_scores.permutation_scores(tree, data.with_row_major().codes_rows, data.Y, data.proto,
-                                                     weights, data.task, seed, per_target, oob=oob)
+                                                     weights, data.task, seed, per_target, oob=oob,
+                                                     feature_ids=data.feature_ids)
         out[ScoreKey("rf")] = joint
         if per_target:
             out[ScoreKey("rf", per_target=True)] = per_t
-    return out
+    return {k: data.to_input_features(v) for k, v in out.items()}
 
 
 def score_tree_group(data: TreeData, params: EnsembleParams, indices) -> ScoreAccumulator:

@@ -64,7 +64,8 @@ def genie3_per_target(tree: Tree, column_target: np.ndarray, per_target_scale: n
 
 
 def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns: np.ndarray,
-                       weights: np.ndarray, task, seed: int, per_target: bool = False, oob: np.ndarray | None = None):
+                       weights: np.ndarray, task, seed: int, per_target: bool = False, oob: np.ndarray | None = None,
+                       feature_ids: np.ndarray | None = None):
     """Random-Forest score of one tree: relative error increase on the OOB rows when a feature is permuted.
 
     Only the OOB rows whose path tests feature f can change leaf when f is permuted, so those alone are
@@ -84,11 +85,14 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         Bootstrap counts used for the tree (0 = out of bag).
     task : FittedTask
     seed : int
-        Tree seed; the permutation of feature f uses ``derive_seed(seed, f, Stream.PERMUTATION)``.
+        Tree seed; the permutation of feature f uses ``derive_seed(seed, feature_ids[f], Stream.PERMUTATION)``.
     per_target : bool
         Also return per-target scores.
     oob : ndarray of int, optional
         The out-of-bag rows to evaluate (default: every row with weight 0), in row order.
+    feature_ids : ndarray of int, optional
+        The input's index of each column of ``XR`` (default: the column itself), so that a feature's permutation
+        does not depend on which columns a task holds.
 
     Returns
     -------
@@ -116,7 +120,8 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     floor_t = task.error_floor(oob.size, 1)
     for f in np.flatnonzero(np.diff(indptr)):
         pos = positions[indptr[f]:indptr[f + 1]]
-        perm = permutation(np.uint64(derive_seed(seed, int(f), Stream.PERMUTATION)), oob.size)
+        fid = int(f) if feature_ids is None else int(feature_ids[f])
+        perm = permutation(np.uint64(derive_seed(seed, fid, Stream.PERMUTATION)), oob.size)
         new_leaves = tree.apply_permuted(XR, oob[pos], oob[perm[pos]], int(f))
         changed = new_leaves != leaves[pos]
         if not changed.any():

@@ -63,6 +63,17 @@ class Tree:
         """Indices of the internal (split) nodes."""
         return np.flatnonzero(self.feature >= 0)
 
+    def on_columns(self, columns: np.ndarray, n_columns: int, nominal: np.ndarray) -> "Tree":
+        """This tree, grown on the feature columns ``columns`` of a wider matrix, with its tests referring to
+        the wider matrix's ``n_columns`` columns (``nominal`` per column); the tree itself is unchanged."""
+        feature = np.where(self.feature >= 0, columns[np.maximum(self.feature, 0)], self.feature)
+        column_gain = self.column_gain
+        if column_gain.shape[0] == columns.shape[0]:
+            column_gain = np.zeros((n_columns, column_gain.shape[1]))
+            column_gain[columns] = self.column_gain
+        return Tree(feature.astype(self.feature.dtype), self.threshold, self.missing_left, self.mask, self.left,
+                    self.right, self.weight, self.depth, self.gain, self.leaf_of_row, column_gain, nominal)
+
     def apply(self, XR: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Leaf index of each of ``rows``; ``XR`` is the row-major code matrix (n, D)."""
         return apply_tree(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,

@@ -34,6 +34,7 @@ class Stream(IntEnum):
     BOOTSTRAP = 1       #: a tree's Poisson bootstrap counts
     PERMUTATION = 2     #: the RF score's permutation of one feature (index = the feature)
     OOB_SAMPLE = 3      #: which out-of-bag rows the RF score of a tree evaluates (when they are capped)
+    PATCH = 4           #: which features a tree may use (random patches, wide mode)
     RELIEF_SAMPLE = 7   #: the order in which Relief samples its instances
 
 
