@@ -268,17 +268,23 @@ def test_prediction_and_path_kernels_match_a_python_walk():
     for f in range(codes.shape[0]):
         got = tree.apply_permuted(XR, rows, perm, f)
         assert list(got) == [_route(tree, codes, r, (f, perm[r])) for r in rows]
-    indptr, positions, leaves = tree.rows_by_path_feature(XR, rows)
+    indptr, positions, first_nodes, leaves = tree.rows_by_path_feature(XR, rows)
+    assert list(leaves) == [_route(tree, codes, r) for r in rows]
     for f in range(codes.shape[0]):
-        expected = []
+        expected = {}
         for r in rows:
-            node, on_path = 0, False
+            node, first = 0, None
             while tree.feature[node] >= 0:
-                on_path |= tree.feature[node] == f
+                if first is None and tree.feature[node] == f:
+                    first = node
                 node = _route_step(tree, codes, r, node)
-            if on_path:
-                expected.append(r)
-        assert sorted(positions[indptr[f]:indptr[f + 1]]) == expected
+            if first is not None:
+                expected[r] = first
+        pos, starts = positions[indptr[f]:indptr[f + 1]], first_nodes[indptr[f]:indptr[f + 1]]
+        assert dict(zip(pos.tolist(), starts.tolist())) == expected and len(pos) == len(expected)
+        # routing from the first node testing f gives the leaf of routing the permuted row from the root
+        got = tree.apply_permuted(XR, rows[pos], perm[pos], f, starts)
+        assert list(got) == [_route(tree, codes, r, (f, perm[r])) for r in rows[pos]]
 
 
 def _route_step(tree, codes, r, node):

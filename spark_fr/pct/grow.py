@@ -796,12 +796,17 @@ def apply_tree(XR, rows, feature, threshold, missing_left, mask, left, right, no
 
 
 @njit(cache=True)
-def apply_tree_permuted(XR, rows, perm_rows, pf, feature, threshold, missing_left, mask, left, right, nominal):
-    """Leaf reached by each row when feature ``pf`` takes the value of row ``perm_rows[i]`` instead."""
+def apply_tree_permuted(XR, rows, perm_rows, pf, starts, feature, threshold, missing_left, mask, left, right,
+                        nominal):
+    """Leaf reached by each row when feature ``pf`` takes the value of row ``perm_rows[i]`` instead.
+
+    Row i is routed from node ``starts[i]``: the first node of its path that tests ``pf`` (above it the
+    permuted path is the original one), or the root.
+    """
     out = np.empty(rows.shape[0], np.int32)
     for i in range(rows.shape[0]):
         r = rows[i]
-        node = 0
+        node = starts[i]
         while feature[node] >= 0:
             f = feature[node]
             code = XR[perm_rows[i], f] if f == pf else XR[r, f]
@@ -815,13 +820,15 @@ def rows_by_path_feature(XR, rows, feature, threshold, missing_left, mask, left,
     """For every feature, the positions (in ``rows``) of the rows whose path tests that feature.
 
     Permuting feature f can only change the leaf of these rows, so the permutation score re-routes them
-    alone. Returns CSR arrays (indptr (D+1,), positions) and the unpermuted leaf of every row.
+    alone, each from the first node of its path that tests the feature. Returns CSR arrays (indptr (D+1,),
+    positions, first_nodes) and the unpermuted leaf of every row.
     """
     m = rows.shape[0]
     seen = np.full(n_features, -1, np.int64)
     counts = np.zeros(n_features + 1, np.int64)
     pair_f = np.empty(16 * m + 16, np.int64)
     pair_i = np.empty(16 * m + 16, np.int64)
+    pair_n = np.empty(16 * m + 16, np.int64)
     n_pairs = 0
     leaves = np.empty(m, np.int32)
     for i in range(m):
@@ -834,12 +841,16 @@ def rows_by_path_feature(XR, rows, feature, threshold, missing_left, mask, left,
                 if n_pairs == pair_f.shape[0]:
                     pf2 = np.empty(2 * n_pairs, np.int64)
                     pi2 = np.empty(2 * n_pairs, np.int64)
+                    pn2 = np.empty(2 * n_pairs, np.int64)
                     pf2[:n_pairs] = pair_f
                     pi2[:n_pairs] = pair_i
+                    pn2[:n_pairs] = pair_n
                     pair_f = pf2
                     pair_i = pi2
+                    pair_n = pn2
                 pair_f[n_pairs] = f
                 pair_i[n_pairs] = i
+                pair_n[n_pairs] = node
                 n_pairs += 1
                 counts[f + 1] += 1
             node = _next_node(node, XR[r, f], nominal[f], threshold, missing_left, mask, left, right)
@@ -847,11 +858,13 @@ def rows_by_path_feature(XR, rows, feature, threshold, missing_left, mask, left,
     indptr = np.cumsum(counts)
     fill = indptr[:-1].copy()
     positions = np.empty(n_pairs, np.int64)
+    first_nodes = np.empty(n_pairs, np.int64)
     for p in range(n_pairs):
         f = pair_f[p]
         positions[fill[f]] = pair_i[p]
+        first_nodes[fill[f]] = pair_n[p]
         fill[f] += 1
-    return indptr, positions, leaves
+    return indptr, positions, first_nodes, leaves
 
 
 @njit(cache=True)

@@ -109,7 +109,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     proto = leaf_prototypes(tree, proto_columns, weights, task.default_prototype())
     y_oob = Y[oob]
     counts = (~np.isnan(y_oob)).sum(axis=0)
-    indptr, positions, leaves = tree.rows_by_path_feature(XR, oob)
+    indptr, positions, first_nodes, leaves = tree.rows_by_path_feature(XR, oob)
     e_base = task.elementwise_errors(y_oob, task.predict(proto[leaves]))
     base_sum = e_base.sum(axis=0)
     base_t = task.errors_from_sums(base_sum, counts)
@@ -119,10 +119,10 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     floor = task.error_floor(oob.size, T)
     floor_t = task.error_floor(oob.size, 1)
     for f in np.flatnonzero(np.diff(indptr)):
-        pos = positions[indptr[f]:indptr[f + 1]]
+        pos, starts = positions[indptr[f]:indptr[f + 1]], first_nodes[indptr[f]:indptr[f + 1]]
         fid = int(f) if feature_ids is None else int(feature_ids[f])
         perm = permutation(np.uint64(derive_seed(seed, fid, Stream.PERMUTATION)), oob.size)
-        new_leaves = tree.apply_permuted(XR, oob[pos], oob[perm[pos]], int(f))
+        new_leaves = tree.apply_permuted(XR, oob[pos], oob[perm[pos]], int(f), starts)
         changed = new_leaves != leaves[pos]
         if not changed.any():
             continue

@@ -79,14 +79,19 @@ class Tree:
         return apply_tree(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
                           self.missing_left, self.mask, self.left, self.right, self.nominal)
 
-    def apply_permuted(self, XR: np.ndarray, rows: np.ndarray, perm_rows: np.ndarray, feature: int):
-        """Leaf of each row when feature ``feature`` takes the value of the row ``perm_rows[i]``."""
-        return apply_tree_permuted(XR, np.asarray(rows, dtype=np.int64), np.asarray(perm_rows, dtype=np.int64),
-                                   int(feature), self.feature, self.threshold, self.missing_left, self.mask,
+    def apply_permuted(self, XR: np.ndarray, rows: np.ndarray, perm_rows: np.ndarray, feature: int,
+                       starts: np.ndarray | None = None):
+        """Leaf of each row when feature ``feature`` takes the value of the row ``perm_rows[i]``; row i is
+        routed from node ``starts[i]`` (default: the root; see :meth:`rows_by_path_feature`)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        starts = np.zeros(rows.shape[0], np.int64) if starts is None else np.asarray(starts, np.int64)
+        return apply_tree_permuted(XR, rows, np.asarray(perm_rows, dtype=np.int64), int(feature), starts,
+                                   self.feature, self.threshold, self.missing_left, self.mask,
                                    self.left, self.right, self.nominal)
 
     def rows_by_path_feature(self, XR: np.ndarray, rows: np.ndarray):
-        """(indptr, positions, leaves): for each feature, the rows whose path tests it (CSR), and leaves."""
+        """(indptr, positions, first_nodes, leaves): for each feature, the rows whose path tests it and the
+        first node of that path testing it (CSR), and the leaf of every row."""
         return rows_by_path_feature(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
                                     self.missing_left, self.mask, self.left, self.right, self.nominal,
                                     XR.shape[1])
