@@ -198,8 +198,9 @@ def test_wide_suite(bench, tmp_path, capsys):
     planted = report["data"]["planted"]
     assert len(planted) == 10 and planted[0] == "x56"
     summary = report["summary"]
-    assert list(summary) == ["spark_fr", "spark_fr_arff", "clus", "sklearn"]
+    assert list(summary) == ["spark_fr", "spark_fr_arff", "spark_fr_patches", "clus", "sklearn"]
     for name, scores in (("spark_fr", {"genie3", "symbolic"}), ("spark_fr_arff", {"genie3", "symbolic"}),
+                         ("spark_fr_patches", {"genie3", "symbolic"}),
                          ("clus", {"genie3", "symbolic"}), ("sklearn", {"impurity"})):
         s = summary[name]
         assert s["runs_ok"] == 1 and set(s["planted_by_score"]) == scores, name
@@ -210,7 +211,9 @@ def test_wide_suite(bench, tmp_path, capsys):
     assert runs["spark_fr"][0]["tops"] == runs["spark_fr_arff"][0]["tops"]  # the same table, the same ranking
     runs_dir = tmp_path / "wide" / "runs"
     assert _ranking(runs_dir / "spark_fr_r1") == _ranking(runs_dir / "spark_fr_arff_r1")
-    assert [r["peer"] for r in report["ratios"]] == ["spark_fr_arff", "clus", "sklearn", "clus"]
+    assert [r["peer"] for r in report["ratios"]] == ["spark_fr_arff", "spark_fr_patches", "clus", "sklearn", "clus",
+                                                     "clus"]
+    assert runs["spark_fr_patches"][0]["tops"] != runs["spark_fr"][0]["tops"]  # patches change the ensemble
     assert "planted in top-10" in printed
 
 

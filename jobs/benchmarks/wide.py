@@ -15,6 +15,9 @@ random-forest trees (sqrt features per node, at least 2 rows per leaf), as a sep
     scores CLUS computes; Genie3 gives the order).
 ``spark_fr_arff``
     The same on the ARFF file.
+``spark_fr_patches``
+    The same as ``spark_fr`` in wide mode: ``--max-features-per-tree 0.1`` (random patches: each tree uses
+    a seeded 10 % of the features, its nodes draw sqrt(all features) candidates within them).
 ``clus``
     ``jobs/peers/clus_forest.py --task cls``: CLUS RForest through ``run_clus.py`` (ARFF), N trees,
     ``SelectRandomSubspaces = SQRT``, Genie3 + Symbolic, ``NumberOfThreads = 2``.
@@ -45,9 +48,10 @@ from .tables import format_pair_ratios, pair_ratios, peer_table, write_json
 from .wide_data import make_wide
 
 SUMMARY = "wide classification table (Parquet and ARFF): spark_fr vs CLUS and scikit-learn"
-PEERS = ("spark_fr", "spark_fr_arff", "clus", "sklearn")
+PEERS = ("spark_fr", "spark_fr_arff", "spark_fr_patches", "clus", "sklearn")
 SCORES = ("genie3", "symbolic")
-PAIRS = (("spark_fr_arff", "spark_fr"), ("clus", "spark_fr"), ("sklearn", "spark_fr"), ("clus", "spark_fr_arff"))
+PAIRS = (("spark_fr_arff", "spark_fr"), ("spark_fr_patches", "spark_fr"), ("clus", "spark_fr"), ("sklearn", "spark_fr"),
+         ("clus", "spark_fr_arff"), ("clus", "spark_fr_patches"))
 
 
 def add_arguments(parser) -> None:
@@ -124,6 +128,8 @@ def make_peers(names: list, parquet: Path, arff: Path, truth: dict, trees: int) 
     makers = {
         "spark_fr": lambda: Peer("spark_fr", rank_command(parquet, "class", *options), reader),
         "spark_fr_arff": lambda: Peer("spark_fr_arff", rank_command(arff, "class", *options), reader),
+        "spark_fr_patches": lambda: Peer("spark_fr_patches", rank_command(parquet, "class", *options,
+                                                                          "--max-features-per-tree", "0.1"), reader),
         "clus": lambda: Peer("clus", script_command("clus_forest.py", arff, *shape, "--task", "cls"), clus_reader(k)),
         "sklearn": lambda: Peer("sklearn", script_command("sklearn_forest.py", parquet, *shape, "--classifier",
                                                           "--min-samples-leaf", "2"), json_top),
