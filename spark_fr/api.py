@@ -21,6 +21,7 @@ import numpy as np
 
 from . import options as O
 from . import tasks
+from .runtime.session import master_of
 from .data.schema import resolve
 from .ensemble.params import EnsembleParams
 from .errors import InputError
@@ -190,7 +191,7 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
     metadata = {"input": run_params["input"], "title": opts.get("title"), "n_rows": run.n_rows,
                 "n_rows_read": run.n_rows_read, "n_features": len(names),
                 "unusable_features": [n for n, u in zip(names, run.usable) if not u], "timings": timings,
-                "spark_jobs": n_jobs, **run.info, "versions": versions(), "spark_master": spark.sparkContext.master,
+                "spark_jobs": n_jobs, **run.info, "versions": versions(), "spark_master": master_of(spark),
                 "created_at": datetime.now(timezone.utc)}
     return Ranking.from_scores(names, run.usable, run.results, run.target_names, run_params, metadata)
 

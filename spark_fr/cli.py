@@ -106,7 +106,8 @@ def run(opts: dict, given: set = frozenset()) -> int:
     warm_up(opts["method"])
     ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
                    spark=starting, title=opts["input"], **rank_keywords(opts, given))
-    ranking.metadata["timings"]["session_s"] = getattr(starting, "seconds", 0.0)
+    # the session's start-up time; 0 when the run never needed Spark (its start is abandoned at exit)
+    ranking.metadata["timings"]["session_s"] = getattr(starting, "seconds", None) or 0.0
     ranking.metadata["timings"]["process_s"] = time.perf_counter() - t0
     publication.publish(ranking)
     for what, path in (("wrote", publication.output), ("wrote", publication.plot)):

@@ -15,6 +15,9 @@ ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+# small work runs in the driver process by default (spark_fr.runtime.spark.on_driver); the suite's small data
+# would never reach Spark's tasks, so the tests run them on Spark unless a test asks for the driver
+os.environ["SPARK_FR_DRIVER_MAX_SECONDS"] = "0"
 
 SHARED = ROOT.parent / "shared"
 DATASETS = SHARED / "datasets"

@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..runtime.groups import contiguous_groups
-from ..runtime.spark import run_grouped
+from ..runtime.spark import on_driver, run_grouped, run_on_driver
 from .aggregate import ScoreAccumulator
 from .params import EnsembleParams
 from .trees import TreeData, score_tree_group
@@ -92,14 +92,22 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
     info : dict
         Number of groups and wall time of the trees.
     """
-    sc = spark.sparkContext
     if "rf" in params.effective_scores():
         data.with_row_major()
     warm_up_kernels()
-    groups = plan_groups(params.trees, estimate_tree_seconds(data, params), sc.defaultParallelism)
+    per_tree = estimate_tree_seconds(data, params)
+
+    def work(payload, group):
+        return _score_group(payload, group, params)
+
+    if on_driver(per_tree * params.trees):
+        groups = plan_groups(params.trees, per_tree, 1)
+        total, seconds = run_on_driver(data, groups, work, lambda a, b: a.merge(b), ScoreAccumulator(), label="trees")
+        return total.results(), {"tree_groups": len(groups), "trees_s": seconds, "executed_on": "driver"}
+    sc = spark.sparkContext
+    groups = plan_groups(params.trees, per_tree, sc.defaultParallelism)
     log.info("growing %d trees (%s) in %d Spark tasks", params.trees, params.ensemble, len(groups))
     total, seconds = run_grouped(
-        sc, data, groups, lambda payload, group: _score_group(payload, group, params),
-        lambda a, b: a.merge(b), ScoreAccumulator(), label="trees",
+        sc, data, groups, work, lambda a, b: a.merge(b), ScoreAccumulator(), label="trees",
         description=f"spark_fr: {params.trees} trees ({params.ensemble}) in {len(groups)} tasks")
-    return total.results(), {"tree_groups": len(groups), "trees_s": seconds}
+    return total.results(), {"tree_groups": len(groups), "trees_s": seconds, "executed_on": "spark"}

@@ -144,6 +144,14 @@ class SessionStart:
         return getattr(self.result(), name)
 
 
+def master_of(spark) -> str:
+    """The session's master URL; for a session of ours still starting, the master it was asked for (not
+    waiting for it: a run that never needed Spark does not wait for the JVM to report it)."""
+    if isinstance(spark, SessionStart) and not spark.ready and not _under_spark_submit():
+        return spark._kwargs.get("master") or "local[*]"
+    return spark.sparkContext.master
+
+
 def conf_value(spark, key: str, default: str) -> str:
     """A Spark SQL setting; Spark's default while a session of ours is still starting (not waiting for it)."""
     if isinstance(spark, SessionStart) and not spark.ready:

@@ -14,15 +14,53 @@ Ensembles (groups of trees) and Relief (groups of instance shards) share one Spa
 ``work`` must depend only on the payload and the group (a retried task recomputes the same value), and
 ``merge`` must give the same result in any order (exact sums, or results keyed by group), so the outcome is
 the same for any partitioning, executor count or retry.
+
+Small work runs in the driver process instead (:func:`on_driver`, :func:`run_on_driver`): the same ``work``
+and ``merge`` over the same groups, so the same result bit for bit, without a Spark job. A Spark job costs
+0.5-2 s (broadcast, task launch, Python workers; in a cold process, waiting for the session to start), more
+than work estimated below :data:`DRIVER_MAX_SECONDS` takes on one core.
 """
 from __future__ import annotations
 
+import copy
 import logging
+import os
 import time
 
 from .progress import Progress
 
 log = logging.getLogger(__name__)
+
+#: work estimated to take at most this many seconds on one core runs in the driver process (environment
+#: variable ``SPARK_FR_DRIVER_MAX_SECONDS`` overrides it; 0: always Spark tasks)
+DRIVER_MAX_SECONDS = 2.0
+
+
+def on_driver(estimated_seconds: float) -> bool:
+    """Whether work estimated at ``estimated_seconds`` (one core) runs in the driver process."""
+    limit = os.environ.get("SPARK_FR_DRIVER_MAX_SECONDS")
+    try:
+        limit = DRIVER_MAX_SECONDS if limit is None else float(limit)
+    except ValueError:
+        limit = DRIVER_MAX_SECONDS
+    return estimated_seconds <= limit
+
+
+def run_on_driver(payload, groups: list, work, merge, zero, *, label: str = "units"):
+    """:func:`run_grouped`'s result computed in this process (the same groups, work and merge).
+
+    Returns
+    -------
+    object
+        The merged value, and the wall time in seconds.
+    """
+    t0 = time.perf_counter()
+    result = copy.deepcopy(zero)
+    for group in groups:
+        result = merge(result, work(payload, group))
+    seconds = time.perf_counter() - t0
+    log.info("%s done in the driver process (%.1f s)", label, seconds)
+    return result, seconds
 
 
 def run_grouped(sc, payload, groups: list, work, merge, zero, *, size=len, total: int | None = None,

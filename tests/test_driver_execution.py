@@ -1,0 +1,63 @@
+"""Small work runs in the driver process: the same ranking bit for bit as Spark's tasks, no Spark job, and a
+cold job on a small local file that never waits for Spark."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import spark_fr
+from conftest import JOB, _subprocess_env
+from spark_fr.runtime.spark import on_driver
+
+COLS = ["feature", "score", "target", "importance", "rank", "importance_std"]
+
+
+def test_the_limit_reads_the_environment(monkeypatch):
+    monkeypatch.delenv("SPARK_FR_DRIVER_MAX_SECONDS")
+    assert on_driver(1.5) and not on_driver(2.5)
+    monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "0")
+    assert not on_driver(1e-3)
+    monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "10")
+    assert on_driver(9.0)
+
+
+def _frame(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    pdf = pd.DataFrame(rng.uniform(-1, 1, (n, 6)), columns=[f"x{i}" for i in range(6)])
+    pdf["c"] = np.array(["a", "b", "c"])[rng.integers(0, 3, n)]
+    pdf["y1"] = 2 * pdf.x0 + (pdf.c == "a") + rng.normal(0, 0.2, n)
+    pdf["y2"] = pdf.x1 - pdf.x2 + rng.normal(0, 0.2, n)
+    return pdf
+
+
+@pytest.mark.parametrize("method", ["ensemble", "relief"])
+def test_driver_and_spark_tasks_give_the_same_ranking(spark, monkeypatch, method):
+    df = spark.createDataFrame(_frame()).repartition(3)
+    kw = dict(targets="y1,y2", method=method, seed=3, per_target=True, spark=spark)
+    if method == "ensemble":
+        kw["trees"] = 15
+    else:
+        kw["relief_iterations"] = 100
+    on_spark = spark_fr.rank(df, **kw)
+    monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "2")
+    on_the_driver = spark_fr.rank(df, **kw)
+    assert on_spark.metadata["executed_on"] == "spark" and on_the_driver.metadata["executed_on"] == "driver"
+    pd.testing.assert_frame_equal(on_spark.to_pandas()[COLS], on_the_driver.to_pandas()[COLS], check_exact=True)
+
+
+def test_a_cold_job_on_a_small_arff_file_runs_without_a_spark_job(tmp_path, datasets):
+    out = tmp_path / "out"
+    env = _subprocess_env()
+    env.pop("SPARK_FR_DRIVER_MAX_SECONDS", None)
+    proc = subprocess.run([sys.executable, str(JOB), "--input", str(datasets / "mtr_enb/enb.arff"), "--targets",
+                           "Y1,Y2", "--method", "relief", "--seed", "1", "--output", str(out)],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    run = json.loads((out / "run.json").read_text())
+    assert run["executed_on"] == "driver" and run["spark_jobs"] == 0
+    table = pd.read_csv(out / "ranking.csv")
+    assert len(table) == 8 and not os.path.exists(out / "_temporary")
