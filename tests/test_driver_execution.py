@@ -61,3 +61,66 @@ def test_a_cold_job_on_a_small_arff_file_runs_without_a_spark_job(tmp_path, data
     assert run["executed_on"] == "driver" and run["spark_jobs"] == 0
     table = pd.read_csv(out / "ranking.csv")
     assert len(table) == 8 and not os.path.exists(out / "_temporary")
+
+
+def test_units_start_in_the_driver_while_the_session_starts_and_the_rest_run_on_spark(spark):
+    """A session of ours still starting: unit 0 runs in the driver (and lets the start finish), the units left
+    run as Spark tasks; the merged result is the one of computing every unit."""
+    import threading
+
+    from spark_fr.runtime.session import SessionStart
+    from spark_fr.runtime.spark import run_units
+
+    gate = threading.Event()
+
+    class GatedStart(SessionStart):  # a real start of the (already active) session, held until the gate opens
+        def _run(self):
+            gate.wait()
+            super()._run()
+
+    start = GatedStart()
+    assert not start.started
+
+    class Work:  # unit 0 (in the driver) opens the gate; Spark's tasks get the work without the gate
+        def __init__(self, gate, start):
+            self.gate, self.start = gate, start
+
+        def __getstate__(self):
+            return {}
+
+        def __call__(self, payload, units):
+            if 0 in units:
+                self.gate.set()
+                self.start.result()  # the session is up before the driver looks for its next unit
+            return {u: payload * u for u in units}
+
+    work = Work(gate, start)
+
+    def merge(a, b):
+        a.update(b)
+        return a
+
+    plans = []
+
+    def plan(left, parallelism):
+        plans.append(list(left))
+        return [left[i::2] for i in range(2)]
+
+    result, seconds, early = run_units(start, 3, list(range(10)), work, merge, {}, plan)
+    assert early == 1 and plans == [list(range(1, 10))]
+    assert result == {u: 3 * u for u in range(10)} and seconds >= 0
+
+
+def test_a_cold_job_started_on_spark_gives_the_driver_ranking(tmp_path, datasets):
+    outs = {}
+    for limit in ("0", "100"):
+        env = {**_subprocess_env(), "SPARK_FR_DRIVER_MAX_SECONDS": limit}
+        out = tmp_path / f"out{limit}"
+        proc = subprocess.run([sys.executable, str(JOB), "--input", str(datasets / "mtr_enb/enb.arff"), "--targets",
+                               "Y1,Y2", "--trees", "30", "--seed", "1", "--output", str(out)],
+                              capture_output=True, text=True, env=env, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        outs[limit] = pd.read_csv(out / "ranking.csv")[COLS]
+        run = json.loads((out / "run.json").read_text())
+        assert run["executed_on"] == ("spark" if limit == "0" else "driver")
+    pd.testing.assert_frame_equal(outs["0"], outs["100"], check_exact=True)

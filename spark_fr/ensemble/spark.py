@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..runtime.groups import contiguous_groups
-from ..runtime.spark import on_driver, run_grouped, run_on_driver
+from ..runtime.spark import on_driver, run_on_driver, run_units
 from .aggregate import ScoreAccumulator
 from .params import EnsembleParams
 from .trees import TreeData, score_tree_group
@@ -104,10 +104,15 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
         groups = plan_groups(params.trees, per_tree, 1)
         total, seconds = run_on_driver(data, groups, work, lambda a, b: a.merge(b), ScoreAccumulator(), label="trees")
         return total.results(), {"tree_groups": len(groups), "trees_s": seconds, "executed_on": "driver"}
-    sc = spark.sparkContext
-    groups = plan_groups(params.trees, per_tree, sc.defaultParallelism)
-    log.info("growing %d trees (%s) in %d Spark tasks", params.trees, params.ensemble, len(groups))
-    total, seconds = run_grouped(
-        sc, data, groups, work, lambda a, b: a.merge(b), ScoreAccumulator(), label="trees",
-        description=f"spark_fr: {params.trees} trees ({params.ensemble}) in {len(groups)} tasks")
-    return total.results(), {"tree_groups": len(groups), "trees_s": seconds, "executed_on": "spark"}
+    tasks = []
+
+    def plan(trees, parallelism):
+        tasks[:] = [trees[g.start:g.stop] for g in plan_groups(len(trees), per_tree, parallelism)]
+        return tasks
+
+    log.info("growing %d trees (%s)", params.trees, params.ensemble)
+    total, seconds, early = run_units(spark, data, list(range(params.trees)), work, lambda a, b: a.merge(b),
+                                      ScoreAccumulator(), plan, label="trees",
+                                      description=f"spark_fr: {params.trees} trees ({params.ensemble})")
+    return total.results(), {"tree_groups": len(tasks), "trees_s": seconds, "executed_on": "spark",
+                             "trees_on_driver": early}

@@ -18,7 +18,7 @@ import logging
 
 
 from ..runtime.groups import contiguous_groups
-from ..runtime.spark import on_driver, run_grouped, run_on_driver
+from ..runtime.spark import on_driver, run_on_driver, run_units
 from .accumulators import combine_shards
 from .local import run_shard
 from .sampling import sampled_shards
@@ -41,8 +41,12 @@ def shard_groups(shards: list, cores: int, rows_x_features: int) -> list:
     Small jobs get one group per core (few tasks: Spark's per-task cost dominates them); large ones one
     shard per task (finer progress, better balance).
     """
-    numbered = list(enumerate(shards))
-    work = sum(len(s) for s in shards) * float(rows_x_features)
+    return group_numbered(list(enumerate(shards)), cores, rows_x_features)
+
+
+def group_numbered(numbered: list, cores: int, rows_x_features: int) -> list:
+    """:func:`shard_groups` of shards already numbered ((index, rows) pairs)."""
+    work = sum(len(rows) for _, rows in numbered) * float(rows_x_features)
     n_groups = len(numbered) if work > SMALL_WORK else max(1, min(len(numbered), int(cores)))
     return [numbered[g.start:g.stop] for g in contiguous_groups(len(numbered), n_groups)]
 
@@ -79,12 +83,15 @@ def relief_broadcast(spark, data: ReliefData, params) -> tuple:
         res, seconds = run_on_driver(data, groups, work, _merge_dicts, {}, label="Relief instances")
         sums = [res[i] for i in range(len(shards))]
         return combine_shards(sums, data.target.n_classes > 0), {**info, "relief_s": seconds, "executed_on": "driver"}
-    sc = spark.sparkContext
-    groups = shard_groups(shards, sc.defaultParallelism, data.n_rows * data.n_features)
-    log.info("Relief (broadcast mode): %d instances, k = %d, %d rows x %d features, %d shards in %d tasks", m, k,
-             data.n_rows, data.n_features, len(shards), len(groups))
-    res, seconds = run_grouped(sc, data, groups, work, _merge_dicts, {},
-                               size=lambda group: sum(len(rows) for _, rows in group), total=m, label="Relief instances",
-                               description=f"spark_fr: Relief, {m} instances in {len(shards)} shards (broadcast)")
+
+    def plan(numbered, parallelism):
+        return group_numbered(numbered, parallelism, data.n_rows * data.n_features)
+
+    log.info("Relief (broadcast mode): %d instances, k = %d, %d rows x %d features, %d shards", m, k,
+             data.n_rows, data.n_features, len(shards))
+    res, seconds, early = run_units(spark, data, list(enumerate(shards)), work, _merge_dicts, {}, plan,
+                                    size=lambda group: sum(len(rows) for _, rows in group), label="Relief instances",
+                                    description=f"spark_fr: Relief, {m} instances in {len(shards)} shards (broadcast)")
     sums = [res[i] for i in range(len(shards))]
-    return combine_shards(sums, data.target.n_classes > 0), {**info, "relief_s": seconds, "executed_on": "spark"}
+    return combine_shards(sums, data.target.n_classes > 0), {**info, "relief_s": seconds, "executed_on": "spark",
+                                                              "shards_on_driver": early}

@@ -127,6 +127,11 @@ class SessionStart:
         return self._value
 
     @property
+    def started(self) -> bool:
+        """Whether the start has ended (with a session, or with an error :meth:`result` raises)."""
+        return self._done.is_set()
+
+    @property
     def ready(self) -> bool:
         return self._done.is_set() and self._error is None
 

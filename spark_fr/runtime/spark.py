@@ -18,7 +18,10 @@ the same for any partitioning, executor count or retry.
 Small work runs in the driver process instead (:func:`on_driver`, :func:`run_on_driver`): the same ``work``
 and ``merge`` over the same groups, so the same result bit for bit, without a Spark job. A Spark job costs
 0.5-2 s (broadcast, task launch, Python workers; in a cold process, waiting for the session to start), more
-than work estimated below :data:`DRIVER_MAX_SECONDS` takes on one core.
+than work estimated below :data:`DRIVER_MAX_SECONDS` takes on one core. Larger work that starts while a
+session of ours is still starting (a cold ``jobs/rank.py``) begins in the driver, one unit at a time, and
+hands the units left to Spark once the session is up (:func:`run_units`): the JVM's start-up is no longer
+idle time, and the result is the same, since every unit is computed by the same ``work`` and merged exactly.
 """
 from __future__ import annotations
 
@@ -44,6 +47,43 @@ def on_driver(estimated_seconds: float) -> bool:
     except ValueError:
         limit = DRIVER_MAX_SECONDS
     return estimated_seconds <= limit
+
+
+def _starting(spark) -> bool:
+    from .session import SessionStart
+
+    return isinstance(spark, SessionStart) and not spark.started
+
+
+def run_units(spark, payload, units: list, work, merge, zero, plan, *, size=len, label: str = "units",
+              description: str = "spark_fr"):
+    """``work`` over ``units``: in the driver, one unit at a time, while ``spark`` is a session of ours still
+    starting; the units left as Spark tasks, in the groups ``plan(units_left, parallelism)`` makes.
+
+    Returns
+    -------
+    result : object
+        The merged value.
+    seconds : float
+        Wall time.
+    on_driver : int
+        Units computed in the driver.
+    """
+    t0 = time.perf_counter()
+    result = copy.deepcopy(zero)
+    k = 0
+    while k < len(units) and _starting(spark):
+        result = merge(result, work(payload, units[k:k + 1]))
+        k += 1
+    if k:
+        log.info("%d of %d %s done in the driver while the Spark session started", k, len(units), label)
+    if k < len(units):
+        sc = spark.sparkContext
+        groups = plan(units[k:], sc.defaultParallelism)
+        value, _ = run_grouped(sc, payload, groups, work, merge, zero, size=size, label=label,
+                               description=description)
+        result = merge(result, value)
+    return result, time.perf_counter() - t0, k
 
 
 def run_on_driver(payload, groups: list, work, merge, zero, *, label: str = "units"):
