@@ -63,7 +63,7 @@ def test_a_cold_job_on_a_small_arff_file_runs_without_a_spark_job(tmp_path, data
     assert len(table) == 8 and not os.path.exists(out / "_temporary")
 
 
-def test_units_start_in_the_driver_while_the_session_starts_and_the_rest_run_on_spark(spark):
+def test_units_start_in_the_driver_while_the_session_starts_and_the_rest_run_on_spark(spark, monkeypatch):
     """A session of ours still starting: unit 0 runs in the driver (and lets the start finish), the units left
     run as Spark tasks; the merged result is the one of computing every unit."""
     import threading
@@ -89,7 +89,7 @@ def test_units_start_in_the_driver_while_the_session_starts_and_the_rest_run_on_
             return {}
 
         def __call__(self, payload, units):
-            if 0 in units:
+            if 0 in units and hasattr(self, "gate"):  # in the driver only
                 self.gate.set()
                 self.start.result()  # the session is up before the driver looks for its next unit
             return {u: payload * u for u in units}
@@ -106,9 +106,18 @@ def test_units_start_in_the_driver_while_the_session_starts_and_the_rest_run_on_
         plans.append(list(left))
         return [left[i::2] for i in range(2)]
 
+    monkeypatch.delenv("SPARK_FR_DRIVER_MAX_SECONDS")
     result, seconds, early = run_units(start, 3, list(range(10)), work, merge, {}, plan)
     assert early == 1 and plans == [list(range(1, 10))]
     assert result == {u: 3 * u for u in range(10)} and seconds >= 0
+    # with the limit at 0 no unit runs in the driver, even while a session is starting
+    gate.clear()
+    plans.clear()
+    monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "0")
+    again = GatedStart()
+    threading.Timer(0.5, gate.set).start()
+    result, _, early = run_units(again, 3, list(range(10)), Work(gate, again), merge, {}, plan)
+    assert early == 0 and plans == [list(range(10))] and result == {u: 3 * u for u in range(10)}
 
 
 def test_a_cold_job_started_on_spark_gives_the_driver_ranking(tmp_path, datasets):

@@ -20,7 +20,9 @@ executor JVMs of one core and 4 GB each, started by the driver as separate proce
     features per node, takes a second value.
 
 The time per tree is spark_fr's own ``trees_s`` (``run.json``: growing and scoring the trees on Spark,
-after reading and encoding) over the trees, the median over ``--repeats`` rounds (1); the wall time and
+after reading and encoding; every tree is a Spark task: the suite sets ``SPARK_FR_DRIVER_MAX_SECONDS=0``, so
+no tree is grown in the driver, neither as small work nor while the session starts) over the trees, the
+median over ``--repeats`` rounds (1); the wall time and
 peak RSS of the whole process tree (driver, executor JVMs, Python workers) are reported beside it. Then
 ``cost_model.py`` fits ``t = c0 + c1 * n log2(n) * k * (T + 4) / E`` per mode, prints the fit and its
 residuals, and what it predicts for ``--scaling-predict`` (10^8 rows x 10^3 features, k = 32, on 100
@@ -35,6 +37,7 @@ counts against every run; the load average is printed with each run. Reported, n
 """
 from __future__ import annotations
 
+import os
 import re
 import statistics
 from pathlib import Path
@@ -305,6 +308,7 @@ def run(args) -> int:
     """
     workdir = Path(args.workdir).resolve()
     points = plan(args)
+    os.environ["SPARK_FR_DRIVER_MAX_SECONDS"] = "0"  # every tree on Spark (the runs inherit the environment)
     env_before = environment()
     print(machine_line(env_before, f"{len(points)} spark_fr runs x {args.repeats} rounds, {args.trees} trees, "
                                    f"parts {','.join(args.scaling_parts)}"))

@@ -39,14 +39,18 @@ log = logging.getLogger(__name__)
 DRIVER_MAX_SECONDS = 2.0
 
 
-def on_driver(estimated_seconds: float) -> bool:
-    """Whether work estimated at ``estimated_seconds`` (one core) runs in the driver process."""
+def driver_limit() -> float:
+    """:data:`DRIVER_MAX_SECONDS`, or ``SPARK_FR_DRIVER_MAX_SECONDS`` when set (0: never work in the driver)."""
     limit = os.environ.get("SPARK_FR_DRIVER_MAX_SECONDS")
     try:
-        limit = DRIVER_MAX_SECONDS if limit is None else float(limit)
+        return DRIVER_MAX_SECONDS if limit is None else max(0.0, float(limit))
     except ValueError:
-        limit = DRIVER_MAX_SECONDS
-    return estimated_seconds <= limit
+        return DRIVER_MAX_SECONDS
+
+
+def on_driver(estimated_seconds: float) -> bool:
+    """Whether work estimated at ``estimated_seconds`` (one core) runs in the driver process."""
+    return estimated_seconds <= driver_limit()
 
 
 def _starting(spark) -> bool:
@@ -58,7 +62,8 @@ def _starting(spark) -> bool:
 def run_units(spark, payload, units: list, work, merge, zero, plan, *, size=len, label: str = "units",
               description: str = "spark_fr"):
     """``work`` over ``units``: in the driver, one unit at a time, while ``spark`` is a session of ours still
-    starting; the units left as Spark tasks, in the groups ``plan(units_left, parallelism)`` makes.
+    starting (unless :func:`driver_limit` is 0); the units left as Spark tasks, in the groups
+    ``plan(units_left, parallelism)`` makes.
 
     Returns
     -------
@@ -72,7 +77,8 @@ def run_units(spark, payload, units: list, work, merge, zero, plan, *, size=len,
     t0 = time.perf_counter()
     result = copy.deepcopy(zero)
     k = 0
-    while k < len(units) and _starting(spark):
+    early = driver_limit() > 0
+    while early and k < len(units) and _starting(spark):
         result = merge(result, work(payload, units[k:k + 1]))
         k += 1
     if k:
