@@ -70,7 +70,7 @@ def run_units(spark, payload, units: list, work, merge, zero, plan, *, size=len,
     result : object
         The merged value.
     seconds : float
-        Wall time.
+        Wall time, less any wait for the session (the session's start is timed on its own).
     on_driver : int
         Units computed in the driver.
     """
@@ -83,13 +83,16 @@ def run_units(spark, payload, units: list, work, merge, zero, plan, *, size=len,
         k += 1
     if k:
         log.info("%d of %d %s done in the driver while the Spark session started", k, len(units), label)
+    waited = 0.0
     if k < len(units):
+        t_wait = time.perf_counter()
         sc = spark.sparkContext
+        waited = time.perf_counter() - t_wait
         groups = plan(units[k:], sc.defaultParallelism)
         value, _ = run_grouped(sc, payload, groups, work, merge, zero, size=size, label=label,
                                description=description)
         result = merge(result, value)
-    return result, time.perf_counter() - t0, k
+    return result, time.perf_counter() - t0 - waited, k
 
 
 def run_on_driver(payload, groups: list, work, merge, zero, *, label: str = "units"):
