@@ -20,6 +20,7 @@ on which one was used.
 from __future__ import annotations
 
 import pickle
+from abc import ABC, abstractmethod
 
 import pyarrow as pa
 from pyspark import StorageLevel
@@ -29,24 +30,25 @@ from .columns import safe_select
 _PAYLOAD = "payload binary"
 
 
-class BatchSource:
-    """The protocol (see the module sketch); ``columns`` are :class:`ColumnInfo` of the needed columns."""
+class BatchSource(ABC):
+    """The protocol (see the module sketch); ``columns`` are :class:`ColumnInfo` of the needed columns.
+    Every source implements :meth:`narrow`, :meth:`driver_batches` and :meth:`map`."""
 
+    @abstractmethod
     def narrow(self, columns: list) -> tuple:
         """(a source of just these columns, the ColumnInfo copies naming them as the batches do)."""
-        raise NotImplementedError
 
     def size_estimate(self) -> int | None:
         """Estimated bytes of the input (None: unknown)."""
         return None
 
+    @abstractmethod
     def driver_batches(self) -> list:
         """Every batch, on the driver."""
-        raise NotImplementedError
 
+    @abstractmethod
     def map(self, spark, fn):
         """An RDD of the objects ``fn`` yields from each partition's batches (computed by Spark tasks)."""
-        raise NotImplementedError
 
     def cache(self) -> None:
         """Keep the input for several passes (no-op when reading it again is cheap)."""
