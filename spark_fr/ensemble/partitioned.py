@@ -191,7 +191,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
             for g, trees in enumerate(groups):
                 sel = group_rows(b["keys"], mult, trees, bagging, evaluate)
                 if sel.any():
-                    codes = b["codes"][:, sel] if columns[g] is None else b["codes"][columns[g]][:, sel]
+                    codes = b["codes"][:, sel] if columns[g] is None else b["codes"][np.ix_(columns[g], sel)]
                     yield g, {"codes": codes, "Y": b["Y"][sel], "keys": b["keys"][sel]}
 
         def grow(items):
