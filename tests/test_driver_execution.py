@@ -107,9 +107,9 @@ def test_units_start_in_the_driver_while_the_session_starts_and_the_rest_run_on_
         return [left[i::2] for i in range(2)]
 
     monkeypatch.delenv("SPARK_FR_DRIVER_MAX_SECONDS")
-    result, seconds, early = run_units(start, 3, list(range(10)), work, merge, {}, plan)
+    result, _, early = run_units(start, 3, list(range(10)), work, merge, {}, plan)
     assert early == 1 and plans == [list(range(1, 10))]
-    assert result == {u: 3 * u for u in range(10)} and seconds >= 0
+    assert result == {u: 3 * u for u in range(10)}
     # with the limit at 0 no unit runs in the driver, even while a session is starting
     gate.clear()
     plans.clear()

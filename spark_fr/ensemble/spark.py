@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from ..runtime.groups import contiguous_groups
-from ..runtime.spark import on_driver, run_on_driver, run_units
+from ..runtime.spark import run_units
 from .aggregate import ScoreAccumulator
 from .params import EnsembleParams
 from .trees import TreeData, score_tree_group
@@ -100,10 +100,6 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
     def work(payload, group):
         return _score_group(payload, group, params)
 
-    if on_driver(per_tree * params.trees):
-        groups = plan_groups(params.trees, per_tree, 1)
-        total, seconds = run_on_driver(data, groups, work, lambda a, b: a.merge(b), ScoreAccumulator(), label="trees")
-        return total.results(), {"tree_groups": len(groups), "trees_s": seconds, "executed_on": "driver"}
     tasks = []
 
     def plan(trees, parallelism):
@@ -112,7 +108,7 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
 
     log.info("growing %d trees (%s)", params.trees, params.ensemble)
     total, seconds, early = run_units(spark, data, list(range(params.trees)), work, lambda a, b: a.merge(b),
-                                      ScoreAccumulator(), plan, label="trees",
-                                      description=f"spark_fr: {params.trees} trees ({params.ensemble})")
-    return total.results(), {"tree_groups": len(tasks), "trees_s": seconds, "executed_on": "spark",
-                             "trees_on_driver": early}
+                                      ScoreAccumulator(), plan, estimated_seconds=per_tree * params.trees,
+                                      label="trees", description=f"spark_fr: {params.trees} trees ({params.ensemble})")
+    return total.results(), {"tree_groups": len(tasks), "trees_s": seconds,
+                             "executed_on": "driver" if early == params.trees else "spark", "trees_on_driver": early}

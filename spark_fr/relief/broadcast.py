@@ -18,7 +18,7 @@ import logging
 
 
 from ..runtime.groups import contiguous_groups
-from ..runtime.spark import on_driver, run_on_driver, run_units
+from ..runtime.spark import run_units
 from .accumulators import combine_shards
 from .local import run_shard
 from .sampling import sampled_shards
@@ -78,20 +78,16 @@ def relief_broadcast(spark, data: ReliefData, params) -> tuple:
     def work(payload, group):
         return _run_group(payload, group, k, sigma, per_target)
 
-    if on_driver(m * float(data.n_rows) * data.n_features * SECONDS_PER_EVALUATION):
-        groups = shard_groups(shards, 1, data.n_rows * data.n_features)
-        res, seconds = run_on_driver(data, groups, work, _merge_dicts, {}, label="Relief instances")
-        sums = [res[i] for i in range(len(shards))]
-        return combine_shards(sums, data.target.n_classes > 0), {**info, "relief_s": seconds, "executed_on": "driver"}
-
     def plan(numbered, parallelism):
         return group_numbered(numbered, parallelism, data.n_rows * data.n_features)
 
     log.info("Relief (broadcast mode): %d instances, k = %d, %d rows x %d features, %d shards", m, k,
              data.n_rows, data.n_features, len(shards))
     res, seconds, early = run_units(spark, data, list(enumerate(shards)), work, _merge_dicts, {}, plan,
+                                    estimated_seconds=m * float(data.n_rows) * data.n_features * SECONDS_PER_EVALUATION,
                                     size=lambda group: sum(len(rows) for _, rows in group), label="Relief instances",
                                     description=f"spark_fr: Relief, {m} instances in {len(shards)} shards (broadcast)")
     sums = [res[i] for i in range(len(shards))]
-    return combine_shards(sums, data.target.n_classes > 0), {**info, "relief_s": seconds, "executed_on": "spark",
+    executed_on = "driver" if early == len(shards) else "spark"
+    return combine_shards(sums, data.target.n_classes > 0), {**info, "relief_s": seconds, "executed_on": executed_on,
                                                               "shards_on_driver": early}

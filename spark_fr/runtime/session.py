@@ -127,6 +127,11 @@ class SessionStart:
         return self._value
 
     @property
+    def requested_master(self) -> str:
+        """The master this start asked for (``local[*]`` by default, as :func:`get_spark`)."""
+        return self._kwargs.get("master") or "local[*]"
+
+    @property
     def started(self) -> bool:
         """Whether the start has ended (with a session, or with an error :meth:`result` raises)."""
         return self._done.is_set()
@@ -153,7 +158,7 @@ def master_of(spark) -> str:
     """The session's master URL; for a session of ours still starting, the master it was asked for (not
     waiting for it: a run that never needed Spark does not wait for the JVM to report it)."""
     if isinstance(spark, SessionStart) and not spark.ready and not _under_spark_submit():
-        return spark._kwargs.get("master") or "local[*]"
+        return spark.requested_master
     return spark.sparkContext.master
 
 

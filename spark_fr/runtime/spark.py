@@ -15,7 +15,7 @@ Ensembles (groups of trees) and Relief (groups of instance shards) share one Spa
 ``merge`` must give the same result in any order (exact sums, or results keyed by group), so the outcome is
 the same for any partitioning, executor count or retry.
 
-Small work runs in the driver process instead (:func:`on_driver`, :func:`run_on_driver`): the same ``work``
+Small work runs in the driver process instead (:func:`run_units`, :func:`on_driver`): the same ``work``
 and ``merge`` over the same groups, so the same result bit for bit, without a Spark job. A Spark job costs
 0.5-2 s (broadcast, task launch, Python workers; in a cold process, waiting for the session to start), more
 than work estimated below :data:`DRIVER_MAX_SECONDS` takes on one core. Larger work that starts while a
@@ -59,11 +59,14 @@ def _starting(spark) -> bool:
     return isinstance(spark, SessionStart) and not spark.started
 
 
-def run_units(spark, payload, units: list, work, merge, zero, plan, *, size=len, label: str = "units",
-              description: str = "spark_fr"):
-    """``work`` over ``units``: in the driver, one unit at a time, while ``spark`` is a session of ours still
-    starting (unless :func:`driver_limit` is 0); the units left as Spark tasks, in the groups
-    ``plan(units_left, parallelism)`` makes.
+def run_units(spark, payload, units: list, work, merge, zero, plan, *, estimated_seconds: float | None = None,
+              size=len, label: str = "units", description: str = "spark_fr"):
+    """``work`` over ``units``, where it is cheapest; the same merged result wherever each unit runs.
+
+    * every unit in the driver, one at a time, when ``estimated_seconds`` (the whole work on one core) is
+      within :func:`driver_limit` (no Spark job, the session is never waited for);
+    * else units in the driver while ``spark`` is a session of ours still starting (unless the limit is 0),
+      and the units left as Spark tasks, in the groups ``plan(units_left, parallelism)`` makes.
 
     Returns
     -------
@@ -72,17 +75,19 @@ def run_units(spark, payload, units: list, work, merge, zero, plan, *, size=len,
     seconds : float
         Wall time, less any wait for the session (the session's start is timed on its own).
     on_driver : int
-        Units computed in the driver.
+        Units computed in the driver (``len(units)``: no Spark job ran).
     """
     t0 = time.perf_counter()
     result = copy.deepcopy(zero)
     k = 0
+    all_here = estimated_seconds is not None and on_driver(estimated_seconds)
     early = driver_limit() > 0
-    while early and k < len(units) and _starting(spark):
+    while k < len(units) and (all_here or (early and _starting(spark))):
         result = merge(result, work(payload, units[k:k + 1]))
         k += 1
     if k:
-        log.info("%d of %d %s done in the driver while the Spark session started", k, len(units), label)
+        log.info("%d of %d %s done in the driver%s", k, len(units), label,
+                 "" if all_here else " while the Spark session started")
     waited = 0.0
     if k < len(units):
         t_wait = time.perf_counter()
@@ -93,23 +98,6 @@ def run_units(spark, payload, units: list, work, merge, zero, plan, *, size=len,
                                description=description)
         result = merge(result, value)
     return result, time.perf_counter() - t0 - waited, k
-
-
-def run_on_driver(payload, groups: list, work, merge, zero, *, label: str = "units"):
-    """:func:`run_grouped`'s result computed in this process (the same groups, work and merge).
-
-    Returns
-    -------
-    object
-        The merged value, and the wall time in seconds.
-    """
-    t0 = time.perf_counter()
-    result = copy.deepcopy(zero)
-    for group in groups:
-        result = merge(result, work(payload, group))
-    seconds = time.perf_counter() - t0
-    log.info("%s done in the driver process (%.1f s)", label, seconds)
-    return result, seconds
 
 
 def run_grouped(sc, payload, groups: list, work, merge, zero, *, size=len, total: int | None = None,
