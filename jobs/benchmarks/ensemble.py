@@ -49,14 +49,13 @@ Example::
 """
 from __future__ import annotations
 
-import sys
 import time
 from pathlib import Path
 
 from .data import make_data
 from .measure import environment, machine_line
 from .options import fill_defaults, parse_peers
-from .peers import Peer, check_available, json_top, rank_command, script_command, spark_fr_top
+from .peers import Peer, announce, check_available, json_top, rank_command, script_command, spark_fr_top
 from .rounds import run_rounds, summarise
 from .tables import format_table, write_json
 
@@ -136,10 +135,7 @@ def run(args) -> int:
     """
     workdir = Path(args.workdir).resolve()
     names, notes = check_available(args.peers)
-    for note in notes:
-        print(note)
-    if not names:
-        print("no peer can run here", file=sys.stderr)
+    if not announce(names, notes):
         return 1
     t0 = time.perf_counter()
     arff, truth = make_data(workdir, args.rows, args.features, args.targets)

@@ -172,6 +172,15 @@ def _missing(name: str) -> str | None:
     return None
 
 
+def announce(names: list, notes: list) -> bool:
+    """Print why peers were dropped; False (with a message on stderr) when no peer is left to run."""
+    for note in notes:
+        print(note)
+    if not names:
+        print("no peer can run here", file=sys.stderr)
+    return bool(names)
+
+
 def check_available(names: list) -> tuple:
     """Drop the peers that cannot run here.
 

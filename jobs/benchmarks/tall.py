@@ -44,12 +44,11 @@ broadcast). Reported, never asserted. Examples::
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from .measure import environment, machine_line
 from .options import fill_defaults, parse_peers
-from .peers import Peer, check_available, json_top, rank_command, script_command, spark_fr_reader
+from .peers import Peer, announce, check_available, json_top, rank_command, script_command, spark_fr_reader
 from .rounds import planted_by_score, run_rounds, summarise
 from .tables import format_pair_ratios, pair_ratios, peer_table, write_json
 from .tall_data import make_tall
@@ -228,10 +227,7 @@ def run(args) -> int:
         names.remove("sklearn")
         notes.append(f"sklearn skipped: its data and {args.trees} fully grown trees need about {need:.0f} GB, "
                      f"{available_gb():.0f} GB available (--tall-max-samples, or --no-memory-check to try)")
-    for note in notes:
-        print(note)
-    if not names:
-        print("no peer can run here", file=sys.stderr)
+    if not announce(names, notes):
         return 1
     data, truth = make_tall(workdir, args.rows, args.features, args.targets, args.tall_planted)
     planted = truth["relevant"]

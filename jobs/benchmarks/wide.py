@@ -37,12 +37,11 @@ ratio to ``spark_fr``, and below it the ratios of chosen pairs. Reported, never 
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from .measure import environment, machine_line
 from .options import fill_defaults, parse_peers
-from .peers import Peer, check_available, json_top, rank_command, script_command, spark_fr_reader
+from .peers import Peer, announce, check_available, json_top, rank_command, script_command, spark_fr_reader
 from .rounds import planted_by_score, run_rounds, summarise
 from .tables import format_pair_ratios, pair_ratios, peer_table, write_json
 from .wide_data import make_wide
@@ -175,10 +174,7 @@ def run(args) -> int:
     """
     workdir = Path(args.workdir).resolve()
     names, notes = check_available(args.peers)
-    for note in notes:
-        print(note)
-    if not names:
-        print("no peer can run here", file=sys.stderr)
+    if not announce(names, notes):
         return 1
     parquet, arff, truth = make_wide(workdir, args.rows, args.features, args.wide_planted)
     planted = truth["relevant"]
