@@ -335,6 +335,8 @@ OPTIONS = (
            default_help="inferred from the targets"),
     Option("semi_supervised", Flag(), False, "use rows with missing targets as unlabelled examples", TASK),
     Option("method", Choice(("ensemble", "relief", "reliefe")), "ensemble", "ranking method", TASK),
+    Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
+           "hierarchy weights w(l) = w0 * mean(w(parents)) (HMLC)", TASK, BOTH),
     # ensembles
     Option("ensemble", Choice(("rf", "bagging", "extra_trees")), "rf", "ensemble of PCTs", ENSEMBLES, ENS),
     Option("trees", Integer(lo=1, description="a positive integer"), 100, "number of trees", ENSEMBLES, ENS,
@@ -386,8 +388,6 @@ OPTIONS = (
            "farthest from / closest to the labelled ones", RELIEF, REL, field="influence", default_help="0.5,1.0"),
     Option("relief_mode", Choice(("auto", "broadcast", "tall")), "auto",
            "broadcast the data (small) or the sampled instances (tall data)", RELIEF, REL, field="mode"),
-    Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
-           "hierarchy weights w(l) = w0 * mean(w(parents))", RELIEF, REL),
     Option("relief_hmlc_squared", Flag(), False, "HMLC target distance without the square root, as CLUS computes it",
            RELIEF, REL, field="hmlc_squared"),
     Option("relief_hmlc_normaliser", Choice(("data", "hierarchy", "sum")), "data",

@@ -171,7 +171,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
     try:
         sc.setJobDescription("spark_fr: target moments (partitioned mode)")
         moments, n_rows = target_moments(blocks, target_type, classes)
-        fitted = target_type.fit_from_moments(moments, enc.names, classes)
+        fitted = target_type.fit_from_moments(moments, enc.names, classes, enc.label_weights(params.hmlc_w0))
         if n_rows < prep.n_rows:
             log.warning("%d rows without any known target value are not used (supervised ranking)",
                         prep.n_rows - n_rows)

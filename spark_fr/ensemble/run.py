@@ -83,7 +83,8 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
     if dropped:
         log.warning("%d rows without any known target value are not used (supervised ranking)", dropped)
     try:
-        fitted = prep.target_type.fit(Y[labelled], prep.encoder.names, prep.encoder.classes)
+        fitted = prep.target_type.fit(Y[labelled], prep.encoder.names, prep.encoder.classes,
+                                      prep.encoder.label_weights(params.hmlc_w0))
     except TaskError as err:
         raise InputError(str(err)) from None
     lower, upper, _ = encoded.bin_arrays()

@@ -100,7 +100,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     per_target : ndarray (T, D) or None
     """
     D = XR.shape[1]
-    T = Y.shape[1]
+    T = task.n_targets  # the first T columns of Y are the reported targets (SSL appends descriptive ones)
     joint = np.zeros(D)
     per_t = np.zeros((T, D)) if per_target else None
     oob = np.flatnonzero(weights == 0) if oob is None else np.asarray(oob, np.int64)
@@ -113,10 +113,10 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     e_base = task.elementwise_errors(y_oob, task.predict(proto[leaves]))
     base_sum = e_base.sum(axis=0)
     base_t = task.errors_from_sums(base_sum, counts)
-    base = _mean_known(base_t)
+    base = task.combine(base_t)
     if np.isnan(base):
         return joint, per_t
-    floor = task.error_floor(oob.size, T)
+    floor = task.error_floor(oob.size, Y.shape[1])
     floor_t = task.error_floor(oob.size, 1)
     for f in np.flatnonzero(np.diff(indptr)):
         pos, starts = positions[indptr[f]:indptr[f + 1]], first_nodes[indptr[f]:indptr[f + 1]]
@@ -129,13 +129,9 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         pos = pos[changed]
         e_new = task.elementwise_errors(y_oob[pos], task.predict(proto[new_leaves[changed]]))
         err_t = task.errors_from_sums(base_sum - e_base[pos].sum(axis=0) + e_new.sum(axis=0), counts)
-        joint[f] = (_mean_known(err_t) - base) / max(base, floor)
+        joint[f] = (task.combine(err_t) - base) / max(base, floor)
         if per_target:
             with np.errstate(invalid="ignore"):
-                per_t[:, f] = np.nan_to_num((err_t - base_t) / np.maximum(base_t, floor_t))
+                per_t[:, f] = np.nan_to_num((err_t[:T] - base_t[:T]) / np.maximum(base_t[:T], floor_t))
     return joint, per_t
 
-
-def _mean_known(e: np.ndarray) -> float:
-    e = e[~np.isnan(e)]
-    return float(e.mean()) if e.size else float("nan")

@@ -118,6 +118,11 @@ class TargetEncoder:
             return np.empty((n_rows, 0))
         return np.hstack([np.asarray(c, dtype=np.float64)[:, None] for c in columns])
 
+    def label_weights(self, w0: float) -> np.ndarray | None:
+        """Weights of the columns of ``Y`` in the task's impurity and error (HMLC: the hierarchy weights
+        ``w(l) = w0 * mean(w(parents))``); None: all columns weigh the same."""
+        return None
+
 
 @dataclass
 class ReliefTarget:
@@ -371,11 +376,21 @@ class FittedTask:
         counts = (~np.isnan(np.asarray(Y, dtype=np.float64))).sum(axis=0)
         return self.errors_from_sums(e.sum(axis=0), counts)
 
-    def error(self, Y: np.ndarray, pred: np.ndarray) -> float:
-        """Task error: the mean of the per-target errors over targets with known values."""
-        e = self.target_errors(Y, pred)
+    def combine(self, errors: np.ndarray) -> float:
+        """The task error from the per-target errors of :meth:`errors_from_sums`: here their mean over the
+        targets with known values (NaN when none is known)."""
+        e = np.asarray(errors, dtype=np.float64)
         e = e[~np.isnan(e)]
         return float(e.mean()) if e.size else float("nan")
+
+    def error(self, Y: np.ndarray, pred: np.ndarray) -> float:
+        """Task error (:meth:`combine` of the per-target errors)."""
+        return self.combine(self.target_errors(Y, pred))
+
+    @property
+    def n_targets(self) -> int:
+        """Targets reported per target (the first columns of ``Y`` and of the per-target errors)."""
+        return len(self.target_names)
 
     @staticmethod
     def error_floor(n_rows: int, n_targets: int = 1) -> float:
@@ -437,18 +452,22 @@ class TargetType:
         """Powers of two the moment columns are multiplied by, from their largest magnitudes (ones here)."""
         return np.ones(np.shape(maxabs))
 
-    def fit_from_moments(self, moments: ColumnMoments, target_names: list,
-                         classes: list | None = None) -> FittedTask:
-        """Fit the task from the moments of its columns over the training rows (see :class:`FittedTask`)."""
+    def fit_from_moments(self, moments: ColumnMoments, target_names: list, classes: list | None = None,
+                         label_weights: np.ndarray | None = None) -> FittedTask:
+        """Fit the task from the moments of its columns over the training rows (see :class:`FittedTask`).
+
+        ``label_weights`` are the encoder's :meth:`TargetEncoder.label_weights` (HMLC), None otherwise.
+        """
         raise TaskError(f"--method ensemble does not support the task '{self.name}'")
 
-    def fit(self, Y: np.ndarray, target_names: list, classes: list | None = None) -> FittedTask:
+    def fit(self, Y: np.ndarray, target_names: list, classes: list | None = None,
+            label_weights: np.ndarray | None = None) -> FittedTask:
         """Fit the task to its training targets in this process (the same as from distributed moments)."""
         C = self.moment_columns(Y, classes)
         with np.errstate(invalid="ignore"):
             maxabs = np.nanmax(np.abs(C), axis=0, initial=0.0) if C.size else np.zeros(C.shape[1])
         return self.fit_from_moments(column_moments(C, self.column_scale(np.nan_to_num(maxabs))), target_names,
-                                     classes)
+                                     classes, label_weights)
 
     # ----- Relief ---------------------------------------------------------------------------------------
     def summarize(self, Y: np.ndarray, hierarchy=None, n_classes: int = 0) -> TargetSummary:

@@ -100,15 +100,15 @@ class Classification(TargetType):
             classes = [str(c) for c in range(int(np.nanmax(Y[:, 0])) + 1)]
         return one_hot(Y[:, 0], len(classes))
 
-    def fit(self, Y, target_names, classes=None):
+    def fit(self, Y, target_names, classes=None, label_weights=None):
         Y = np.asarray(Y, dtype=np.float64)
         if Y.shape[1] != 1:
             raise TaskError("classification takes exactly one nominal target")
         if classes is None:
             classes = [str(c) for c in range(int(np.nanmax(Y[:, 0])) + 1)]
-        return super().fit(Y, target_names, classes)
+        return super().fit(Y, target_names, classes, label_weights)
 
-    def fit_from_moments(self, moments, target_names, classes=None):
+    def fit_from_moments(self, moments, target_names, classes=None, label_weights=None):
         if not moments.count[0] > 0:
             raise TaskError(f"target column '{target_names[0]}' has no known values")
         present = np.flatnonzero(moments.mean > 0)

@@ -33,6 +33,9 @@ class HierarchyEncoder(TargetEncoder):
     def encode(self, columns, n_rows):
         return np.asarray(self.hierarchy.label_matrix(columns[0]), dtype=np.float64)
 
+    def label_weights(self, w0):
+        return np.asarray(self.hierarchy.weights(w0), np.float64)
+
 
 class HMLC(TargetType):
     """Label sets over a hierarchy (see the module docstring)."""

@@ -78,7 +78,7 @@ class MLC(TargetType):
         return LabelEncoder([c.name for c in columns], [c.categories if c.kind == "nominal" else None
                                                          for c in columns])
 
-    def fit_from_moments(self, moments, target_names, classes=None):
+    def fit_from_moments(self, moments, target_names, classes=None, label_weights=None):
         return fit_numeric_columns(self.name, moments, target_names, FittedMLC)
 
     def relief_target(self, Y, params, *, summary=None, semi_supervised=False, n_classes=None, hierarchy=None):

@@ -67,12 +67,12 @@ class Regression(TargetType):
     def column_scale(self, maxabs):
         return scale_for(maxabs)
 
-    def fit(self, Y, target_names, classes=None):
+    def fit(self, Y, target_names, classes=None, label_weights=None):
         if self.single and np.shape(Y)[1] != 1:
             raise TaskError("regression takes exactly one numeric target; use --task mtr for several")
-        return super().fit(Y, target_names, classes)
+        return super().fit(Y, target_names, classes, label_weights)
 
-    def fit_from_moments(self, moments, target_names, classes=None):
+    def fit_from_moments(self, moments, target_names, classes=None, label_weights=None):
         return fit_numeric_columns(self.name, moments, target_names)
 
     def relief_target(self, Y, params, *, summary=None, semi_supervised=False, n_classes=None, hierarchy=None):
