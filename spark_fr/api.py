@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 #: the ranking methods: their parameter objects, their run and kernel warm-up (module, function), and whether
 #: they take unlabelled rows
 METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_ensemble"),
-                        "warm_up": ("ensemble.spark", "warm_up_kernels"), "semi_supervised": False},
+                        "warm_up": ("ensemble.spark", "warm_up_kernels"), "semi_supervised": True},
            "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"),
                       "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": True}}
 
@@ -88,6 +88,12 @@ def check_options(opts: dict, method: str, given: set) -> object:
     if semi and not METHODS[method]["semi_supervised"]:
         supported = ", ".join(f"--method {m}" for m, d in METHODS.items() if d["semi_supervised"])
         raise InputError(f"--semi-supervised is available with {supported} in this version")
+    if semi and task != "auto" and not tasks.get(task).supervised:
+        raise InputError(f"--semi-supervised needs targets; --task {task} has none")
+    if "ssl_weight" in given and not semi:
+        raise InputError("--ssl-weight applies to semi-supervised ranking: add --semi-supervised")
+    if opts.get("per_target") and task != "auto" and not tasks.get(task).supervised:
+        raise InputError(f"--per-target needs targets; --task {task} has none")
     params = METHODS[method]["params"].from_options(opts)
     params.check()
     return params

@@ -112,6 +112,27 @@ class Real(Kind):
 
 
 @dataclass(frozen=True)
+class RealOrWord(Real):
+    """A number in a range, or one of some words (e.g. ``auto``)."""
+
+    words: tuple = ()
+
+    def parse(self, text, opt):
+        t = str(text).strip()
+        return t if t in self.words else super().parse(t, opt)
+
+    def coerce(self, value, opt):
+        if isinstance(value, str) and value.strip() in self.words:
+            return value.strip()
+        if isinstance(value, str):
+            return self.parse(value, opt)
+        return super().coerce(value, opt)
+
+    def fail(self, opt, value, where="", what=None):
+        super().fail(opt, value, where, what or " or ".join(self.words + (self.description,)))
+
+
+@dataclass(frozen=True)
 class Flag(Kind):
     """true or false; on the command line a flag (``--no-<name>`` too when ``negatable``)."""
 
@@ -334,19 +355,24 @@ OPTIONS = (
     Option("task", Choice(lambda: ("auto",) + task_registry.names()), "auto", "target type", TASK,
            default_help="inferred from the targets"),
     Option("semi_supervised", Flag(), False, "use rows with missing targets as unlabelled examples", TASK),
+    Option("ssl_weight", RealOrWord(lo=0.0, hi=1.0, words=("auto",), description="a number in [0, 1]"), None,
+           "semi-supervised ensembles: weight w of the targets in the impurity and the RF score's error (1 - w: "
+           "the features); auto chooses w in 0, 0.1, ..., 1 by internal 4-fold cross-validation", TASK, ENS,
+           default_help="0.5"),
     Option("method", Choice(("ensemble", "relief", "reliefe")), "ensemble", "ranking method", TASK),
     Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
            "hierarchy weights w(l) = w0 * mean(w(parents)) (HMLC)", TASK, BOTH),
     # ensembles
-    Option("ensemble", Choice(("rf", "bagging", "extra_trees")), "rf", "ensemble of PCTs", ENSEMBLES, ENS),
-    Option("trees", Integer(lo=1, description="a positive integer"), 100, "number of trees", ENSEMBLES, ENS,
-           estimator="numTrees"),
-    Option("scores", Names(choices=("symbolic", "genie3", "rf")), ("symbolic", "genie3", "rf"),
-           "comma list of symbolic, genie3, rf", ENSEMBLES, ENS, default_help="all three"),
+    Option("ensemble", Choice(("rf", "bagging", "extra_trees")), None, "ensemble of PCTs", ENSEMBLES, ENS,
+           default_help="rf; extra_trees with bootstrap for unsupervised"),
+    Option("trees", Integer(lo=1, description="a positive integer"), None, "number of trees", ENSEMBLES, ENS,
+           estimator="numTrees", default_help="100; 50 for mlc and hmlc"),
+    Option("scores", Names(choices=("symbolic", "genie3", "rf")), None,
+           "comma list of symbolic, genie3, rf", ENSEMBLES, ENS, default_help="all three; genie3,rf for unsupervised"),
     Option("per_target", Flag(), False, "add one ranking per target (MTR, MLC)", ENSEMBLES, BOTH),
     Option("max_features", CountOrFraction(words=("sqrt", "log2", "all")), None,
            "features tried per node: sqrt, log2, all, a count or a fraction", ENSEMBLES, ENS,
-           default_help="sqrt for rf, all otherwise"),
+           default_help="sqrt for rf, all otherwise; log2 for unsupervised"),
     Option("min_samples_leaf", Real(lo=1.0, description="a number >= 1"), 2.0, "minimal examples per leaf",
            ENSEMBLES, ENS),
     Option("max_depth", Integer(lo=0, description="an integer >= 0"), None, "maximal tree depth", ENSEMBLES, ENS,
@@ -575,6 +601,12 @@ def defaults_yaml() -> str:
             if isinstance(o.kind, Choice):
                 note += " [" + " | ".join(o.kind.choices) + "]"
             lines.append(f"{o.name}: {value}".ljust(34) + f"# {note}")
+    lines.append("# --- per-task ensemble defaults (the thesis' recommendations), for the options above left at null:")
+    for t in task_registry.TARGET_TYPES:
+        if t.ensemble_defaults:
+            shown = ", ".join(f"{k}: {'[' + ', '.join(v) + ']' if isinstance(v, list) else str(v).lower()}"
+                              for k, v in t.ensemble_defaults.items())
+            lines.append(f"#   {t.name}: {shown}")
     return "\n".join(lines) + "\n"
 
 

@@ -35,7 +35,12 @@ ARFF_HEAD = "@relation t\n@attribute a numeric\n@attribute b {x,y}\n@attribute c
     (["--scores", "genie3,shap"], "--scores must be"),
     (["--min-samples-leaf", "0"], "--min-samples-leaf must be a number >= 1"),
     (["--symbolic-weight", "2"], "--symbolic-weight must be in (0, 1]"),
-    (["--ensemble", "extra_trees", "--scores", "rf"], "RF score needs bootstrapping"),
+    (["--ensemble", "extra_trees", "--scores", "rf"], "--scores rf needs out-of-bag rows, and extra_trees without "
+                                                     "bootstrapping has none"),
+    (["--ensemble", "extra_trees", "--scores", "genie3,rf"], "add --bootstrap or leave rf out of --scores"),
+    (["--ssl-weight", "0.3"], "--ssl-weight applies to semi-supervised ranking: add --semi-supervised"),
+    (["--semi-supervised", "--ssl-weight", "1.5"], "--ssl-weight must be auto or a number in [0, 1], not 1.5"),
+    (["--semi-supervised", "--ssl-weight", "most"], "--ssl-weight must be auto or a number in [0, 1], not 'most'"),
 ])
 def test_bad_parameters(spark, datasets, tmp_path, capsys, args, fragment):
     out_dir = tmp_path / "out"
@@ -73,9 +78,10 @@ def test_constant_and_all_missing_features_rank_last_with_zero_importance(spark,
     (["--method", "relief", "--relief-influence", "0.9,0.1"], "--relief-influence must be w0,w1"),
     (["--method", "relief", "--hmlc-w0", "0"], "--hmlc-w0 must be in (0, 1]"),
     (["--method", "relief", "--task", "hmlc"], "HMLC needs a label hierarchy"),
-    (["--semi-supervised"], "--semi-supervised is available with --method relief"),
     (["--method", "relief", "--task", "unsupervised"], "--task unsupervised takes no --targets"),
-    (["--task", "unsupervised"], "--method ensemble does not support the task 'unsupervised'"),
+    (["--task", "unsupervised"], "--task unsupervised takes no --targets"),
+    (["--semi-supervised", "--task", "unsupervised"], "--semi-supervised needs targets; --task unsupervised has none"),
+    (["--per-target", "--task", "unsupervised"], "--per-target needs targets; --task unsupervised has none"),
 ])
 def test_bad_relief_parameters(spark, datasets, tmp_path, capsys, args, fragment):
     out_dir = tmp_path / "out"

@@ -114,7 +114,8 @@ def test_estimator_params_are_derived_from_the_table():
     expected = {o.param_name for o in O.estimator_options()} | {"numTopFeatures", "selectionScore"}
     assert names == expected
     assert {"numTrees", "targetCols", "reliefNeighbours", "maxFeatures", "seed"} <= names
-    assert ranker.getOrDefault("numTrees") == O.option("trees").default
+    assert ranker.getOrDefault("minSamplesLeaf") == O.option("min_samples_leaf").default
+    assert not ranker.isDefined("numTrees")  # its default depends on the task (spark_fr.rank resolves it)
     ranker.setParams(numTrees=7, reliefInfluence=[0.1, 0.3])
     assert ranker.rank_keywords() == {"trees": 7, "relief_influence": (0.1, 0.3)}
 

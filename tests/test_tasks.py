@@ -96,7 +96,7 @@ def test_fitting_scales_columns_whose_squares_overflow_by_a_power_of_two():
 
 def test_registry():
     assert tasks.names() == ("classification", "regression", "mtr", "mlc", "hmlc", "unsupervised")
-    assert tasks.names("ensemble") == ("classification", "regression", "mtr", "mlc")
+    assert tasks.names("ensemble") == ("classification", "regression", "mtr", "mlc", "unsupervised")
     assert set(tasks.names("relief")) == set(tasks.names())
     with pytest.raises(TaskError, match="unknown task 'multiclass'"):
         tasks.get("multiclass")

@@ -68,6 +68,9 @@ class Dataset:
         Targets named by a Mulan label file.
     default_target : str or None
         Target used when none is given (ARFF: the last attribute).
+    class_column : str or None
+        A column that is a class label by the file's layout (scikit-learn's CSVs); unsupervised ranking
+        leaves it out of the features.
     error_column : str or None
         Column carrying a parse error message per row (ARFF), checked by the statistics pass.
     hierarchy : object
@@ -83,6 +86,7 @@ class Dataset:
     source: str
     label_names: list | None = None
     default_target: str | None = None
+    class_column: str | None = None
     error_column: str | None = None
     hierarchy: object = None
     extra: dict = field(default_factory=dict)
@@ -231,6 +235,14 @@ def resolve(dataset: Dataset, targets=None, task: str = "auto", semi_supervised:
         if targets:
             raise InputError(f"--task {task} takes no --targets")
         targets = []
+        if dataset.class_column in names:
+            log.info("unsupervised: the class column '%s' of the file's layout is not a feature",
+                     dataset.class_column)
+            names = [n for n in names if n != dataset.class_column]
+            features = [c for c in dataset.columns if c.name in names and c.kind in ("numeric", "nominal")]
+            if not features:
+                raise InputError(f"no feature columns in {dataset.source} besides the class column")
+            return TaskSpec(features, [], task, semi_supervised)
     elif not targets:
         if dataset.label_names:
             targets = list(dataset.label_names)

@@ -15,23 +15,50 @@ from .patches import patch_size
 log = logging.getLogger(__name__)
 
 
+#: the defaults of the options whose default depends on the task (a target type's ``ensemble_defaults``
+#: replaces them; see conf/defaults.yaml)
+GENERAL_DEFAULTS = {"ensemble": "rf", "trees": 100, "scores": ["symbolic", "genie3", "rf"], "max_features": None,
+                    "bootstrap": None}
+
+
 class EnsembleParams(MethodParams):
     """Ensemble settings; attributes as in :mod:`spark_fr.options` (``ensemble``, ``trees``, ``scores``,
     ``per_target``, ``max_features``, ``min_samples_leaf``, ``max_depth``, ``bootstrap``,
-    ``resample_constant``, ``symbolic_weight``, ``seed``)."""
+    ``resample_constant``, ``symbolic_weight``, ``ssl_weight``, ``seed``).
+
+    Options the user leaves unset take the general defaults (:data:`GENERAL_DEFAULTS`) until the task is
+    known; :meth:`for_task` then applies the target type's recommended settings to them.
+    """
 
     method = "ensemble"
 
     def _derive(self) -> None:
+        self.unset = sorted(k for k in GENERAL_DEFAULTS if getattr(self, k) is None)
+        for k in self.unset:
+            value = GENERAL_DEFAULTS[k]
+            setattr(self, k, list(value) if isinstance(value, list) else value)
         if self.bootstrap is None:
             self.bootstrap = self.ensemble != "extra_trees"
 
+    def for_task(self, target_type) -> "EnsembleParams":
+        """These parameters with the target type's ``ensemble_defaults`` for the options left unset."""
+        values = {k: v for k, v in self.to_dict().items() if k not in self.unset}
+        values.update({k: v for k, v in target_type.ensemble_defaults.items() if k in self.unset})
+        out = EnsembleParams(**values)
+        out.unset = self.unset
+        out.check()
+        return out
+
     def check(self) -> None:
-        """The RF score needs out-of-bag rows: without bootstrapping it is skipped, and something must remain."""
+        """The RF score needs out-of-bag rows: asked for explicitly without bootstrapping, it is an error; by
+        default it is left out. Something must remain."""
         scores = self.effective_scores()
         if "rf" in self.scores and "rf" not in scores:
-            log.warning("the RF score needs out-of-bag rows, and %s without bootstrapping has none: it is "
-                        "skipped (add --bootstrap to compute it)", self.ensemble)
+            if "scores" not in self.unset:
+                raise InputError(f"--scores rf needs out-of-bag rows, and {self.ensemble} without bootstrapping "
+                                 f"has none: add --bootstrap or leave rf out of --scores")
+            log.info("the RF score is not computed: %s without bootstrapping has no out-of-bag rows",
+                     self.ensemble)
         if not scores:
             raise InputError("no score left to compute: the RF score needs bootstrapping (--bootstrap)")
 

@@ -55,6 +55,11 @@ def labelled_block(b: dict) -> dict:
             "keys": b["keys"][keep]}
 
 
+def clustering_block(b: dict) -> dict:
+    """Every row of a block, its ``Y`` followed by its feature values (semi-supervised, unsupervised)."""
+    return {"codes": b["codes"], "Y": np.ascontiguousarray(np.hstack([b["Y"], b["scaled"]])), "keys": b["keys"]}
+
+
 # ----- moments of the targets ---------------------------------------------------------------------------
 def target_moments(blocks, target_type, classes) -> tuple:
     """(ColumnMoments of the task's moment columns, number of rows), from three passes over the blocks."""
@@ -139,7 +144,7 @@ def plan_groups(n_trees: int, parallelism: int, groups_per_core: int = 2, n_feat
     return contiguous_groups(n_trees, n_groups)
 
 
-def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
+def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None, on_features: bool = False) -> tuple:
     """Grow and score ``params.trees`` trees in partitioned mode (see the module sketch).
 
     Parameters
@@ -148,6 +153,10 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
     prep : spark_fr.data.prepare.PreparedInput
         The prepared input (its encoding pass is run here, distributed).
     params : EnsembleParams
+    target_type : TargetType, optional
+        The run's type (default: the prepared one); with ``on_features``, one whose ``Y`` is followed by the
+        feature values (:mod:`spark_fr.tasks.semi_supervised`), and every row is used.
+    on_features : bool
 
     Returns
     -------
@@ -159,20 +168,20 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams) -> tuple:
     sc = spark.sparkContext
     t0 = time.perf_counter()
     warm_up_kernels()
-    target_type, enc = prep.target_type, prep.encoder
+    target_type, enc = target_type or prep.target_type, prep.encoder
     classes = enc.classes
     bins = prep.plan.bins
     nominal = np.array([b.nominal for b in bins], bool)
     from ..data.binning import stack_bins
 
     lower, upper, _ = stack_bins(bins)
-    blocks = block_rdd(prep, spark).map(labelled_block).filter(lambda b: b["keys"].size > 0) \
+    blocks = block_rdd(prep, spark).map(clustering_block if on_features else labelled_block).filter(lambda b: b["keys"].size > 0) \
         .persist(StorageLevel.MEMORY_AND_DISK)
     try:
         sc.setJobDescription("spark_fr: target moments (partitioned mode)")
         moments, n_rows = target_moments(blocks, target_type, classes)
         fitted = target_type.fit_from_moments(moments, enc.names, classes, enc.label_weights(params.hmlc_w0))
-        if n_rows < prep.n_rows:
+        if n_rows < prep.n_rows and not on_features:
             log.warning("%d rows without any known target value are not used (supervised ranking)",
                         prep.n_rows - n_rows)
         sc.setJobDescription("spark_fr: repeated rows (partitioned mode)")

@@ -4,7 +4,10 @@ Sketch
 ------
     prepared <- persisted, counted, statistics, bins, target type        spark_fr.data.prepare
     encoded  <- bin codes collected on the driver in canonical order     spark_fr.data.blocks  (broadcast)
-    fitted   <- the target type fitted to the rows with a known target   spark_fr.tasks
+    type     <- the target type, with the features as clustering attributes too for semi-supervised and
+                unsupervised ranking (spark_fr.tasks.semi_supervised); the task's default options
+    fitted   <- the type fitted to the rows with a known target (all rows  spark_fr.tasks
+                when clustering on the features); --ssl-weight auto: w by internal cross-validation
     mode     <- broadcast when the encoded data fits --max-broadcast-mb, else partitioned
     scores   <- trees grown and scored on Spark: broadcast mode             spark_fr.ensemble.spark
                 or partitioned mode (rows shuffled to their tree groups)    spark_fr.ensemble.partitioned
@@ -19,12 +22,17 @@ from ..data.blocks import collect_encoded
 from ..data.prepare import prepare
 from ..errors import InputError
 from ..results import MethodRun
+from .. import tasks
 from ..tasks import TaskError
+from ..tasks.descriptive import DescriptiveLayout
 from .params import EnsembleParams
 from .spark import rank_trees_on_spark
 from .trees import TreeData
 
 log = logging.getLogger(__name__)
+
+#: the SSL weight when none is given (the middle of the thesis' grid; ``auto`` searches the grid)
+DEFAULT_SSL_WEIGHT = 0.5
 
 
 def broadcast_bytes(n_rows: int, n_features: int, n_columns: int, rf_score: bool) -> float:
@@ -32,20 +40,27 @@ def broadcast_bytes(n_rows: int, n_features: int, n_columns: int, rf_score: bool
     return n_rows * (n_features * (2 if rf_score else 1) + 8.0 * (3 * n_columns + 1))
 
 
-def derived_settings(params: EnsembleParams, n_features: int) -> dict:
-    """What the options resolve to for this input (recorded in the output's params)."""
-    out = {"features_per_node": params.features_per_node(n_features)}
+def derived_settings(params: EnsembleParams, n_features: int, ssl_weight: float | None = None) -> dict:
+    """What the options resolve to for this input (recorded in the output's params): the task's defaults for
+    the options left unset, the features per node and per tree, the SSL weight used."""
+    out = {k: getattr(params, k) for k in params.unset}
+    out["bootstrap"] = params.bootstrap
+    out["features_per_node"] = params.features_per_node(n_features)
     patch = params.patch_size(n_features)
     if patch is not None:
         out["features_per_tree"] = patch
+    if ssl_weight is not None:
+        out["ssl_weight"] = ssl_weight
     return out
 
 
-def choose_mode(params: EnsembleParams, prep) -> str:
+def choose_mode(params: EnsembleParams, prep, on_features: bool = False) -> str:
     """``--ensemble-mode``, or for auto: broadcast up to ``--max-broadcast-mb``, partitioned above."""
     if params.ensemble_mode != "auto":
         return params.ensemble_mode
     columns = max(len(prep.encoder.names), len(prep.encoder.classes or []))
+    if on_features:
+        columns += len(prep.plan.features)
     size = broadcast_bytes(prep.n_rows, len(prep.plan.features), columns, "rf" in params.effective_scores())
     mode = "broadcast" if size <= params.max_broadcast_mb * 2 ** 20 else "partitioned"
     log.info("ensemble mode %s: %.0f MB of encoded data (broadcast up to %.0f MB)", mode, size / 2 ** 20,
@@ -53,17 +68,56 @@ def choose_mode(params: EnsembleParams, prep) -> str:
     return mode
 
 
+def clusters_on_features(spec, semi_supervised: bool) -> bool:
+    """Whether the trees cluster on the features too: semi-supervised (SSL-PCT) or unsupervised ranking."""
+    return semi_supervised or (spec.task != "auto" and not tasks.get(spec.task).supervised)
+
+
+def clustering_type(prep, params: EnsembleParams, on_features: bool):
+    """The run's target type: the prepared one, or it with the features as clustering attributes."""
+    if not on_features:
+        return prep.target_type
+    weight = {None: DEFAULT_SSL_WEIGHT, "auto": 1.0}.get(params.ssl_weight, params.ssl_weight)
+    return prep.target_type.with_descriptive(DescriptiveLayout.of_bins(prep.plan.bins), weight)
+
+
+def training_rows(Y: np.ndarray, n_targets: int, on_features: bool) -> np.ndarray:
+    """Mask of the rows the trees learn from: those with a known target, or all of them when the trees
+    cluster on the features (unlabelled rows then count through the features); logs what is left out."""
+    targets = Y[:, :n_targets]
+    labelled = ~np.all(np.isnan(targets), axis=1) if n_targets else np.zeros(Y.shape[0], bool)
+    if on_features:
+        if n_targets:
+            log.info("semi-supervised: %d labelled and %d unlabelled rows", int(labelled.sum()),
+                     int((~labelled).sum()))
+            if labelled.all():
+                log.warning("--semi-supervised: every row has a known target, so there are no unlabelled rows; "
+                            "the features still take part in the impurity with weight 1 - w")
+        return np.ones(Y.shape[0], bool)
+    dropped = int((~labelled).sum())
+    if dropped:
+        log.warning("%d rows without any known target value are not used (supervised ranking; "
+                    "--semi-supervised uses them)", dropped)
+    return labelled
+
+
 def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised: bool = False) -> MethodRun:
     """Rank the features of ``dataset`` with a PCT ensemble (see the module sketch)."""
-    prep = prepare(dataset, spec, outputs=("codes",), method="ensemble", spark=spark,
-                   force_executors=params.ensemble_mode == "partitioned")
+    on_features = clusters_on_features(spec, semi_supervised)
+    prep = prepare(dataset, spec, outputs=("codes", "scaled") if on_features else ("codes",), method="ensemble",
+                   spark=spark, force_executors=params.ensemble_mode == "partitioned")
     try:
-        mode = choose_mode(params, prep)
+        params = params.for_task(prep.target_type)
+        target_type = clustering_type(prep, params, on_features)
+        mode = choose_mode(params, prep, on_features)
         if mode == "partitioned":
             from .partitioned import rank_trees_partitioned
 
+            if params.ssl_weight == "auto" and semi_supervised:
+                raise InputError("--ssl-weight auto is not available in partitioned mode (the data does not fit "
+                                 "--max-broadcast-mb): give a weight, e.g. --ssl-weight 0.5")
             try:
-                results, info = rank_trees_partitioned(spark, prep, params)
+                results, info = rank_trees_partitioned(spark, prep, params, target_type, on_features)
             except TaskError as err:
                 raise InputError(str(err)) from None
             timings = dict(prep.timings)
@@ -71,32 +125,35 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
             D = len(spec.feature_names)
             return MethodRun(spec.feature_names, prep.usable, results, prep.encoder.names, prep.task,
                              info.pop("rows_used"), prep.n_rows, info, timings,
-                             derived_settings(params, D))
+                             derived_settings(params, D, target_type.weight if semi_supervised else None))
         encoded = collect_encoded(prep, spec.feature_names, spark)
     finally:
         prep.release()
     log.info("encoded %d rows x %d features (task %s) in %.1f s", encoded.n_rows, encoded.n_features,
              prep.task, sum(encoded.timings.values()))
-    Y = encoded.Y
-    labelled = ~np.all(np.isnan(Y), axis=1)
-    dropped = int((~labelled).sum())
-    if dropped:
-        log.warning("%d rows without any known target value are not used (supervised ranking)", dropped)
+    Y = np.hstack([encoded.Y, encoded.scaled]) if on_features else encoded.Y
+    rows = training_rows(Y, encoded.Y.shape[1], on_features)
     try:
-        fitted = prep.target_type.fit(Y[labelled], prep.encoder.names, prep.encoder.classes,
-                                      prep.encoder.label_weights(params.hmlc_w0))
+        fitted = target_type.fit(Y[rows], prep.encoder.names, prep.encoder.classes,
+                                 prep.encoder.label_weights(params.hmlc_w0))
     except TaskError as err:
         raise InputError(str(err)) from None
     lower, upper, _ = encoded.bin_arrays()
-    Yl = fitted.targets(Y[labelled])
-    tree_data = TreeData(np.ascontiguousarray(encoded.codes[:, labelled]), encoded.nominal, lower, upper,
+    Yl = fitted.targets(Y[rows])
+    tree_data = TreeData(np.ascontiguousarray(encoded.codes[:, rows]), encoded.nominal, lower, upper,
                          np.ascontiguousarray(fitted.clustering_matrix(Yl)), Yl, fitted.prototype_columns(Yl),
-                         encoded.row_keys[labelled], fitted)
-    results, info = rank_trees_on_spark(spark, tree_data, params)
+                         encoded.row_keys[rows], fitted)
+    info = {}
+    if on_features and semi_supervised and params.ssl_weight == "auto":
+        from .ssl_weight import choose_ssl_weight
+
+        tree_data, info["ssl_weight_search"] = choose_ssl_weight(spark, tree_data, params)
+    results, tree_info = rank_trees_on_spark(spark, tree_data, params)
+    info.update(tree_info)
     timings = dict(encoded.timings)
     timings["trees_s"] = info.pop("trees_s")
     info["encoded_on"] = encoded.encoded_on
     info["ensemble_mode"] = "broadcast"
     return MethodRun(encoded.feature_names, encoded.usable, results, prep.encoder.names, prep.task,
-                     int(labelled.sum()), encoded.n_rows, info, timings,
-                     derived_settings(params, encoded.n_features))
+                     int(rows.sum()), encoded.n_rows, info, timings,
+                     derived_settings(params, encoded.n_features, tree_data.task.weight if semi_supervised else None))

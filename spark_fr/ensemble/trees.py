@@ -144,7 +144,8 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
     weights = bagging.counts(index, data.row_keys)
     D = data.n_features
     scores = params.effective_scores()
-    track = params.per_target and "genie3" in scores and data.Y.shape[1] > 1
+    per_target = params.per_target and data.task.n_targets > 1
+    track = per_target and "genie3" in scores
     tree = grow_tree_of(data, params, index, weights, track)
     out = {}
     if "symbolic" in scores:
@@ -155,7 +156,6 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
             out[ScoreKey("genie3", per_target=True)] = pct_scores.genie3_per_target(tree, data.task.column_target,
                                                                  data.task.per_target_scale)
     if "rf" in scores:
-        per_target = params.per_target and data.Y.shape[1] > 1
         oob = np.flatnonzero(bagging.evaluated(index, data.row_keys, weights))
         seed = derive_seed(params.seed, index, Stream.GROW)
         joint, per_t = pct_scores.permutation_scores(tree, data.with_row_major().codes_rows, data.Y, data.proto,

@@ -213,12 +213,14 @@ def scan_records(lines, sep: str = ",", values: bool = False):
 
 
 class Header(NamedTuple):
-    """A file's header: its column names and the line they are on (``sep`` is the file's separator)."""
+    """A file's header: its column names and the line they are on (``sep`` is the file's separator);
+    ``present`` is False for a headerless file (names made up, every line is data)."""
 
     file: DataFile
     names: list
     line: int
     sep: str
+    present: bool = True
 
 
 def separator_of(path: str) -> str:
@@ -345,6 +347,18 @@ def sklearn_header(spark, file: DataFile):
     return n_features, [c.strip() for c in head[2:]]
 
 
+def headerless_numeric(spark, file: DataFile, sep: str) -> int | None:
+    """The number of fields if ``file``'s first line cannot be a header because it is data: only numbers,
+    some of them equal (as in scikit-learn's ``digits.csv.gz``); else None."""
+    rec = next(_records(spark, file, sep, values=True), None)
+    if rec is None or len(rec.fields) < 2:
+        return None
+    fields = [f.strip() for f in rec.fields]
+    if all(is_number(f) for f in fields) and len(set(fields)) < len(fields):
+        return len(fields)
+    return None
+
+
 def _is_int(text: str) -> bool:
     try:
         int(text)
@@ -373,7 +387,8 @@ def find_bad_record(spark, files: list, headers: dict, n_columns: int):
     """
     for f in files:
         records = _records(spark, f, headers[f.path].sep, values=False)
-        next(records, None)
+        if headers[f.path].present:
+            next(records, None)
         for r in records:
             if not r.closed:
                 return f.path, r.quote_line, ("a quoted value opens here and is never closed (unterminated '\"'; "
@@ -393,7 +408,8 @@ def find_value(spark, files: list, headers: dict, column: str, predicate):
         h = headers[f.path]
         j = h.names.index(column)
         records = _records(spark, f, h.sep, values=True)
-        next(records, None)
+        if h.present:
+            next(records, None)
         for r in records:
             if j < len(r.fields) and predicate(r.fields[j]):
                 return f.path, r.line, r.fields[j]
@@ -427,14 +443,14 @@ def _normalise(path: str) -> str:
 class _Group:
     """Files with one header order, separator and dialect, read by Spark with one schema."""
 
-    def __init__(self, spark, order, sep, rfc, names, corrupt):
+    def __init__(self, spark, order, sep, rfc, names, corrupt, header=True):
         self.spark, self.order, self.sep, self.rfc = spark, list(order), sep, rfc
-        self.names, self.corrupt, self.files = names, corrupt, []
+        self.names, self.corrupt, self.files, self.header = names, corrupt, [], header
 
     def read(self, file_column: str | None = None):
         schema = T.StructType([T.StructField(c, T.StringType()) for c in self.order] +
                               [T.StructField(self.corrupt, T.StringType())])
-        reader = (self.spark.read.option("header", True).option("sep", self.sep).option("mode", "PERMISSIVE")
+        reader = (self.spark.read.option("header", self.header).option("sep", self.sep).option("mode", "PERMISSIVE")
                   .option("columnNameOfCorruptRecord", self.corrupt))
         if self.rfc:
             reader = reader.option("multiLine", True).option("escape", '"')
@@ -451,9 +467,9 @@ def _groups(spark, headers: list, names: list, corrupt: str, rfc_files=frozenset
     groups = {}
     for h in headers:
         rfc = h.file.path in rfc_files
-        key = (tuple(h.names), h.sep, rfc)
+        key = (tuple(h.names), h.sep, rfc, h.present)
         if key not in groups:
-            groups[key] = _Group(spark, h.names, h.sep, rfc, names, corrupt)
+            groups[key] = _Group(spark, h.names, h.sep, rfc, names, corrupt, h.present)
         groups[key].files.append(h.file)
     return list(groups.values())
 
@@ -493,13 +509,18 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
     source = path if isinstance(path, str) else ", ".join(path)
     files = csv_files(spark, path)
     case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-    sk = sklearn_header(spark, files[0]) if len(files) == 1 and (sep or separator_of(files[0].path)) == "," else None
+    single_comma = len(files) == 1 and (sep or separator_of(files[0].path)) == ","
+    sk = sklearn_header(spark, files[0]) if single_comma else None
+    headerless = headerless_numeric(spark, files[0], ",") if single_comma and sk is None else None
     headers = []
     for f in files:
-        h = read_header(spark, f, sep or separator_of(f.path), case_sensitive) if sk is None else None
+        h = read_header(spark, f, sep or separator_of(f.path), case_sensitive) if sk is None and not headerless \
+            else None
         if sk is not None:
             n_features = sk[0]
             h = Header(f, [f"x{i + 1}" for i in range(n_features)] + ["target"], 1, ",")
+        elif headerless:
+            h = Header(f, [f"x{i + 1}" for i in range(headerless - 1)] + ["target"], 0, ",", False)
         if h is None:
             if len(files) == 1:
                 raise InputError(f"{f.path}: no header line (the file holds only blank lines)")
@@ -552,11 +573,16 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
             exprs.append(F.when(_known(c), F.trim(qcol(c))).alias(c))
     typed = df.select(*exprs)
     default_target = None
+    if headerless:
+        default_target = "target"
+        log.info("%s: no header line (the first line is numbers, some equal): columns x1..x%d and the class "
+                 "column 'target' (the last one, as in scikit-learn's headerless CSVs)", source, headerless - 1)
     if sk is not None:
         typed = _sklearn_classes(spark, groups, names, corrupt, files, by_path, typed, class_names, stats)
         default_target = "target"
         log.info("%s: scikit-learn CSV layout: %d features x1..x%d, class column 'target'", source, sk[0], sk[0])
-    return Dataset(typed, columns_of_dataframe(typed), source, default_target=default_target)
+    return Dataset(typed, columns_of_dataframe(typed), source, default_target=default_target,
+                   class_column=default_target)
 
 
 def _known(c):

@@ -59,7 +59,8 @@ def genie3_per_target(tree: Tree, column_target: np.ndarray, per_target_scale: n
     D = tree.column_gain.shape[0]
     out = np.zeros((T, D))
     for k, t in enumerate(column_target):
-        out[t] += tree.column_gain[:, k]
+        if t >= 0:  # -1: a clustering column that is no target (the features of SSL trees)
+            out[t] += tree.column_gain[:, k]
     return out * per_target_scale[:, None]
 
 

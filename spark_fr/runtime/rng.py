@@ -35,6 +35,7 @@ class Stream(IntEnum):
     PERMUTATION = 2     #: the RF score's permutation of one feature (index = the feature)
     OOB_SAMPLE = 3      #: which out-of-bag rows the RF score of a tree evaluates (when they are capped)
     PATCH = 4           #: which features a tree may use (random patches, wide mode)
+    SSL_FOLD = 5        #: the cross-validation fold of a labelled row (--ssl-weight auto)
     RELIEF_SAMPLE = 7   #: the order in which Relief samples its instances
 
 

@@ -237,6 +237,10 @@ class ColumnMoments:
     def from_passes(cls, first: PartialSums, second: PartialSums, scale: np.ndarray) -> "ColumnMoments":
         return cls(first.counts, _mean(first), second.sums.value(), scale)
 
+    def part(self, columns: slice) -> "ColumnMoments":
+        """The moments of some of the columns."""
+        return ColumnMoments(self.count[columns], self.mean[columns], self.m2[columns], self.scale[columns])
+
 
 def _mean(first: PartialSums) -> np.ndarray:
     c = first.counts
@@ -392,6 +396,17 @@ class FittedTask:
         """Targets reported per target (the first columns of ``Y`` and of the per-target errors)."""
         return len(self.target_names)
 
+    def default_errors(self) -> np.ndarray:
+        """Per-target error of the default model (the training prototype for every row) on the training set:
+        1 for the relative MSE of the mean here (0 for a constant target). Semi-supervised errors are relative
+        to it (the thesis' alpha_j of the SSL error)."""
+        return np.where(self.train_variance > 0, 1.0, 0.0)
+
+    def normalised_scale(self) -> float:
+        """Factor that makes the task impurity the thesis' normalised one (each single-target impurity divided
+        by its training value; SSL mixes it with the descriptive part): 1 here, the impurity already is."""
+        return 1.0
+
     @staticmethod
     def error_floor(n_rows: int, n_targets: int = 1) -> float:
         """Smallest error a relative increase is divided by: one unit mistake among ``n_rows`` rows.
@@ -426,6 +441,8 @@ class TargetType:
     name = ""
     methods = frozenset({"ensemble", "relief"})
     supervised = True
+    #: ensemble options the thesis recommends for the type, used where the user sets none (conf/defaults.yaml)
+    ensemble_defaults: dict = {}
     #: ``--task auto`` asks the types with a lower value first (a hierarchy before labels before classes)
     inference_priority = 50
 
@@ -468,6 +485,13 @@ class TargetType:
             maxabs = np.nanmax(np.abs(C), axis=0, initial=0.0) if C.size else np.zeros(C.shape[1])
         return self.fit_from_moments(column_moments(C, self.column_scale(np.nan_to_num(maxabs))), target_names,
                                      classes, label_weights)
+
+    def with_descriptive(self, layout, weight: float) -> "TargetType":
+        """This type with the descriptive attributes as clustering attributes too (SSL-PCT): the impurity is
+        ``weight * (this type's) + (1 - weight) * (the features')`` (:mod:`spark_fr.tasks.semi_supervised`)."""
+        from .semi_supervised import WithDescriptive
+
+        return WithDescriptive(self, layout, weight)
 
     # ----- Relief ---------------------------------------------------------------------------------------
     def summarize(self, Y: np.ndarray, hierarchy=None, n_classes: int = 0) -> TargetSummary:

@@ -44,6 +44,15 @@ class FittedClassification(FittedTask):
     def errors_from_sums(self, sums, counts):
         return mean_known(sums, counts)
 
+    def default_errors(self):
+        """The misclassification rate of the majority class."""
+        return np.array([1.0 - float(np.max(self.center))])
+
+    def normalised_scale(self):
+        """1 / Gini(E_train): the impurity (the Gini index) relative to its training value."""
+        gini = float(np.sum(self.center * (1.0 - self.center)))
+        return 1.0 / gini if gini > 0 else 0.0
+
 
 class NumericClassEncoder(TargetEncoder):
     """Class index of each value of a numeric target among its distinct values (NaN = missing)."""

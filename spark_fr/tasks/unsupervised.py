@@ -4,7 +4,11 @@ Sketch
 ------
 * Chosen with ``--task unsupervised`` only (never inferred), without ``--targets``.
 * Relief (URelief): d_Y = d_X, the descriptive distance, for every pair of rows.
-* Ensembles: not yet (the issue "PCT ensembles for hierarchies, partial labels and no labels").
+* Ensembles: clustering trees (thesis Ch. 7): every feature is a clustering attribute, with the normalised
+  variance / Gini impurity, the leaf prototype (mean / most frequent category) as prediction and its
+  reconstruction error as the RF score's error (:mod:`spark_fr.tasks.semi_supervised` with no target,
+  :mod:`spark_fr.tasks.descriptive`). The thesis' configuration is the default: extra trees with bootstrap,
+  ceil(log2 D) features per node, 100 fully grown trees, Genie3 and RF scores (Symbolic on request).
 """
 from __future__ import annotations
 
@@ -18,12 +22,18 @@ class Unsupervised(TargetType):
     """No targets (see the module docstring)."""
 
     name = "unsupervised"
-    methods = frozenset({"relief"})
     supervised = False
+    ensemble_defaults = {"ensemble": "extra_trees", "bootstrap": True, "max_features": "log2", "trees": 100,
+                         "scores": ["genie3", "rf"]}
 
     def check(self, columns):
         if columns:
             raise TaskError("--task unsupervised takes no --targets")
+
+    def with_descriptive(self, layout, weight):
+        from .semi_supervised import WithDescriptive
+
+        return WithDescriptive(None, layout, 0.0)
 
     def relief_target(self, Y, params, *, summary=None, semi_supervised=False, n_classes=None, hierarchy=None):
         Y = np.asarray(Y, dtype=np.float64)

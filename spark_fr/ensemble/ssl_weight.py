@@ -1,0 +1,128 @@
+"""``--ssl-weight auto``: the semi-supervised weight w chosen by internal cross-validation, as in the thesis
+(Sec. 2.3: w from {0, 0.1, ..., 1}; 4 folds as in the SSL journal paper).
+
+Sketch
+------
+    folds <- each labelled row in one of 4 folds, by a seeded hash of its row key (unlabelled rows always train)
+    for every (fold k, weight w): one unit of work (in the driver or as Spark tasks, spark_fr.runtime.spark)
+        Z_w   <- [sqrt(w) Z_T | sqrt(1 - w) Z_D]                   (the run's clustering matrix for weight w)
+        trees <- min(--trees, CV_TREES) trees of the run's ensemble on the rows outside fold k (their bootstrap
+                 counts as in the run; fold k's rows weigh 0)
+        error <- the task's own target error (relative MSE, misclassification rate, Hamming loss, ...) of the
+                 trees' mean prototype on fold k's labelled rows
+    w     <- the weight with the lowest mean error over the folds; ties (within 1e-12) go to the larger w,
+             i.e. towards supervised ranking
+
+A unit depends only on (seed, fold, weight) and the data, so the choice is the same wherever units run.
+The search costs ``4 * 11 * min(--trees, CV_TREES)`` trees; its errors are recorded in ``run.json``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+
+import numpy as np
+
+from ..pct.tree import leaf_prototypes
+from ..runtime.rng import Stream, derive_seed, hash_uniform
+from ..runtime.spark import run_units
+from .params import EnsembleParams
+from .spark import estimate_tree_seconds
+from .trees import TreeData, grow_tree_of
+
+log = logging.getLogger(__name__)
+
+#: the weights tried, the folds, and the trees of each cross-validation ensemble at most
+WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
+FOLDS = 4
+CV_TREES = 25
+
+
+def fold_of(seed: int, keys: np.ndarray, folds: int = FOLDS) -> np.ndarray:
+    """The cross-validation fold of each row key (a function of the seed and the key only)."""
+    u = hash_uniform(derive_seed(seed, 0, Stream.SSL_FOLD), np.asarray(keys, np.uint64))
+    return np.minimum((u * folds).astype(np.int64), folds - 1)
+
+
+def fold_error(data: TreeData, zt: np.ndarray, zd: np.ndarray, params: EnsembleParams, fold: int,
+               weight: float, n_trees: int) -> float:
+    """Target error, on fold ``fold``'s labelled rows, of ``n_trees`` trees grown with SSL weight ``weight`` on
+    the other rows (see the module sketch); NaN when the fold has no labelled row."""
+    task = data.task.with_weight(weight)
+    labelled = task.labelled_rows(data.Y)
+    test = np.flatnonzero(labelled & (fold_of(params.seed, data.row_keys) == fold))
+    if test.size == 0:
+        return float("nan")
+    Z = np.ascontiguousarray(np.hstack([zt * math.sqrt(weight), zd * math.sqrt(1.0 - weight)]))
+    fold_data = dataclasses.replace(data, Z=Z, task=task).with_row_major()
+    bagging = fold_data.sampling(params)
+    default = task.default_prototype()
+    total = np.zeros((test.size, default.shape[0]))
+    for t in range(n_trees):
+        weights = bagging.counts(t, fold_data.row_keys)
+        weights[test] = 0.0
+        tree = grow_tree_of(fold_data, params, t, weights, False)
+        protos = leaf_prototypes(tree, fold_data.proto, weights, default)
+        total += protos[tree.apply(fold_data.codes_rows, test)]
+    return task.target_error(fold_data.Y[test], task.predict(total / n_trees))
+
+
+def choose_ssl_weight(spark, data: TreeData, params: EnsembleParams) -> tuple:
+    """Choose w by cross-validation; return (the data with the chosen weight's task and Z, the search's record).
+
+    Parameters
+    ----------
+    spark : SparkSession
+    data : TreeData
+        The run's data, its task a :class:`spark_fr.tasks.semi_supervised.FittedClustering`.
+    params : EnsembleParams
+
+    Returns
+    -------
+    data : TreeData
+    record : dict
+        ``{"weights": [...], "errors": [mean error per weight], "chosen": w, "trees": n, "folds": 4}``.
+    """
+    zt, zd = data.task.part_matrices(data.Y)
+    n_trees = min(params.trees, CV_TREES)
+    units = [(k, i) for k in range(FOLDS) for i in range(len(WEIGHTS))]
+
+    def work(payload, chunk):
+        d, a, b = payload
+        out = np.full((FOLDS, len(WEIGHTS)), np.nan)
+        for k, i in chunk:
+            out[k, i] = fold_error(d, a, b, params, k, WEIGHTS[i], n_trees)
+        return out
+
+    def merge(x, y):
+        return np.where(np.isnan(x), y, x)
+
+    def plan(left, parallelism):
+        return [left[i:i + 1] for i in range(len(left))]
+
+    seconds = estimate_tree_seconds(data, params) * n_trees * len(units)
+    log.info("--ssl-weight auto: %d folds x %d weights, %d trees each", FOLDS, len(WEIGHTS), n_trees)
+    errors, _, _ = run_units(spark, (data, zt, zd), units, work, merge, np.full((FOLDS, len(WEIGHTS)), np.nan), plan,
+                             estimated_seconds=seconds, label="SSL weight folds",
+                             description="spark_fr: --ssl-weight auto (cross-validation)")
+    with np.errstate(invalid="ignore"):
+        mean = np.nanmean(errors, axis=0) if np.any(~np.isnan(errors)) else np.full(len(WEIGHTS), np.nan)
+    chosen = best_weight(mean)
+    log.info("--ssl-weight auto chose w = %.1f (mean cross-validated error %s)", chosen,
+             ", ".join(f"{w:.1f}: {e:.4g}" for w, e in zip(WEIGHTS, mean)))
+    task = data.task.with_weight(chosen)
+    Z = np.ascontiguousarray(np.hstack([zt * math.sqrt(chosen), zd * math.sqrt(1.0 - chosen)]))
+    record = {"weights": list(WEIGHTS), "errors": [None if np.isnan(e) else float(e) for e in mean],
+              "chosen": chosen, "trees": n_trees, "folds": FOLDS}
+    return dataclasses.replace(data, Z=Z, task=task), record
+
+
+def best_weight(mean_errors: np.ndarray) -> float:
+    """The weight of the lowest mean error; ties (within 1e-12) go to the larger weight; 1 if none is known."""
+    e = np.asarray(mean_errors, np.float64)
+    if np.all(np.isnan(e)):
+        return 1.0
+    best = np.nanmin(e)
+    ok = np.flatnonzero(e <= best + 1e-12)
+    return float(WEIGHTS[int(ok.max())])
