@@ -122,6 +122,11 @@ class Ranking:
         return self.metadata["run_id"]
 
     @property
+    def params(self) -> dict:
+        """The run's parameters as used: the options, and what they resolved to for this input and task."""
+        return self.metadata["params"]
+
+    @property
     def scores(self) -> list:
         return sorted(self._table["score"].unique())
 
