@@ -147,3 +147,30 @@ def test_digits_unsupervised_end_to_end(datasets, tmp_path):
     g = table[table.score == "genie3"].set_index("feature")
     assert g.loc["x1", "importance"] == 0.0  # the top-left pixel is 0 in every image
     assert g.importance.max() > 0
+
+
+def test_ssl_per_target_rankings_cover_the_targets_only(spark):
+    rng = np.random.default_rng(0)
+    n = 400
+    X = rng.uniform(size=(n, 6))
+    pdf = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)])
+    pdf["y1"] = 3 * X[:, 0] + rng.normal(0, 0.1, n)
+    pdf["y2"] = 3 * X[:, 1] + rng.normal(0, 0.1, n)
+    pdf.loc[pdf.index[100:], ["y1", "y2"]] = np.nan
+    t = spark_fr.rank(spark.createDataFrame(pdf), targets="y1,y2", semi_supervised=True, per_target=True,
+                      trees=20, seed=1, spark=spark).to_pandas()
+    assert set(t[t.score == "genie3"].target) == {"__all__", "y1", "y2"}
+    assert set(t[t.score == "rf"].target) == {"__all__", "y1", "y2"}
+    for target, planted in (("y1", "x0"), ("y2", "x1")):
+        for score in ("genie3", "rf"):
+            g = t[(t.target == target) & (t.score == score)].sort_values("rank")
+            assert g.feature.iloc[0] == planted, (target, score, list(g.feature))
+
+
+def test_ssl_weight_auto_needs_broadcast_mode(spark):
+    from spark_fr.errors import InputError
+
+    df = spark.createDataFrame(two_clusters(0, n=100, labelled=30, D=4))
+    with pytest.raises(InputError, match="--ssl-weight auto is not available in partitioned mode"):
+        spark_fr.rank(df, targets="y", semi_supervised=True, ssl_weight="auto", ensemble_mode="partitioned",
+                      trees=2, spark=spark)
