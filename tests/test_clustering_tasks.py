@@ -168,3 +168,50 @@ def test_constant_features_weigh_nothing_and_all_constant_is_an_error():
     assert fitted.desc.alpha[1] == 0.0 and fitted.desc.alpha[0] > 0
     with pytest.raises(tasks.TaskError, match="every feature is constant"):
         tasks.get("unsupervised").with_descriptive(layout, 0.0).fit(np.ones((10, 2)), [], None)
+
+
+def test_a_leaf_without_known_values_predicts_its_nearest_ancestors_prototype():
+    """Brute force: a node's prototype is the weighted mean over the in-bag rows below it; where a column has
+    no known value there, the parent's (recursively), and the default at the root."""
+    from spark_fr.pct.tree import leaf_prototypes
+
+    rng = np.random.default_rng(4)
+    n = 150
+    X, layout = random_features(rng, n)
+    Y = np.column_stack([X[:, 0] + rng.normal(size=n), rng.normal(size=n)])
+    Y[X[:, 1] > 1.0] = np.nan  # whole regions without a label: some leaves have none
+    Y[rng.random(n) < 0.3, 1] = np.nan
+    fitted = tasks.get("mtr").with_descriptive(layout, 0.2).fit(np.hstack([Y, X]), ["a", "b"], None)
+    YA = fitted.targets(np.hstack([Y, X]))
+    bins = [fit_bins(X[:, f], f"x{f}", bool(layout.nominal[f])) for f in range(X.shape[1])]
+    codes = np.ascontiguousarray(np.stack([b.encode(X[:, f]) for f, b in enumerate(bins)]))
+    lower, upper, _ = stack_bins(bins)
+    w = rng.poisson(1.0, n).astype(float)
+    tree = grow(codes, layout.nominal, lower, upper, fitted.clustering_matrix(YA), w, max_features=None, seed=1)
+    cols = fitted.prototype_columns(YA)
+    default = np.full(cols.shape[1], -7.0)
+    got = leaf_prototypes(tree, cols, w, default)
+
+    def below(node):
+        if tree.feature[node] < 0:
+            return np.flatnonzero(tree.leaf_of_row == node)
+        return np.concatenate([below(tree.left[node]), below(tree.right[node])])
+
+    parent = {int(c): int(p) for p in tree.internal for c in (tree.left[p], tree.right[p])}
+    missing_leaves = 0
+    for node in range(tree.n_nodes):
+        for k in range(cols.shape[1]):
+            at = node
+            while True:
+                r = below(at)
+                known = r[~np.isnan(cols[r, k])]
+                if w[known].sum() > 0:
+                    expected = np.average(cols[known, k], weights=w[known])
+                    break
+                if at == 0:
+                    expected = default[k]
+                    break
+                at = parent[at]
+            missing_leaves += at != node and tree.feature[node] < 0
+            assert got[node, k] == pytest.approx(expected, rel=1e-12, abs=1e-12)
+    assert missing_leaves > 0  # the case the rule is for did occur

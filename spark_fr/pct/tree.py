@@ -5,7 +5,7 @@ Sketch
 :func:`grow` calls the numba grower (:func:`spark_fr.pct.grow.grow_tree`) on the in-bag rows and wraps the
 node arrays in a :class:`Tree`. :func:`leaf_prototypes` averages the task's prototype columns over the
 in-bag rows of every leaf (weighted by the bootstrap counts; a leaf without a known value in a column
-takes the training prototype). :meth:`Tree.apply` sends rows down the tree; predictions are the task's
+takes its nearest ancestor's value). :meth:`Tree.apply` sends rows down the tree; predictions are the task's
 prediction from the leaf prototypes.
 """
 from __future__ import annotations
@@ -147,6 +147,10 @@ def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, ma
 def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, default: np.ndarray) -> np.ndarray:
     """Weighted mean of the prototype columns over the in-bag rows of each node (rows = nodes).
 
+    Where a node has no known value of a column (a leaf of unlabelled rows in a semi-supervised tree, or of
+    rows whose target is missing), it takes the value of its nearest ancestor that has one: the prediction
+    a tree would make had it stopped growing there. The root falls back to ``default``.
+
     Parameters
     ----------
     tree : Tree
@@ -155,7 +159,7 @@ def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, defaul
     weights : ndarray (n,)
         Bootstrap counts used to grow the tree.
     default : ndarray (P,)
-        Prototype used where a leaf has no known value.
+        Prototype used where not even the root has a known value.
 
     Returns
     -------
@@ -171,5 +175,19 @@ def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, defaul
     den = np.zeros((tree.n_nodes, columns.shape[1]))
     np.add.at(num, leaf, np.where(known, vals, 0.0) * wk)
     np.add.at(den, leaf, wk)
+    parent = np.full(tree.n_nodes, -1, np.int64)
+    inner = tree.internal
+    parent[tree.left[inner]] = inner
+    parent[tree.right[inner]] = inner
+    depth = tree.depth
+    levels = [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=0)) + 1)]
+    for nodes in levels[:0:-1]:  # sums up the tree, deepest level first
+        np.add.at(num, parent[nodes], num[nodes])
+        np.add.at(den, parent[nodes], den[nodes])
     with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), default[None, :])
+        mean = num / np.where(den > 0, den, 1.0)
+    proto = np.empty_like(num)
+    proto[0] = np.where(den[0] > 0, mean[0], default)
+    for nodes in levels[1:]:  # then down: a node without known values takes its parent's
+        proto[nodes] = np.where(den[nodes] > 0, mean[nodes], proto[parent[nodes]])
+    return proto
