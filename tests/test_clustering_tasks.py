@@ -7,6 +7,7 @@ from spark_fr import tasks
 from spark_fr.data.binning import fit_bins, stack_bins
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.descriptive import DescriptiveLayout
+from spark_fr.tasks.semi_supervised import with_features
 
 
 def random_features(rng, n, n_numeric=3, cats=(3, 2)):
@@ -51,7 +52,7 @@ def brute_descriptive_impurity(X, layout, w, X_train):
 def test_unsupervised_impurity_is_the_mean_normalised_variance_and_gini(seed):
     rng = np.random.default_rng(seed)
     X, layout = random_features(rng, 80)
-    fitted = tasks.get("unsupervised").with_descriptive(layout, 0.0).fit(X, [], None)
+    fitted = with_features(tasks.get("unsupervised"), layout, 0.0).fit(X, [], None)
     sub = rng.random(80) < 0.5
     w = rng.poisson(1.0, sub.sum()).astype(float)
     assert fitted.impurity(X[sub], w) == pytest.approx(brute_descriptive_impurity(X[sub], layout, w, X), rel=1e-10)
@@ -77,7 +78,7 @@ def test_ssl_impurity_mixes_the_normalised_target_and_feature_impurities(task, w
     Y[rng.random(n) < 0.5] = np.nan  # unlabelled rows
     names = [f"y{j}" for j in range(Y.shape[1])]
     classes = ["a", "b", "c"] if task == "classification" else None
-    fitted = tasks.get(task).with_descriptive(layout, weight).fit(np.hstack([Y, X]), names, classes)
+    fitted = with_features(tasks.get(task), layout, weight).fit(np.hstack([Y, X]), names, classes)
     lab = ~np.isnan(Y[:, 0])
     sub = rng.random(n) < 0.6
     w = rng.poisson(1.0, sub.sum()).astype(float) + 0.5
@@ -97,7 +98,7 @@ def test_the_grower_gain_is_the_brute_force_reduction_with_unlabelled_rows():
     X, layout = random_features(rng, n)
     Y = np.column_stack([X[:, 0] * 2 + rng.normal(size=n), rng.normal(size=n)])
     Y[rng.random(n) < 0.6] = np.nan
-    fitted = tasks.get("mtr").with_descriptive(layout, 0.4).fit(np.hstack([Y, X]), ["a", "b"], None)
+    fitted = with_features(tasks.get("mtr"), layout, 0.4).fit(np.hstack([Y, X]), ["a", "b"], None)
     YA = fitted.targets(np.hstack([Y, X]))
     nominal = layout.nominal
     bins = [fit_bins(X[:, f], f"x{f}", bool(nominal[f])) for f in range(X.shape[1])]
@@ -121,7 +122,7 @@ def test_unsupervised_error_is_the_normalised_reconstruction_error():
     """Thesis Eq. 3.3: mean over features of MSE / Var (numeric) and mismatch rate / Gini (nominal)."""
     rng = np.random.default_rng(5)
     X, layout = random_features(rng, 100)
-    fitted = tasks.get("unsupervised").with_descriptive(layout, 0.0).fit(X, [], None)
+    fitted = with_features(tasks.get("unsupervised"), layout, 0.0).fit(X, [], None)
     P = fitted.prototype_columns(X[rng.integers(0, 100, 7)])  # seven leaves' "prototypes": single rows
     P = np.where(np.isnan(P), 0.25, P)
     leaf = rng.integers(0, 7, 100)
@@ -147,14 +148,14 @@ def test_ssl_error_weights_the_relative_target_error_and_the_feature_error():
     y = rng.integers(0, 2, n).astype(float)
     y[:40] = np.nan
     weight = 0.3
-    fitted = tasks.get("classification").with_descriptive(layout, weight).fit(np.column_stack([y, X]), ["c"],
+    fitted = with_features(tasks.get("classification"), layout, weight).fit(np.column_stack([y, X]), ["c"],
                                                                                 ["no", "yes"])
     YA = np.column_stack([y, X])
     pred = np.column_stack([rng.integers(0, 2, n).astype(float), fitted.desc.predict(fitted.desc.layout.columns(X))])
     known = ~np.isnan(y)
     p_major = max(np.mean(y[known] == 0), np.mean(y[known] == 1))
     target = np.mean(y[known] != pred[known, 0]) / (1 - p_major)  # relative to the default model's error
-    unsup = tasks.get("unsupervised").with_descriptive(layout, 0.0).fit(X, [], None)
+    unsup = with_features(tasks.get("unsupervised"), layout, 0.0).fit(X, [], None)
     features = unsup.error(X, pred[:, 1:])
     assert fitted.error(YA, pred) == pytest.approx(weight * target + (1 - weight) * features, rel=1e-12)
     # without labelled rows among the evaluated ones, the feature part counts alone
@@ -164,10 +165,10 @@ def test_ssl_error_weights_the_relative_target_error_and_the_feature_error():
 def test_constant_features_weigh_nothing_and_all_constant_is_an_error():
     X = np.column_stack([np.arange(10.0), np.ones(10)])
     layout = DescriptiveLayout(np.zeros(2, np.int64))
-    fitted = tasks.get("unsupervised").with_descriptive(layout, 0.0).fit(X, [], None)
+    fitted = with_features(tasks.get("unsupervised"), layout, 0.0).fit(X, [], None)
     assert fitted.desc.alpha[1] == 0.0 and fitted.desc.alpha[0] > 0
     with pytest.raises(tasks.TaskError, match="every feature is constant"):
-        tasks.get("unsupervised").with_descriptive(layout, 0.0).fit(np.ones((10, 2)), [], None)
+        with_features(tasks.get("unsupervised"), layout, 0.0).fit(np.ones((10, 2)), [], None)
 
 
 def test_a_leaf_without_known_values_predicts_its_nearest_ancestors_prototype():
@@ -181,7 +182,7 @@ def test_a_leaf_without_known_values_predicts_its_nearest_ancestors_prototype():
     Y = np.column_stack([X[:, 0] + rng.normal(size=n), rng.normal(size=n)])
     Y[X[:, 1] > 1.0] = np.nan  # whole regions without a label: some leaves have none
     Y[rng.random(n) < 0.3, 1] = np.nan
-    fitted = tasks.get("mtr").with_descriptive(layout, 0.2).fit(np.hstack([Y, X]), ["a", "b"], None)
+    fitted = with_features(tasks.get("mtr"), layout, 0.2).fit(np.hstack([Y, X]), ["a", "b"], None)
     YA = fitted.targets(np.hstack([Y, X]))
     bins = [fit_bins(X[:, f], f"x{f}", bool(layout.nominal[f])) for f in range(X.shape[1])]
     codes = np.ascontiguousarray(np.stack([b.encode(X[:, f]) for f, b in enumerate(bins)]))

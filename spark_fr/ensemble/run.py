@@ -25,6 +25,7 @@ from ..results import MethodRun
 from .. import tasks
 from ..tasks import TaskError
 from ..tasks.descriptive import DescriptiveLayout
+from ..tasks.semi_supervised import with_features
 from .params import EnsembleParams
 from .spark import rank_trees_on_spark
 from .trees import TreeData
@@ -78,7 +79,7 @@ def clustering_type(prep, params: EnsembleParams, on_features: bool):
     if not on_features:
         return prep.target_type
     weight = {None: DEFAULT_SSL_WEIGHT, "auto": 1.0}.get(params.ssl_weight, params.ssl_weight)
-    return prep.target_type.with_descriptive(DescriptiveLayout.of_bins(prep.plan.bins), weight)
+    return with_features(prep.target_type, DescriptiveLayout.of_bins(prep.plan.bins), weight)
 
 
 def training_rows(Y: np.ndarray, n_targets: int, on_features: bool) -> np.ndarray:

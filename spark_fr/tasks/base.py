@@ -486,13 +486,6 @@ class TargetType:
         return self.fit_from_moments(column_moments(C, self.column_scale(np.nan_to_num(maxabs))), target_names,
                                      classes, label_weights)
 
-    def with_descriptive(self, layout, weight: float) -> "TargetType":
-        """This type with the descriptive attributes as clustering attributes too (SSL-PCT): the impurity is
-        ``weight * (this type's) + (1 - weight) * (the features')`` (:mod:`spark_fr.tasks.semi_supervised`)."""
-        from .semi_supervised import WithDescriptive
-
-        return WithDescriptive(self, layout, weight)
-
     # ----- Relief ---------------------------------------------------------------------------------------
     def summarize(self, Y: np.ndarray, hierarchy=None, n_classes: int = 0) -> TargetSummary:
         """The :class:`TargetSummary` of some rows (a block, or all of them)."""

@@ -183,7 +183,7 @@ class FittedClustering(FittedTask):
 class WithDescriptive(TargetType):
     """A target type (or none) whose trees cluster on the features too (see the module docstring).
 
-    Made per run by :meth:`spark_fr.tasks.base.TargetType.with_descriptive`; its ``Y`` is
+    Made per run by :func:`with_features`; its ``Y`` is
     ``[the type's Y | the D feature values]``.
     """
 
@@ -222,3 +222,11 @@ class WithDescriptive(TargetType):
         if self.inner is not None:
             inner = self.inner.fit_from_moments(moments.part(slice(0, k)), target_names, classes, label_weights)
         return FittedClustering.compose(inner, desc, self.weight)
+
+
+def with_features(target_type: TargetType, layout: DescriptiveLayout, weight: float) -> WithDescriptive:
+    """``target_type`` with the features as clustering attributes too: SSL-PCTs with SSL weight ``weight``
+    for a supervised type, clustering trees (no target, w = 0) for the unsupervised one."""
+    if target_type.supervised:
+        return WithDescriptive(target_type, layout, weight)
+    return WithDescriptive(None, layout, 0.0)

@@ -30,11 +30,6 @@ class Unsupervised(TargetType):
         if columns:
             raise TaskError("--task unsupervised takes no --targets")
 
-    def with_descriptive(self, layout, weight):
-        from .semi_supervised import WithDescriptive
-
-        return WithDescriptive(None, layout, 0.0)
-
     def relief_target(self, Y, params, *, summary=None, semi_supervised=False, n_classes=None, hierarchy=None):
         Y = np.asarray(Y, dtype=np.float64)
         return ReliefTarget(T_DESCRIPTIVE, np.zeros((Y.shape[0], 1)), np.ones(1))
