@@ -91,13 +91,13 @@ def run(opts: dict, given: set = frozenset()) -> int:
     if opts.get("master"):
         check_master(opts["master"])
     debug = opts.get("log_level") == "debug"
-    # the JVM starts while this thread imports the library, loads the numba kernels and reads what it can
-    # without Spark (the session object waits for the JVM when it is first used)
+    # the JVM starts when Spark is first needed (reading with Spark, work too large for the driver), in the
+    # background: this thread goes on with what it can do without Spark until it uses the session
     from pyspark.sql import SparkSession
 
     starting = SparkSession.getActiveSession()  # a session of the caller's (a notebook, spark-submit, tests)
     if starting is None:
-        starting = SessionStart(master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
+        starting = SessionStart(lazy=True, master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
         _STARTING.append(starting)
     from .api import rank, warm_up, when_session_ready
 

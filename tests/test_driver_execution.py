@@ -18,11 +18,38 @@ COLS = ["feature", "score", "target", "importance", "rank", "importance_std"]
 
 def test_the_limit_reads_the_environment(monkeypatch):
     monkeypatch.delenv("SPARK_FR_DRIVER_MAX_SECONDS")
+    monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", "1")
     assert on_driver(1.5) and not on_driver(2.5)
+    monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", "4")  # the limit is wall time on the driver's threads
+    assert on_driver(7.9) and not on_driver(8.1)
     monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "0")
     assert not on_driver(1e-3)
     monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "10")
+    monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", "1")
     assert on_driver(9.0)
+
+
+def test_driver_threads_give_the_units_result_in_unit_order(monkeypatch):
+    """Units computed on several threads are merged in unit order: an order-sensitive merge (a list)
+    shows it, and the threads did run at once (the kernels release the GIL)."""
+    import threading
+    import time
+
+    from spark_fr.runtime.spark import _units_in_driver
+
+    seen = set()
+
+    def work(payload, chunk):
+        seen.add(threading.get_ident())
+        time.sleep(0.02 * (5 - chunk[0] % 5))  # later units finish first
+        return [chunk[0] * payload]
+
+    monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", "3")
+    result, done = _units_in_driver(10, list(range(12)), work, lambda a, b: a + b, [], lambda k: True)
+    assert done == 12 and result == [10 * i for i in range(12)] and len(seen) == 3
+    calls = iter(range(100))
+    result, done = _units_in_driver(1, list(range(12)), work, lambda a, b: a + b, [], lambda k: next(calls) < 5)
+    assert result == list(range(done)) and 0 < done < 12
 
 
 def _frame(n=300, seed=0):
@@ -65,8 +92,11 @@ def test_a_cold_job_on_a_small_arff_file_runs_without_a_spark_job(tmp_path, data
 
 def test_units_start_in_the_driver_while_the_session_starts_and_the_rest_run_on_spark(spark, monkeypatch):
     """A session of ours still starting: unit 0 runs in the driver (and lets the start finish), the units left
-    run as Spark tasks; the merged result is the one of computing every unit."""
+    run as Spark tasks; the merged result is the one of computing every unit (one driver thread, so that unit
+    0 holds the driver until the session is up)."""
     import threading
+
+    monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", "1")
 
     from spark_fr.runtime.session import SessionStart
     from spark_fr.runtime.spark import run_units
@@ -133,3 +163,35 @@ def test_a_cold_job_started_on_spark_gives_the_driver_ranking(tmp_path, datasets
         run = json.loads((out / "run.json").read_text())
         assert run["executed_on"] == ("spark" if limit == "0" else "driver")
     pd.testing.assert_frame_equal(outs["0"], outs["100"], check_exact=True)
+
+
+def _square_units(payload, units):
+    return {u: payload * u * u for u in units}
+
+
+def _merge_units(a, b):
+    a.update(b)
+    return a
+
+
+def test_a_lazy_session_starts_only_for_work_too_large_for_the_driver(spark, monkeypatch):
+    """A cold run's session is lazy: work the driver's threads finish within SESSION_START_SECONDS never
+    starts the JVM; larger work starts it (and the result is the same either way)."""
+    from spark_fr.runtime.session import SessionStart
+    from spark_fr.runtime.spark import SESSION_START_SECONDS, run_units
+
+    monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "2")
+    monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", "2")
+    lazy = SessionStart(lazy=True)
+    expected = {u: 3 * u * u for u in range(6)}
+
+    def plan(left, parallelism):
+        return [left[i:i + 1] for i in range(len(left))]
+
+    small = 2 * SESSION_START_SECONDS * 0.9  # 9 s on the driver's two threads
+    got, _, here = run_units(lazy, 3, list(range(6)), _square_units, _merge_units, {}, plan, estimated_seconds=small)
+    assert got == expected and here == 6 and not lazy.requested
+    big = 2 * SESSION_START_SECONDS * 3
+    got, _, here = run_units(lazy, 3, list(range(6)), _square_units, _merge_units, {}, plan, estimated_seconds=big)
+    assert got == expected and lazy.requested
+    assert lazy.result() is not None  # the (test's active) session, started for the large work

@@ -170,7 +170,7 @@ def stack_bins(bins: list) -> tuple:
     return lower, upper, thr
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _codes_of_matrix(M, cuts, out):
     """out[j, r] = number of cuts of column j below M[r, j] (``searchsorted(..., side='left')``); NaN -> 255.
 

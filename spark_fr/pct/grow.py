@@ -60,7 +60,7 @@ SPLITTER_RANDOM = 1
 
 # ---- node totals and the impurity (*) ----------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _has_missing_targets(Z, rows):
     """Whether any of ``rows`` has a missing (NaN) clustering value."""
     K = Z.shape[1]
@@ -72,7 +72,7 @@ def _has_missing_targets(Z, rows):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _totals(rows, start, end, Z, w, has_missing, S, Q, N):
     """Weighted totals of the rows ``rows[start:end]``; returns the total weight."""
     K = Z.shape[1]
@@ -101,7 +101,7 @@ def _totals(rows, start, end, Z, w, has_missing, S, Q, N):
     return W
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _ss(W, s, q, n):
     """|E| * Var of one column over its known rows, see (*) in the module docstring."""
     if n <= 0.0:
@@ -112,7 +112,7 @@ def _ss(W, s, q, n):
     return v * (W / n)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _impurity_sum(W, S, Q, N):
     K = S.shape[0]
     t = 0.0
@@ -121,7 +121,7 @@ def _impurity_sum(W, S, Q, N):
     return t
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _node_totals(rows, start, end, Z, w, has_missing, TS, TQ, TN):
     """Totals of the node ``rows[start:end]`` into TS, TQ, TN; returns (W, P = |E| impu(E), |S|^2).
 
@@ -138,7 +138,7 @@ def _node_totals(rows, start, end, Z, w, has_missing, TS, TQ, TN):
 
 # ---- the histogram of a feature ----------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touched):
     """Per-code histogram of feature f over rows[start:end].
 
@@ -193,14 +193,14 @@ def _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touche
     return nt, nt, 0.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _clear_histogram(hw, touched, nt):
     """Reset the histogram weights of the touched codes (the marks :func:`_histogram` relies on)."""
     for t in range(nt):
         hw[touched[t]] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_bin(b, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, sign):
     """Add (sign=1) or remove (sign=-1) the histogram cell of code b to the left statistics.
 
@@ -218,7 +218,7 @@ def _add_bin(b, hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, sign):
     return LW + sign * hw[b]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _zero(LS, LQ, LN):
     for k in range(LS.shape[0]):
         LS[k] = 0.0
@@ -228,7 +228,7 @@ def _zero(LS, LQ, LN):
 
 # ---- the gain of one partition -----------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _split_value(P, TW, TS, TQ, TN, LW, LS, LQ, LN):
     """h = P - ss(left) - ss(total - left)."""
     K = TS.shape[0]
@@ -240,7 +240,7 @@ def _split_value(P, TW, TS, TQ, TN, LW, LS, LQ, LN):
     return h
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _gain_complete(TW, TS, sT2, LW, LS, MS, add_missing):
     """h for complete target columns: |S_L|^2/W_L + |S_R|^2/W_R - |S|^2/W (squares cancel out)."""
     K = TS.shape[0]
@@ -261,7 +261,7 @@ def _gain_complete(TW, TS, sT2, LW, LS, MS, add_missing):
     return sl2 / LW + sr2 / (TW - LW) - sT2 / TW
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _evaluate_partition(P, sT2, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn, has_missing, min_leaf):
     """Best of (missing right, missing left) for a left part L (without the missing block).
 
@@ -301,7 +301,7 @@ def _evaluate_partition(P, sT2, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, 
 
 # ---- numeric features --------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scan_numeric_complete(touched, n_known, hw, hs, TW, TS, sT2, MW, min_leaf, LS):
     """Best threshold of a numeric feature when every target column is complete (the hot path).
 
@@ -354,7 +354,7 @@ def _scan_numeric_complete(touched, n_known, hw, hs, TW, TS, sT2, MW, min_leaf, 
     return best_h, best_b, best_ml
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _scan_numeric_missing(touched, n_known, hw, hs, hq, hn, P, TW, TS, TQ, TN, MW, min_leaf, LS, LQ, LN):
     """Best threshold of a numeric feature when target values are missing (per-column counts N_k).
 
@@ -376,7 +376,7 @@ def _scan_numeric_missing(touched, n_known, hw, hs, hq, hn, P, TW, TS, TQ, TN, M
     return best_h, best_b, best_ml
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _random_threshold(state, f, touched, n_known, lower, upper):
     """Extra-trees threshold code of numeric feature f: u is drawn uniformly in the node's value range
     [lower edge of the first present bin, upper edge of the last], and the test is "code <= t" with t the
@@ -393,7 +393,7 @@ def _random_threshold(state, f, touched, n_known, lower, upper):
     return t_bin
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _split_at_random_threshold(state, f, lower, upper, touched, n_known, hw, hs, hq, hn, has_missing, P, sT2,
                                TW, TS, TQ, TN, MW, min_leaf, LS, LQ, LN):
     """The extra-trees test of a numeric feature: (h, threshold code, missing_left), h = -inf if invalid."""
@@ -412,7 +412,7 @@ def _split_at_random_threshold(state, f, lower, upper, touched, n_known, hw, hs,
 
 # ---- nominal features: subsets A of the present categories cats[:mcat] ----------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _mask_of(mask, cats, in_a, mcat):
     """The 256-bit mask (4 x uint64) of the categories ``cats[t]`` with ``in_a[t]``."""
     for j in range(4):
@@ -423,7 +423,7 @@ def _mask_of(mask, cats, in_a, mcat):
             mask[c >> 6] |= np.uint64(1) << np.uint64(c & 63)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _subset_random(state, cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
                    LS, LQ, LN, mask):
     """One random proper subset A (each category in A with probability 1/2, drawn again while A is empty or
@@ -452,7 +452,7 @@ def _subset_random(state, cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2,
     return h, ml
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _subset_exhaustive(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
                        LS, LQ, LN, mask):
     """The best of all 2^(mcat-1) - 1 proper subsets A without the first category (A and its complement
@@ -482,7 +482,7 @@ def _subset_exhaustive(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW
     return best_h, best_ml
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _subset_greedy(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
                    LS, LQ, LN, mask):
     """Greedy forward selection of A (CLUS): start empty, add the category whose addition gives the best
@@ -527,7 +527,7 @@ def _subset_greedy(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS
 # ---- one feature, one node: the split search is dispatched in grow_tree's loop (an inlined dispatcher
 # function made the hot path ~8% slower); the nominal searches share one entry point -----------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _best_subset(splitter, state, cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS, TQ, TN, MW,
                  min_leaf, LS, LQ, LN, mask):
     """The subset test of a nominal feature chosen by the splitter: one random subset for extra trees (and
@@ -543,7 +543,7 @@ def _best_subset(splitter, state, cats, mcat, in_a, hw, hs, hq, hn, has_missing,
                           LS, LQ, LN, mask)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _keep_better(best_h, best_f, best_thr, best_ml, best_mask, h, f, thr, ml, is_nominal, mask):
     """The node's best split after feature f's best one (h, thr, ml, mask): f's if h is strictly greater.
 
@@ -559,7 +559,7 @@ def _keep_better(best_h, best_f, best_thr, best_ml, best_mask, h, f, thr, ml, is
     return h, f, thr, ml
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _draw_feature(state, feats, visited):
     """The next candidate feature: step ``visited`` of a Fisher-Yates shuffle of ``feats``, so exact ties
     between features are broken at random, not by column order."""
@@ -572,7 +572,7 @@ def _draw_feature(state, feats, visited):
 
 # ---- routing, partitioning, children ---------------------------------------------------------------
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _goes_left(node, code, nominal_f, threshold, missing_left, mask):
     """Whether a row with this code of the node's feature goes left: a missing code as the node learned,
     a nominal code if it is in the node's subset mask, a numeric code if ``code <= threshold``."""
@@ -583,12 +583,12 @@ def _goes_left(node, code, nominal_f, threshold, missing_left, mask):
     return code <= threshold[node]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _next_node(node, code, nominal_f, threshold, missing_left, mask, left, right):
     return left[node] if _goes_left(node, code, nominal_f, threshold, missing_left, mask) else right[node]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _record_split(node, f, thr, ml, h, nominal_f, best_mask, feature, threshold, missing_left, gain, mask):
     feature[node] = f
     threshold[node] = thr
@@ -599,7 +599,7 @@ def _record_split(node, f, thr, ml, h, nominal_f, best_mask, feature, threshold,
             mask[node, j] = best_mask[j]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _partition(X, f, nominal_f, node, threshold, missing_left, mask, rows, start, end):
     """Reorder ``rows[start:end]`` in place so that the rows going left come first (a right-going row is
     swapped with the last unchecked one); returns the position of the first right-going row."""
@@ -616,7 +616,7 @@ def _partition(X, f, nominal_f, node, threshold, missing_left, mask, rows, start
     return i
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _add_column_gain(column_gain, f, rows, start, mid, Z, w, has_missing, TW, TS, TQ, TN, LS, LQ, LN):
     """Per-column reductions of the split of node ``rows[start:end]`` at ``mid`` added to ``column_gain[f]``."""
     LWc = _totals(rows, start, mid, Z, w, has_missing, LS, LQ, LN)
@@ -626,7 +626,7 @@ def _add_column_gain(column_gain, f, rows, start, mid, Z, w, has_missing, TW, TS
                               - _ss(RWc, TS[k] - LS[k], TQ[k] - LQ[k], TN[k] - LN[k]))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp):
     """Create the children of ``node`` (left: rows[start:mid], right: rows[mid:end]) and push them, the
     right one first so the left subtree is grown first. Returns (n_nodes, sp)."""
@@ -647,7 +647,7 @@ def _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp
 
 # ---- the tree ----------------------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_features, splitter,
               track_columns, seed, resample_constant=False):
     """Grow one PCT.
@@ -781,7 +781,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
             leaf_of_row, column_gain)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def apply_tree(XR, rows, feature, threshold, missing_left, mask, left, right, nominal):
     """Leaf reached by each row of ``rows``; ``XR`` is the row-major code matrix (n, D)."""
     out = np.empty(rows.shape[0], np.int32)
@@ -795,7 +795,7 @@ def apply_tree(XR, rows, feature, threshold, missing_left, mask, left, right, no
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def apply_tree_permuted(XR, rows, perm_rows, pf, starts, feature, threshold, missing_left, mask, left, right,
                         nominal):
     """Leaf reached by each row when feature ``pf`` takes the value of row ``perm_rows[i]`` instead.
@@ -815,7 +815,7 @@ def apply_tree_permuted(XR, rows, perm_rows, pf, starts, feature, threshold, mis
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rows_by_path_feature(XR, rows, feature, threshold, missing_left, mask, left, right, nominal, n_features):
     """For every feature, the positions (in ``rows``) of the rows whose path tests that feature.
 
@@ -867,7 +867,7 @@ def rows_by_path_feature(XR, rows, feature, threshold, missing_left, mask, left,
     return indptr, positions, first_nodes, leaves
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def permutation(state_seed, n):
     """A uniformly random permutation of range(n) (Fisher-Yates with the SplitMix64 stream)."""
     state = np.empty(1, np.uint64)

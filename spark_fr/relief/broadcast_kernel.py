@@ -15,7 +15,7 @@ from .neighbours import neighbour_rows
 from .update import neighbour_weights, update_relieff, update_rrelieff
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def relief_shard(X, keys, Yt, tkind, tw, tnorm, nominal, n_values, instances, k, sigma,
                  classes, n_classes, priors, labelled, influence, per_target_kinds):
     """Accumulators of one shard of sampled instances (broadcast mode).

@@ -20,7 +20,7 @@ from ..tasks.distances import variable_distance
 INSTANCE_GROUP = 8
 
 
-@njit(cache=True, fastmath={"reassoc", "nsz"})
+@njit(cache=True, nogil=True, fastmath={"reassoc", "nsz"})
 def _l1_sums(X, R, simple, out):
     """out[g, j] = sum_i |R[g, i] - X[j, i]| for the rows g with ``simple[g]`` (NaN if X[j] has a NaN).
 
@@ -38,7 +38,7 @@ def _l1_sums(X, R, simple, out):
                 out[g, j] = s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def block_distances(X, R, nominal, n_values, out):
     """d_X from each row of R to every row of X (``out[g, j]``).
 
@@ -68,7 +68,7 @@ def block_distances(X, R, nominal, n_values, out):
             out[g, j] = s / D
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def fill_dmat(X, r_row, rows, nk, nominal, n_values, dmat):
     """dmat[l, i] = d_i(r, rows[l]) for l < nk."""
     D = X.shape[1]
@@ -78,7 +78,7 @@ def fill_dmat(X, r_row, rows, nk, nominal, n_values, dmat):
             dmat[l, i] = variable_distance(r_row[i], X[j, i], nominal[i], n_values[i])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def nearest_labelled_distance(X, rows, labelled_rows, nominal, n_values):
     """d_X from each row of ``rows`` to its nearest row in ``labelled_rows``."""
     out = np.empty(rows.shape[0])

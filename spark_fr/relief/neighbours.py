@@ -8,13 +8,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def _before(d1, k1, d2, k2):
     """Order of neighbour candidates: by distance, then by row key."""
     return d1 < d2 or (d1 == d2 and k1 < k2)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def insert_candidate(best_d, best_k, best_j, count, cap, d, key, j):
     """Insert (d, key, j) into the sorted candidate list (length ``count`` <= ``cap``); returns the count."""
     if count == cap:
@@ -35,7 +35,7 @@ def insert_candidate(best_d, best_k, best_j, count, cap, d, key, j):
     return count
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def neighbour_rows(dist, keys, r, k, classes, n_classes):
     """The k nearest rows of r (all rows, or per class when n_classes > 0), in (distance, key) order.
 

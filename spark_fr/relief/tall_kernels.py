@@ -24,7 +24,7 @@ from .sampling import micro_blocks
 from .update import neighbour_weights, update_relieff, update_rrelieff
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def block_candidates(Xb, keys_b, Yt_b, labelled_b, infl_b, classes_b, IX, ikeys, iYt, ilabelled, k1, n_classes,
                      tkind, tw, tnorm, nominal, n_values, pt_kinds):
     """The k1 best candidate neighbours of each instance among the rows of one block.
@@ -78,7 +78,7 @@ def block_candidates(Xb, keys_b, Yt_b, labelled_b, infl_b, classes_b, IX, ikeys,
     return cd, ck, cnt, dmat, dC, om, ptd
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def merge_candidates(a_d, a_k, a_n, a_m, a_c, a_o, a_p, b_d, b_k, b_n, b_m, b_c, b_o, b_p):
     """Merge two candidate sets (outputs of :func:`block_candidates` or of this function)."""
     m, C, k1 = a_d.shape
@@ -120,7 +120,7 @@ def merge_candidates(a_d, a_k, a_n, a_m, a_c, a_o, a_p, b_d, b_k, b_n, b_m, b_c,
     return d, kk, n, mm, cc, oo, pp
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def updates_from_candidates(ikeys, iinfl, iclass, k, sigma, n_classes, priors, cand_k, cand_n, cand_m, cand_c,
                             cand_o, cand_p):
     """Accumulators of a sequence of instances from their merged candidates (same output as relief_shard)."""

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def neighbour_weights(k, sigma):
     """delta_l = exp(-(sigma * l)^2), l = 0..k-1 (not normalised)."""
     w = np.empty(k)
@@ -33,7 +33,7 @@ def neighbour_weights(k, sigma):
     return w
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update_rrelieff(dmat, dC, omega, nk, delta, accF, accFT, per_target_dY, accT_t, accFT_t):
     """Add one instance's neighbours (RReliefF form) to the accumulators.
 
@@ -84,7 +84,7 @@ def update_rrelieff(dmat, dC, omega, nk, delta, accF, accFT, per_target_dY, accT
     return dS, dT
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def update_relieff(dmat, nk, cls, own_class, priors, delta, W):
     """Add one instance's neighbours of one class (ReliefF form, Kononenko) to W."""
     D = dmat.shape[1]

@@ -60,7 +60,7 @@ def exact_sum(hi: np.ndarray, lo: np.ndarray) -> ExactSum:
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def column_sums(C, center, scale, squares):
     """Double-double sums per column of ``(C * scale - center)`` (or of its squares), over known values.
 

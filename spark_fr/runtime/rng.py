@@ -39,7 +39,7 @@ class Stream(IntEnum):
     RELIEF_SAMPLE = 7   #: the order in which Relief samples its instances
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def mix64(z):
     """SplitMix64 finaliser: a bijective 64-bit mix of ``z`` (uint64), for numba kernels."""
     z = (z ^ (z >> np.uint64(30))) * _M1
@@ -64,20 +64,20 @@ def _mix64_int(z: int) -> int:
     return z ^ (z >> 31)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def next_u64(state):
     """Advance the SplitMix64 state (a 1-element uint64 array) and return the next 64-bit value."""
     state[0] += GOLDEN
     return mix64(state[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def rand_uniform(state):
     """Uniform float in [0, 1) with 53 random bits."""
     return (next_u64(state) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def rand_below(state, n):
     """Uniform integer in [0, n) (n >= 1), by multiply-shift on 53 random bits."""
     return int(rand_uniform(state) * n)

@@ -92,19 +92,37 @@ def jvm_log_tail(max_bytes: int = 200_000) -> str:
 
 
 class SessionStart:
-    """A SparkSession being started in a background (daemon) thread: :meth:`result` waits for it.
+    """A SparkSession started in a background (daemon) thread: :meth:`result` waits for it.
 
     The JVM takes seconds to start; meanwhile the caller can import and compile what it needs. A daemon
-    thread never delays the exit of a run that fails early (the JVM ends when its stdin closes).
+    thread never delays the exit of a run that fails early (the JVM ends when its stdin closes). With
+    ``lazy=True`` the JVM starts only when it is first needed (:meth:`start`, or the session used), so a run
+    that does all its work in the driver never starts it: its start-up would take CPU from that work.
     """
 
-    def __init__(self, **kwargs):
+    def __init__(self, lazy: bool = False, **kwargs):
         self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._thread = None
         self._value = None
         self._error = None
         self._kwargs = kwargs
         self.seconds = None
-        threading.Thread(target=self._run, name="spark_fr-session", daemon=True).start()
+        if not lazy:
+            self.start()
+
+    def start(self) -> "SessionStart":
+        """Start the JVM in the background now (if it was not started yet)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="spark_fr-session", daemon=True)
+                self._thread.start()
+        return self
+
+    @property
+    def requested(self) -> bool:
+        """Whether the start has begun (a lazy start begins when the session is first needed)."""
+        return self._thread is not None
 
     def _run(self):
         t0 = time.perf_counter()
@@ -118,6 +136,7 @@ class SessionStart:
 
     def result(self):
         """The session (or the error its start raised); the first call runs the :meth:`when_ready` hooks."""
+        self.start()
         self._done.wait()
         if self._error is not None:
             raise self._error

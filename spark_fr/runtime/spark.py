@@ -18,10 +18,11 @@ the same for any partitioning, executor count or retry.
 Small work runs in the driver process instead (:func:`run_units`, :func:`on_driver`): the same ``work``
 and ``merge`` over the same groups, so the same result bit for bit, without a Spark job. A Spark job costs
 0.5-2 s (broadcast, task launch, Python workers; in a cold process, waiting for the session to start), more
-than work estimated below :data:`DRIVER_MAX_SECONDS` takes on one core. Larger work that starts while a
-session of ours is still starting (a cold ``jobs/rank.py``) begins in the driver, one unit at a time, and
-hands the units left to Spark once the session is up (:func:`run_units`): the JVM's start-up is no longer
-idle time, and the result is the same, since every unit is computed by the same ``work`` and merged exactly.
+than work estimated below :data:`DRIVER_MAX_SECONDS` takes on the driver's threads. Larger work that starts
+while a session of ours is still starting (a cold ``jobs/rank.py``) begins in the driver and hands the units
+left to Spark once the session is up (:func:`run_units`): the JVM's start-up is no longer idle time, and the
+result is the same, since every unit is computed by the same ``work`` and merged exactly. The driver runs
+units on all the machine's cores (threads: the numba kernels release the GIL) and merges them in unit order.
 """
 from __future__ import annotations
 
@@ -29,14 +30,27 @@ import copy
 import logging
 import os
 import time
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
 from .progress import Progress
 
 log = logging.getLogger(__name__)
 
-#: work estimated to take at most this many seconds on one core runs in the driver process (environment
-#: variable ``SPARK_FR_DRIVER_MAX_SECONDS`` overrides it; 0: always Spark tasks)
+#: work estimated to take at most this many seconds on the driver's threads runs in the driver process
+#: (environment variable ``SPARK_FR_DRIVER_MAX_SECONDS`` overrides it; 0: always Spark tasks)
 DRIVER_MAX_SECONDS = 2.0
+#: ... and this many when the session's JVM has not been started yet (about its start-up and first job on
+#: these machines): up to this, Spark cannot finish sooner than the driver (scaled with the limit above)
+SESSION_START_SECONDS = 10.0
+
+
+def driver_threads() -> int:
+    """Threads the driver computes units with: the machine's cores (``SPARK_FR_DRIVER_THREADS`` overrides)."""
+    env = os.environ.get("SPARK_FR_DRIVER_THREADS")
+    try:
+        return max(1, int(env)) if env else max(1, os.cpu_count() or 1)
+    except ValueError:
+        return max(1, os.cpu_count() or 1)
 
 
 def driver_limit() -> float:
@@ -49,8 +63,36 @@ def driver_limit() -> float:
 
 
 def on_driver(estimated_seconds: float) -> bool:
-    """Whether work estimated at ``estimated_seconds`` (one core) runs in the driver process."""
-    return estimated_seconds <= driver_limit()
+    """Whether work estimated at ``estimated_seconds`` (one core) runs in the driver process: when it takes
+    at most :func:`driver_limit` seconds on the driver's threads."""
+    return estimated_seconds / driver_threads() <= driver_limit()
+
+
+def _units_in_driver(payload, units: list, work, merge, result, keep_going):
+    """``work`` over ``units[0], units[1], ...`` on :func:`driver_threads` threads (the kernels release the
+    GIL) while ``keep_going(k)`` for the next unit k; results are merged in unit order. Returns (result, units
+    done)."""
+    threads = driver_threads()
+    values = {}
+    k = 0
+    if threads == 1:
+        while k < len(units) and keep_going(k):
+            values[k] = work(payload, units[k:k + 1])
+            k += 1
+    else:
+        with ThreadPoolExecutor(threads, thread_name_prefix="spark_fr-driver") as pool:
+            running = {}
+            while running or (k < len(units) and keep_going(k)):
+                while k < len(units) and len(running) < threads and keep_going(k):
+                    running[pool.submit(work, payload, units[k:k + 1])] = k
+                    k += 1
+                if running:
+                    done, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for f in done:
+                        values[running.pop(f)] = f.result()
+    for i in sorted(values):
+        result = merge(result, values[i])
+    return result, k
 
 
 def _starting(spark) -> bool:
@@ -59,14 +101,24 @@ def _starting(spark) -> bool:
     return isinstance(spark, SessionStart) and not spark.started
 
 
+def _not_started(spark) -> bool:
+    """A lazy session of ours whose JVM has not been asked to start yet."""
+    from .session import SessionStart
+
+    return isinstance(spark, SessionStart) and not spark.requested
+
+
 def run_units(spark, payload, units: list, work, merge, zero, plan, *, estimated_seconds: float | None = None,
               size=len, label: str = "units", description: str = "spark_fr"):
     """``work`` over ``units``, where it is cheapest; the same merged result wherever each unit runs.
 
-    * every unit in the driver, one at a time, when ``estimated_seconds`` (the whole work on one core) is
-      within :func:`driver_limit` (no Spark job, the session is never waited for);
+    * every unit in the driver, on :func:`driver_threads` threads, when ``estimated_seconds`` (the whole
+      work on one core) divided by the threads is within :func:`driver_limit` (no Spark job, the session is
+      never waited for), or within :data:`SESSION_START_SECONDS` when ``spark`` is a lazy session of ours
+      that was not started yet (it then never starts for this work);
     * else units in the driver while ``spark`` is a session of ours still starting (unless the limit is 0),
-      and the units left as Spark tasks, in the groups ``plan(units_left, parallelism)`` makes.
+      and then also the units left if they are small work by the same rule; the units left after that run as
+      Spark tasks, in the groups ``plan(units_left, parallelism)`` makes.
 
     Returns
     -------
@@ -80,11 +132,19 @@ def run_units(spark, payload, units: list, work, merge, zero, plan, *, estimated
     t0 = time.perf_counter()
     result = copy.deepcopy(zero)
     k = 0
-    all_here = estimated_seconds is not None and on_driver(estimated_seconds)
+    # without a JVM yet, the driver does what it can do faster than a JVM could start and run it
+    limit_scale = SESSION_START_SECONDS / DRIVER_MAX_SECONDS if _not_started(spark) else 1.0
+    all_here = estimated_seconds is not None and on_driver(estimated_seconds / limit_scale)
     early = driver_limit() > 0
-    while k < len(units) and (all_here or (early and _starting(spark))):
-        result = merge(result, work(payload, units[k:k + 1]))
-        k += 1
+    if not all_here and _not_started(spark):
+        spark.start()  # Spark will be needed: the JVM starts while the driver begins the work
+    per_unit = (estimated_seconds or 0.0) / max(len(units), 1)
+
+    def keep_going(k):  # all of it; or while the session starts, and then the rest if it is small work
+        return all_here or _starting(spark) or (estimated_seconds is not None and on_driver(per_unit * (len(units) - k)))
+
+    if all_here or (early and _starting(spark)):
+        result, k = _units_in_driver(payload, units, work, merge, result, keep_going)
     if k:
         log.info("%d of %d %s done in the driver%s", k, len(units), label,
                  "" if all_here else " while the Spark session started")

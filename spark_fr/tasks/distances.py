@@ -32,7 +32,7 @@ T_HMLC_SQUARED = 7  # HMLC as CLUS computes it: sum_j w_j (s1_j - s2_j)^2 / max
 T_DESCRIPTIVE = 8   # unsupervised: d_Y = d_X
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, nogil=True, inline="always")
 def variable_distance(a, b, is_nominal, n_values):
     """Distance of two scaled values of one variable (see the module docstring for missing values)."""
     if a != a or b != b:
@@ -47,7 +47,7 @@ def variable_distance(a, b, is_nominal, n_values):
     return abs(a - b)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def target_distance(kind, ya, yb, tw, tnorm):
     """d_Y of two target rows (one row of the task's target matrix each)."""
     T = ya.shape[0]
