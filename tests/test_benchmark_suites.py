@@ -242,3 +242,78 @@ def test_scaling_suite(bench, tmp_path, capsys):
     assert (pred["rows"], pred["features"], pred["k"], pred["executors"], pred["targets"]) == (1e8, 1000, 32, 100, 2)
     assert report["plot"] == str(plot) and plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "broadcast predicts: 1e+08 rows x 1000 features (k = 32)" in printed
+
+
+# ----- the HMLC suite --------------------------------------------------------------------------------------
+def test_hmlc_suite_options(bench):
+    args = bench.parse_args(["--suite", "hmlc"])
+    assert (args.rows, args.features, args.targets, args.trees, args.repeats) == (50000, 100, 1000, 50, 1)
+    assert args.peers == ["spark_fr", "clus"] and args.hmlc_sets == ["cellcycle_FUN", "derisi_GO", "synthetic"]
+    assert (args.hmlc_top, args.hmlc_planted, args.hmlc_w0, args.hmlc_xmx) == (10, 10, 0.75, None)
+    args = bench.parse_args(["--suite", "hmlc", "--hmlc-sets", "derisi_GO", "--peers", "spark_fr_rf,clus_train_errors"])
+    assert args.hmlc_sets == ["derisi_GO"] and args.peers == ["spark_fr_rf", "clus_train_errors"]
+    from benchmarks import hmlc
+
+    peers = hmlc.make_peers(["spark_fr_rf", "clus_train_errors"], Path("go.arff"), "class", args, 10)
+    rf_cmd, clus_cmd = (" ".join(p.command(Path("run"))) for p in peers)
+    assert "--input go.arff --targets class --trees 50 --scores genie3,symbolic,rf --hmlc-w0 0.75 --seed 1" in rf_cmd
+    assert "clus_hmlc.py go.arff --trees 50 --seed 1 --threads 2 --w0 0.75 --train-errors" in clus_cmd
+    for bad in (["--hmlc-sets", "enron"], ["--peers", "sklearn"], ["--targets", "5"], ["--hmlc-w0", "0"],
+                ["--features", "5", "--hmlc-planted", "6"]):
+        with pytest.raises(SystemExit):
+            bench.parse_args(["--suite", "hmlc", *bad])
+
+
+def test_hmlc_synthetic_dag_reads_back_with_spark_fr(bench, tmp_path):
+    """The generated Clus HMC file is a DAG to spark_fr's reader, its rows close to the side-car's label counts,
+    and the planted features decide the labels."""
+    from benchmarks.hmlc_data import make_hmlc, read_hmlc_header
+    from spark_fr.hierarchy import Hierarchy
+
+    arff, truth = make_hmlc(tmp_path, 3000, 30, 100, planted=5, seed=3)
+    assert truth["relevant"] == ["x4", "x10", "x16", "x22", "x28"] and truth["spec"]["levels"] == [1, 4, 15, 30, 50]
+    head = read_hmlc_header(arff)
+    assert (head["target"], head["kind"], head["labels"], len(head["features"])) == ("class", "DAG", 100, 30)
+    lines = arff.read_text().splitlines()
+    spec = next(line for line in lines if line.startswith("@ATTRIBUTE class hierarchical ")).split(" ", 3)[3]
+    hierarchy = Hierarchy.from_clus_spec(spec)
+    assert len(hierarchy.labels) == 100 and not hierarchy.is_tree and len(spec.split(",")) == truth["edges"]
+    rows = [line.rsplit(",", 1) for line in lines[lines.index("@DATA") + 1:]]
+    assert len(rows) == 3000
+    Y = hierarchy.label_matrix([r[1] for r in rows])
+    assert Y.sum(axis=1).mean() == pytest.approx(truth["positives_mean"], abs=0.01)
+    X = np.array([[float(v) for v in r[0].split(",")] for r in rows])
+    top = [hierarchy.index[f"h2_{j:03d}"] for j in range(4)]   # level 2: the primary walk's first choice
+    x4 = X[:, 3]
+    for j, label in enumerate(top):                            # walk 1 picks h2_j from the quantile of x4
+        inside = (x4 >= -1 + j / 2) & (x4 < -1 + (j + 1) / 2)
+        assert Y[inside, label].mean() > 0.9
+    again, side_car = make_hmlc(tmp_path, 3000, 30, 100, planted=5, seed=3)
+    assert again == arff and "write_s" in truth and "write_s" not in side_car
+
+
+@pytest.mark.skipif(bool(_missing("clus")), reason="CLUS (java, pyclus) is missing")
+def test_hmlc_suite(bench, tmp_path, capsys):
+    code, report = _run(bench, ["--suite", "hmlc", "--hmlc-sets", "synthetic", "--rows", "1500", "--features", "12",
+                                "--targets", "40", "--hmlc-planted", "3", "--trees", "8", "--workdir", str(tmp_path)],
+                        tmp_path / "hmlc.json")
+    printed = capsys.readouterr().out
+    assert code == 0, printed
+    assert list(report) == ["suite", "config", "environment", "skipped", "table", "sets"]
+    rep = report["sets"]["synthetic"]
+    assert (rep["data"]["kind"], rep["data"]["labels"], rep["data"]["planted"]) == ("DAG", 40, ["x3", "x7", "x11"])
+    summary = rep["summary"]
+    assert list(summary) == ["spark_fr", "clus"]
+    for name, s in summary.items():
+        assert s["runs_ok"] == 1 and s["median_peak_rss_mb"] > 0 and s["median_algo_s"] > 0, name
+        assert s["planted_by_score"] == {"genie3": 3, "symbolic": 3}, name
+    assert 3 <= summary["spark_fr"]["overlap_with_clus"]["genie3"] <= 10
+    (clus,) = rep["runs"]["clus"]
+    assert clus["hier_type"] == "DAG" and clus["clus_peak_rss_kb"] > 0
+    (row,) = report["table"]
+    assert row["set"] == "synthetic" and row["clus_peer"] == "clus" and row["wall_clus_over_spark_fr"] > 0
+    settings = (tmp_path / "hmlc" / "synthetic" / "runs" / "clus_r1" / "clus" / "run.s").read_text()
+    for line in ("Type = DAG", "HSeparator = /", "WType = ExpAvgParentWeight", "WParam = 0.75", "TrainErrors = No",
+                 "Iterations = 8", "NumberOfThreads = 2"):
+        assert line in settings
+    assert "G top-10" in printed and "clus / spark_fr: wall" in printed
