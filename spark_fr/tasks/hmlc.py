@@ -45,6 +45,9 @@ from .mlc import FittedMLC
 
 log = logging.getLogger(__name__)
 
+#: the ensembles' HMLC impurities (module docstring)
+IMPURITIES = ("normalised", "weighted")
+
 
 @dataclass
 class FittedHMLC(FittedMLC):
@@ -61,11 +64,14 @@ class FittedHMLC(FittedMLC):
         Labels that vary on the training rows (the clustering and prototype columns, in this order).
     constant_prediction : ndarray (L,)
         The prediction of every label at the training prototype (used for the labels not kept).
+    impurity_form : {'normalised', 'weighted'}
+        The impurity the task was fitted with (:func:`fit_hierarchy`).
     """
 
     label_weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
     kept: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     constant_prediction: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    impurity_form: str = "normalised"
 
     def raw_columns(self, Y):
         return np.array(np.asarray(Y, dtype=np.float64)[:, self.kept])
@@ -89,6 +95,14 @@ class FittedHMLC(FittedMLC):
         p = np.asarray(self.train_frequency, np.float64)
         return np.where(p >= 0.5, 1.0 - p, p)
 
+    def normalised_scale(self):
+        """1 for the normalised impurity; for the weighted one, the factor that gives the training set the
+        normalised impurity's value ``sum_l w(l) / L`` (its scale against the features in SSL trees)."""
+        if self.impurity_form == "normalised":
+            return 1.0
+        w = self.label_weights[self.kept]
+        return float(w.sum() / np.dot(w, self.train_variance[self.kept]))
+
     @property
     def train_frequency(self) -> np.ndarray:
         """Frequency of every label on the training rows (L,)."""
@@ -97,8 +111,22 @@ class FittedHMLC(FittedMLC):
         return p
 
 
-def fit_hierarchy(name: str, moments, target_names: list, label_weights=None) -> FittedHMLC:
+def fit_hierarchy(name: str, moments, target_names: list, label_weights=None,
+                  impurity: str = "normalised") -> FittedHMLC:
     """Fit the HMLC impurity from the moments of the label columns (see the module docstring).
+
+    Parameters
+    ----------
+    name : str
+    moments : ColumnMoments
+        Moments of the L label columns over the training rows.
+    target_names : list of str
+        The L labels.
+    label_weights : ndarray (L,), optional
+        Hierarchy weights w(l) (default: ones).
+    impurity : {'normalised', 'weighted'}
+        ``(1/L) sum_l w(l) Var(E, l) / Var(E_train, l)`` (the thesis) or ``(1/L) sum_l w(l) Var(E, l)``
+        (the HMLC paper and CLUS).
 
     Raises
     ------
@@ -122,10 +150,13 @@ def fit_hierarchy(name: str, moments, target_names: list, label_weights=None) ->
                  ", ".join(constant[:5]))
     kept = np.flatnonzero(varies).astype(np.int64)
     mean = np.nan_to_num(np.asarray(moments.mean, np.float64))
-    alpha = w[kept] / (L * var[kept])
+    if impurity not in IMPURITIES:
+        raise TaskError(f"unknown HMLC impurity '{impurity}'; expected one of {', '.join(IMPURITIES)}")
+    alpha = w[kept] / (L * var[kept]) if impurity == "normalised" else w[kept] / L
     return FittedHMLC(name, list(target_names), mean[kept], alpha, kept.copy(), np.full(L, float(L)), var, None,
                       constant, None, label_weights=w, kept=kept,
-                      constant_prediction=np.where(varies, 0.0, (mean >= 0.5).astype(np.float64)))
+                      constant_prediction=np.where(varies, 0.0, (mean >= 0.5).astype(np.float64)),
+                      impurity_form=impurity)
 
 
 class HierarchyEncoder(TargetEncoder):
@@ -149,6 +180,16 @@ class HMLC(TargetType):
     inference_priority = 10
     methods = frozenset({"ensemble", "relief"})
 
+    def __init__(self, impurity: str = "normalised"):
+        if impurity not in IMPURITIES:
+            raise TaskError(f"unknown HMLC impurity '{impurity}'; expected one of {', '.join(IMPURITIES)}")
+        #: the ensembles' impurity, 'normalised' (the thesis) or 'weighted' (the HMLC paper, CLUS)
+        self.impurity_form = impurity
+
+    def with_impurity(self, impurity: str) -> "HMLC":
+        """This type with another ensemble impurity (see the module docstring)."""
+        return HMLC(impurity)
+
     def claims(self, columns, labels_xml):
         return any(c.kind == "hierarchical" for c in columns)
 
@@ -163,7 +204,7 @@ class HMLC(TargetType):
         return HierarchyEncoder(hierarchy)
 
     def fit_from_moments(self, moments, target_names, classes=None, label_weights=None):
-        return fit_hierarchy(self.name, moments, target_names, label_weights)
+        return fit_hierarchy(self.name, moments, target_names, label_weights, self.impurity_form)
 
     def summarize(self, Y, hierarchy=None, n_classes=0):
         summary = super().summarize(Y, hierarchy, n_classes)
