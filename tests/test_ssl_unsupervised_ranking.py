@@ -174,3 +174,23 @@ def test_ssl_weight_auto_needs_broadcast_mode(spark):
     with pytest.raises(InputError, match="--ssl-weight auto is not available in partitioned mode"):
         spark_fr.rank(df, targets="y", semi_supervised=True, ssl_weight="auto", ensemble_mode="partitioned",
                       trees=2, spark=spark)
+
+
+def test_hmlc_semi_supervised_finds_the_branch_features_and_is_partition_free(spark):
+    """HMLC with 80 % unlabelled rows (a tree hierarchy a/{a1,a2}, b/{b1}): x0 decides a vs b, x1 a1 vs a2."""
+    rng = np.random.default_rng(3)
+    n = 400
+    X = rng.uniform(size=(n, 6))
+    labels = np.where(X[:, 0] > 0.5, np.where(X[:, 1] > 0.5, "a/a1", "a/a2"), "b/b1").astype(object)
+    labels[rng.random(n) < 0.8] = None
+    pdf = pd.DataFrame(X, columns=[f"x{i}" for i in range(6)])
+    pdf["labels"] = labels
+    df = spark.createDataFrame(pdf)
+    kw = dict(targets="labels", hierarchy="a,a/a1,a/a2,b,b/b1", semi_supervised=True, trees=10, seed=4,
+              scores="genie3,symbolic,rf", spark=spark)
+    r = spark_fr.rank(df.repartition(1), **kw)
+    a = r.to_pandas()[COLS]
+    assert r.params["task"] == "hmlc" and r.params["trees"] == 10 and r.metadata["n_rows"] == n
+    assert top(a, "genie3", 2) == ["x0", "x1"]
+    b = spark_fr.rank(df.repartition(3), **kw).to_pandas()[COLS]
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
