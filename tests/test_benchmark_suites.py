@@ -249,7 +249,7 @@ def test_hmlc_suite_options(bench):
     args = bench.parse_args(["--suite", "hmlc"])
     assert (args.rows, args.features, args.targets, args.trees, args.repeats) == (50000, 100, 1000, 50, 1)
     assert args.peers == ["spark_fr", "clus"] and args.hmlc_sets == ["cellcycle_FUN", "derisi_GO", "synthetic"]
-    assert (args.hmlc_top, args.hmlc_planted, args.hmlc_w0, args.hmlc_xmx) == (10, 10, 0.75, None)
+    assert (args.hmlc_top, args.hmlc_planted, args.hmlc_w0) == (10, 10, 0.75) and args.hmlc_xmx.endswith("g")
     args = bench.parse_args(["--suite", "hmlc", "--hmlc-sets", "derisi_GO", "--peers", "spark_fr_rf,clus_train_errors"])
     assert args.hmlc_sets == ["derisi_GO"] and args.peers == ["spark_fr_rf", "clus_train_errors"]
     from benchmarks import hmlc
@@ -257,7 +257,8 @@ def test_hmlc_suite_options(bench):
     peers = hmlc.make_peers(["spark_fr_rf", "clus_train_errors"], Path("go.arff"), "class", args, 10)
     rf_cmd, clus_cmd = (" ".join(p.command(Path("run"))) for p in peers)
     assert "--input go.arff --targets class --trees 50 --scores genie3,symbolic,rf --hmlc-w0 0.75 --seed 1" in rf_cmd
-    assert "clus_hmlc.py go.arff --trees 50 --seed 1 --threads 2 --w0 0.75 --train-errors" in clus_cmd
+    assert f"clus_hmlc.py go.arff --trees 50 --seed 1 --threads 2 --w0 0.75 --xmx {args.hmlc_xmx} --train-errors" \
+        in clus_cmd
     for bad in (["--hmlc-sets", "enron"], ["--peers", "sklearn"], ["--targets", "5"], ["--hmlc-w0", "0"],
                 ["--features", "5", "--hmlc-planted", "6"]):
         with pytest.raises(SystemExit):

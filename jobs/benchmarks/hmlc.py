@@ -26,6 +26,9 @@ Each peer ranks the features of a set with ``--trees`` (50) random-forest trees,
 ``spark_fr_rf`` (opt-in)
     The same with ``--scores symbolic,genie3,rf`` (adds the out-of-bag permutation score, weighted Hamming
     loss).
+``spark_fr_broadcast`` (opt-in)
+    ``spark_fr`` with ``--ensemble-mode broadcast``: the synthetic set's encoded size (rows x 3 x 8 bytes
+    per label: 1.1 GB) is above ``--max-broadcast-mb``, so ``auto`` grows its trees in partitioned mode.
 ``clus``
     ``jobs/peers/clus_hmlc.py``: CLUS RForest through ``run_clus.py``, T trees, ``SelectRandomSubspaces =
     SQRT``, Genie3 + Symbolic, ``NumberOfThreads = 2``, ``[Hierarchical] Type = Tree`` or ``DAG`` (from the
@@ -38,8 +41,9 @@ Each peer ranks the features of a set with ``--trees`` (50) random-forest trees,
 
 The commands alternate (spark_fr, clus, spark_fr, clus, ...) for ``--repeats`` (1) rounds per set, one set
 after the other. Per run: wall time of the whole command (start-up, reading, writing included), peak RSS of
-its process tree (Spark's JVM and Python workers; CLUS' JVM: ``--hmlc-xmx`` bounds its heap, default the
-JVM's, a quarter of the RAM), the time of the algorithm itself (spark_fr's ``trees_s`` from ``run.json``,
+its process tree (Spark's JVM and Python workers; CLUS' JVM, whose heap ``--hmlc-xmx`` bounds: by default
+half the RAM, as the JVM's own default, a quarter, is too small for derisi_GO and the synthetic set:
+50 trees die with ``OutOfMemoryError``), the time of the algorithm itself (spark_fr's ``trees_s`` from ``run.json``,
 CLUS' "Induction Time") and the load average before and after. The real sets have no known relevant
 features: spark_fr's and CLUS' rankings are compared by the overlap of their top-k (``--hmlc-top``, 10)
 features, Genie3 with Genie3 and Symbolic with Symbolic, within a round. On the synthetic set the planted
@@ -58,6 +62,7 @@ are reported, never asserted; on a shared machine read them with the load averag
 """
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -71,12 +76,12 @@ from .rounds import PeerResult, summarise
 from .tables import format_pair_ratios, pair_ratios, write_json
 
 SUMMARY = "hierarchical multi-label classification (tree, DAG, synthetic DAG): spark_fr vs CLUS"
-PEERS = ("spark_fr", "spark_fr_rf", "clus", "clus_train_errors")
+PEERS = ("spark_fr", "spark_fr_rf", "spark_fr_broadcast", "clus", "clus_train_errors")
 SETS = {"cellcycle_FUN": "hmlc_cellcycle_FUN/cellcycle_FUN.train.arff",
         "derisi_GO": "hmlc_derisi_GO/derisi_GO.train.arff",
         "synthetic": None}
 SCORES = ("genie3", "symbolic")
-SPARK_FR_PEERS = ("spark_fr", "spark_fr_rf")
+SPARK_FR_PEERS = ("spark_fr", "spark_fr_rf", "spark_fr_broadcast")
 CLUS_PEERS = ("clus", "clus_train_errors")
 
 
@@ -97,7 +102,7 @@ def add_arguments(parser) -> None:
                    help="planted relevant features of the synthetic set (default 10)")
     g.add_argument("--hmlc-w0", type=float, default=0.75,
                    help="hierarchy weight w0: spark_fr's --hmlc-w0, CLUS' WParam (default 0.75)")
-    g.add_argument("--hmlc-xmx", help="CLUS' maximum JVM heap, e.g. 8g (default: the JVM's)")
+    g.add_argument("--hmlc-xmx", help="CLUS' maximum JVM heap, e.g. 8g (default: half the RAM)")
 
 
 def check_arguments(args, error) -> None:
@@ -125,6 +130,14 @@ def check_arguments(args, error) -> None:
         error(f"--targets (labels of the synthetic DAG) must be at least {MIN_LABELS}")
     if not 0 < args.hmlc_w0 <= 1:
         error("--hmlc-w0 must be in (0, 1]")
+    if args.hmlc_xmx is None:
+        args.hmlc_xmx = half_the_ram()
+
+
+def half_the_ram() -> str:
+    """Half the machine's physical memory as a JVM heap size (``11g``; at least ``1g``)."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return f"{max(1, total // 2 ** 31)}g"
 
 
 # ----- peers -------------------------------------------------------------------------------------------------
@@ -173,13 +186,14 @@ def make_peers(names: list, arff: Path, target: str, args, k: int) -> list:
     clus = ("--trees", trees, "--seed", "1", "--threads", "2", "--w0", w0,
             *(("--xmx", args.hmlc_xmx) if args.hmlc_xmx else ()))
 
-    def spark_fr(name, scores):
+    def spark_fr(name, scores, *options):
         return Peer(name, rank_command(arff, target, "--trees", trees, "--scores", ",".join(scores),
-                                       "--hmlc-w0", w0), _spark_fr_reader(scores, k))
+                                       "--hmlc-w0", w0, *options), _spark_fr_reader(scores, k))
 
     makers = {
         "spark_fr": lambda: spark_fr("spark_fr", SCORES),
         "spark_fr_rf": lambda: spark_fr("spark_fr_rf", (*SCORES, "rf")),
+        "spark_fr_broadcast": lambda: spark_fr("spark_fr_broadcast", SCORES, "--ensemble-mode", "broadcast"),
         "clus": lambda: Peer("clus", script_command("clus_hmlc.py", arff, *clus), _clus_reader(k)),
         "clus_train_errors": lambda: Peer("clus_train_errors", script_command("clus_hmlc.py", arff, *clus,
                                                                                 "--train-errors"), _clus_reader(k)),
@@ -451,7 +465,8 @@ def run_set(name: str, names: list, args, workdir: Path) -> dict:
             s["planted_by_score"] = planted_hits(results[peer], planted)
         if peer in over:
             s["overlap_with_clus"] = over[peer]
-    ratios = pair_ratios(summary, [(c, "spark_fr") for c in CLUS_PEERS] + [("spark_fr_rf", "spark_fr")])
+    ratios = pair_ratios(summary, [(c, "spark_fr") for c in CLUS_PEERS]
+                         + [(p, "spark_fr") for p in SPARK_FR_PEERS[1:]])
     print()
     print(format_set_table(summary, k, planted))
     if ratios:

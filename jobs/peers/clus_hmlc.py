@@ -22,6 +22,7 @@ standard error if CLUS fails.
 """
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -96,7 +97,7 @@ def induction_seconds(workdir: str) -> float | None:
     out = Path(workdir) / "run.out"
     if not out.exists():
         return None
-    m = re.search(r"Induction Time: ([\d.]+) sec", out.read_text(errors="replace"))
+    m = re.search(r"Induction Time: ([0-9.Ee+-]+) sec", out.read_text(errors="replace"))
     return float(m.group(1)) if m else None
 
 
@@ -154,6 +155,9 @@ def main(argv=None) -> int:
     ap.add_argument("--xmx", help="JVM maximum heap, e.g. 4g (default: the JVM's)")
     add_clus_arguments(ap)
     a = ap.parse_args(argv)
+    # short Java stack traces: CLUS' trees are deep, and run_clus.py keeps the last 3,000 characters of the
+    # output, so a failure's exception line (OutOfMemoryError, ...) would otherwise scroll out of it
+    os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:MaxJavaStackTraceDepth=12")
     write_result(a.output, rank(a.arff, a.trees, a.seed, a.threads, clus_workdir(a), a.clus_tools, a.hier_type,
                                 a.w0, a.train_errors, a.xmx))
     return 0
