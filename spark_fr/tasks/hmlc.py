@@ -178,6 +178,8 @@ class HMLC(TargetType):
 
     name = "hmlc"
     inference_priority = 10
+    #: thesis Ch. 5 (HMLC paper): random forests; rankings saturate at about 10-50 trees
+    ensemble_defaults = {"trees": 50}
     methods = frozenset({"ensemble", "relief"})
 
     def __init__(self, impurity: str = "normalised"):
