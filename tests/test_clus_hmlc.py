@@ -1,0 +1,189 @@
+"""HMLC PCT ensembles against CLUS (Clus-HMC random forests, ``pyclus`` 1.0.2 = Clus 2.12.8): Genie3 and
+Symbolic rankings on the cellcycle FunCat tree and the derisi Gene Ontology DAG.
+
+Requirement (the issue's): the mean Spearman correlation of our rankings with CLUS's is at least that of CLUS
+runs with other seeds with each other, minus 0.05.
+
+What CLUS computes for HMLC (its source, knowledge-technologies/clus; see spark_fr/tasks/hmlc.py)
+-----------------------------------------------------------------------------------------------------
+* Impurity: ``(1/L) sum_l w(l) Var(E, l)``, the *weighted* form, without the thesis' division by the label's
+  training variance. So the comparison runs our ensembles with the weighted impurity (``HMLC('weighted')``; the
+  option that selects it for users is not wired yet, so the tests set the registry's instance). Our default,
+  the thesis' normalised impurity, is checked to fail the same comparison (below): it grows different trees.
+* Label weights: ``WType = ExpAvgParentWeight`` (w0 times the *mean* of the parents' weights, ours) is set
+  explicitly: CLUS' default ``ExpSumParentWeight`` sums the parents' weights, which differs on a DAG.
+  ``WParam = 0.75`` = ``--hmlc-w0``.
+* ``[Output] TrainErrors = No``: CLUS otherwise evaluates the forest on its training rows after the ranking
+  (pooled precision-recall over all labels), which took longer than growing the trees and, on derisi, ran
+  out of the default heap.
+
+Settings (both sides)
+---------------------
+Random forests, sqrt(D) features per node, Symbolic with ``0.5 ** depth`` (CLUS's form), leaves of at least
+10 (bootstrap-weighted; CLUS ``MinimalWeight = 10``), each CLUS run with its own seed and its own random column
+order of the same data (as in test_clus_agreement.py: CLUS gives exact ties to the lowest column).
+
+Why leaves of 10, not 2: in fully grown HMLC trees most of the impurity reduction happens in nodes of a few
+rows, where several features give the same partition; CLUS gives such ties to the lowest column, so its
+Genie3 follows the column order: on cellcycle (file order, leaves of 2) the importance correlates with the
+column index at -0.85 (Spearman), and CLUS runs on different column orders agree at only 0.13 (cellcycle) /
+0.31 (derisi), a bar that no ranking can fail. With leaves of 10 CLUS agrees with itself at 0.84 / 0.70.
+
+Data
+----
+* cellcycle_FUN train (1,628 rows, 77 features, 499 labels) with its missing feature values (6 % of the
+  cells, in 94 % of the rows) replaced by the column medians, the same file for both. With the missing values,
+  the rankings differ systematically: CLUS computes a split's heuristic on the rows whose value is known and
+  sends the others down both branches with fractional weights, while spark_fr sends them as a block to the
+  better side, so CLUS credits features with many missing values less. Measured on the original file (100
+  trees, leaves of 10, 4 CLUS x 3 ours): Genie3 ours-CLUS 0.63 against CLUS-CLUS 0.84 (the difference of the
+  mean ranks correlates with the missing fraction at -0.62), Symbolic 0.78 against 0.82 (passes).
+* derisi_GO train (a DAG of 4,119 terms, 3,172 varying on the training rows), its first 800 rows, 50 trees:
+  CLUS needs 49 s and 4.7 GB for 100 trees on all 1,605 rows, too long for the suite.
+
+Measured (4 CLUS seeds, 3 of ours; the asserted runs use 3 and 3): cellcycle Genie3 0.846 against 0.844,
+Symbolic 0.827 against 0.818; derisi Genie3 0.726 against 0.699, Symbolic 0.783 against 0.776. The thesis'
+normalised impurity: cellcycle 0.59 / 0.26, derisi 0.63 / 0.46.
+"""
+from __future__ import annotations
+
+import itertools
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import spearmanr
+
+CLUS_TOOLS = Path(__file__).resolve().parents[2] / "shared" / "tools" / "clus"
+CLUS_SEEDS = (1, 2, 3)
+OUR_SEEDS = (1, 2, 3)
+MIN_LEAF = 10
+MARGIN = 0.05
+
+DATASETS = {
+    "cellcycle": {"arff": "hmlc_cellcycle_FUN/cellcycle_FUN.train.arff", "n_features": 77, "type": "Tree",
+                  "trees": 100, "rows": None, "impute": True},
+    "derisi": {"arff": "hmlc_derisi_GO/derisi_GO.train.arff", "n_features": 63, "type": "DAG", "trees": 50,
+               "rows": 800, "impute": False},
+}
+SCORES = (("genie3", "Genie3"), ("symbolic", "Symbolic"))
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("java") is None, reason="CLUS needs Java (java not on PATH)"),
+]
+
+
+def prepared_arff(src: Path, dst: Path, rows: int | None, impute: bool) -> Path:
+    """``src`` with its first ``rows`` data rows, missing feature values replaced by the column medians."""
+    lines = src.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip().lower() == "@data")
+    data = [line.split(",") for line in lines[at + 1:] if line.strip() and not line.startswith("%")][:rows]
+    if impute:
+        X = np.array([[np.nan if v == "?" else float(v) for v in r[:-1]] for r in data])
+        med = np.nanmedian(X, axis=0)
+        data = [[repr(float(med[j])) if v == "?" else v for j, v in enumerate(r[:-1])] + [r[-1]] for r in data]
+    dst.write_text("\n".join(lines[:at + 1] + [",".join(r) for r in data]) + "\n")
+    return dst
+
+
+def clus_rankings(arff: Path, cfg: dict, seed: int, workdir: Path) -> dict:
+    if str(CLUS_TOOLS) not in sys.path:
+        sys.path.insert(0, str(CLUS_TOOLS))
+    from run_clus import run_clus
+
+    d = cfg["n_features"]
+    res = run_clus(str(arff), {"task": "hmlc", "descriptive": f"1-{d}", "target": str(d + 1), "ensemble": "RForest",
+                               "rankings": ["Genie3", "Symbolic"], "trees": cfg["trees"], "threads": 2, "seed": seed,
+                               "symbolic_weight": 0.5, "hier_type": cfg["type"], "xmx": "4g",
+                               "extra": {"Hierarchical": {"WType": "ExpAvgParentWeight", "WParam": 0.75},
+                                         "Model": {"MinimalWeight": float(MIN_LEAF)},
+                                         "Output": {"TrainErrors": "No"}}},
+                   workdir=str(workdir))
+    assert res["returncode"] == 0, res["stdout_tail"]
+    out = (workdir / "run.out").read_text()
+    assert "WType = ExpAvgParentWeight" in out and f"MinimalWeight = {float(MIN_LEAF)}" in out
+    return {key: {f: v[0] for f, v in res["rankings"][key]["scores"].items()} for key in ("Genie3", "Symbolic")}
+
+
+def our_rankings(spark, arff: Path, trees: int, seed: int, impurity: str) -> dict:
+    import spark_fr
+    from spark_fr import tasks
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(tasks.get("hmlc"), "impurity_form", impurity)  # until an option selects it (tasks/hmlc.py)
+        # the trees grow in the driver process, as a user's run of this size does (conftest.py sends the
+        # suite's small work to Spark tasks; test_hmlc_ensemble.py checks that Spark gives the same ranking)
+        mp.delenv("SPARK_FR_DRIVER_MAX_SECONDS", raising=False)
+        table = spark_fr.rank(str(arff), spark=spark, ensemble="rf", trees=trees, max_features="sqrt",
+                              min_samples_leaf=MIN_LEAF, scores="genie3,symbolic", symbolic_weight=0.5,
+                              seed=seed).to_pandas()
+    assert '"task": "hmlc"' in table.params.iloc[0]
+    table = table[table.target == "__all__"]
+    return {clus_key: dict(zip(table[table.score == score].feature, table[table.score == score].importance))
+            for score, clus_key in SCORES}
+
+
+def spearman(a: dict, b: dict) -> float:
+    assert set(a) == set(b), set(a) ^ set(b)
+    names = sorted(a)
+    return float(spearmanr([a[f] for f in names], [b[f] for f in names])[0])
+
+
+def agreement(ours: list, clus: list, key: str) -> tuple:
+    """(mean Spearman ours x CLUS, mean Spearman over the CLUS pairs)."""
+    cross = np.mean([spearman(o[key], c[key]) for o in ours for c in clus])
+    within = np.mean([spearman(a[key], b[key]) for a, b in itertools.combinations(clus, 2)])
+    return float(cross), float(within)
+
+
+@pytest.fixture(scope="module")
+def runs(spark, datasets, tmp_path_factory):
+    """``runs(name)`` -> (data file, CLUS rankings, our weighted-impurity rankings), computed once per dataset."""
+    from test_clus_agreement import permute_arff_features
+
+    cache = {}
+
+    def get(name: str):
+        if name not in cache:
+            cfg = DATASETS[name]
+            work = tmp_path_factory.mktemp(f"clus_hmlc_{name}")
+            arff = prepared_arff(datasets / cfg["arff"], work / Path(cfg["arff"]).name, cfg["rows"], cfg["impute"])
+            clus = []
+            for s in CLUS_SEEDS:
+                folder = work / f"clus{s}"
+                folder.mkdir()
+                permute_arff_features(arff, folder / arff.name, cfg["n_features"], seed=1000 + s)
+                clus.append(clus_rankings(folder / arff.name, cfg, s, folder))
+            ours = [our_rankings(spark, arff, cfg["trees"], s, "weighted") for s in OUR_SEEDS]
+            cache[name] = (arff, clus, ours)
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("name", list(DATASETS))
+@pytest.mark.parametrize("score", [s[1] for s in SCORES])
+def test_weighted_impurity_agrees_with_clus(runs, record_property, name, score):
+    _, clus, ours = runs(name)
+    cross, within = agreement(ours, clus, score)
+    print(f"\n{name} {score}: ours-CLUS {cross:.3f}, CLUS-CLUS {within:.3f}")
+    record_property(f"{name}.{score}.ours_vs_clus", round(cross, 4))
+    record_property(f"{name}.{score}.clus_vs_clus", round(within, 4))
+    assert cross >= within - MARGIN, (name, score, cross, within)
+
+
+@pytest.mark.parametrize("name", list(DATASETS))
+def test_the_comparison_rejects_the_normalised_impurity(runs, spark, name):
+    """Power check: the thesis' normalised impurity (our default) is not CLUS's, and the test sees it.
+
+    Dividing by the training variance gives a label seen in a handful of rows the weight of a common one, so
+    the trees isolate rare labels; measured Symbolic 0.26 (cellcycle) / 0.46 (derisi) against CLUS.
+    """
+    arff, clus, _ = runs(name)
+    normalised = [our_rankings(spark, arff, DATASETS[name]["trees"], OUR_SEEDS[0], "normalised")]
+    cross, within = agreement(normalised, clus, "Symbolic")
+    print(f"\n{name} Symbolic, normalised impurity: ours-CLUS {cross:.3f}, CLUS-CLUS {within:.3f}")
+    assert cross < within - MARGIN, (name, cross, within)
