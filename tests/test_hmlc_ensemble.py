@@ -378,23 +378,6 @@ def test_per_label_rankings_find_each_labels_features(spark):
         assert top("B/b1", 2) == top("B/b2", 2) == {"x0", "x2"}, score
 
 
-def test_semi_supervised_hierarchy_uses_the_unlabelled_rows(spark):
-    """SSL-PCTs on HMLC targets (the features join the clustering): 70 % unlabelled rows, planted features."""
-    pdf = planted_frame("tree", n=400, seed=12)
-    labels = pdf["labels"].astype(object)
-    labels[np.random.default_rng(0).random(400) < 0.7] = None
-    pdf["labels"] = labels
-    df = spark.createDataFrame(pdf)
-    kw = dict(targets="labels", hierarchy=TREE, trees=10, seed=1, spark=spark, scores="genie3,rf")
-    ssl = spark_fr.rank(df, semi_supervised=True, **kw).to_pandas()
-    sup = spark_fr.rank(df, **kw).to_pandas()
-    for score in ("genie3", "rf"):
-        sel = ssl[ssl.score == score].sort_values("rank")
-        assert set(sel.feature[:3]) == {"x0", "x1", "x2"}, (score, list(sel.feature))
-    assert not np.allclose(ssl.sort_values(["score", "feature"]).importance,
-                           sup.sort_values(["score", "feature"]).importance)
-
-
 # ----- cellcycle (FunCat tree, 499 labels) end to end ----------------------------------------------------------
 def cellcycle_frame(datasets, rows: int | None = None):
     """The cellcycle training ARFF as (pandas frame with a string label column, hierarchy spec)."""
