@@ -362,6 +362,9 @@ OPTIONS = (
     Option("method", Choice(("ensemble", "relief", "reliefe")), "ensemble", "ranking method", TASK),
     Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
            "hierarchy weights w(l) = w0 * mean(w(parents)) (HMLC)", TASK, BOTH),
+    Option("hmlc_impurity", Choice(("normalised", "weighted")), "normalised",
+           "HMLC trees: mean of w(l) Var(E,l) / Var(E_train,l) (the thesis), or of w(l) Var(E,l) (the HMLC paper "
+           "and CLUS)", TASK, ENS),
     # ensembles
     Option("ensemble", Choice(("rf", "bagging", "extra_trees")), None, "ensemble of PCTs", ENSEMBLES, ENS,
            default_help="rf; extra_trees with bootstrap for unsupervised"),

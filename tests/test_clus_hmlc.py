@@ -7,7 +7,7 @@ runs with other seeds with each other, minus 0.05.
 What CLUS computes for HMLC (its source, knowledge-technologies/clus; see spark_fr/tasks/hmlc.py)
 -----------------------------------------------------------------------------------------------------
 * Impurity: ``(1/L) sum_l w(l) Var(E, l)``, the *weighted* form, without the thesis' division by the label's
-  training variance. So the comparison runs our ensembles with the weighted impurity (``HMLC('weighted')``; the
+  training variance. So the comparison runs our ensembles with the weighted impurity (``--hmlc-impurity weighted``; the
   option that selects it for users is not wired yet, so the tests set the registry's instance). Our default,
   the thesis' normalised impurity, is checked to fail the same comparison (below): it grows different trees.
 * Label weights: ``WType = ExpAvgParentWeight`` (w0 times the *mean* of the parents' weights, ours) is set
@@ -110,16 +110,14 @@ def clus_rankings(arff: Path, cfg: dict, seed: int, workdir: Path) -> dict:
 
 def our_rankings(spark, arff: Path, trees: int, seed: int, impurity: str) -> dict:
     import spark_fr
-    from spark_fr import tasks
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(tasks.get("hmlc"), "impurity_form", impurity)  # until an option selects it (tasks/hmlc.py)
         # the trees grow in the driver process, as a user's run of this size does (conftest.py sends the
         # suite's small work to Spark tasks; test_hmlc_ensemble.py checks that Spark gives the same ranking)
         mp.delenv("SPARK_FR_DRIVER_MAX_SECONDS", raising=False)
         table = spark_fr.rank(str(arff), spark=spark, ensemble="rf", trees=trees, max_features="sqrt",
                               min_samples_leaf=MIN_LEAF, scores="genie3,symbolic", symbolic_weight=0.5,
-                              seed=seed).to_pandas()
+                              seed=seed, hmlc_impurity=impurity).to_pandas()
     assert '"task": "hmlc"' in table.params.iloc[0]
     table = table[table.target == "__all__"]
     return {clus_key: dict(zip(table[table.score == score].feature, table[table.score == score].importance))

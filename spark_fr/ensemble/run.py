@@ -75,11 +75,13 @@ def clusters_on_features(spec, semi_supervised: bool) -> bool:
 
 
 def clustering_type(prep, params: EnsembleParams, on_features: bool):
-    """The run's target type: the prepared one, or it with the features as clustering attributes."""
+    """The run's target type: the prepared one as the parameters configure it, with the features as
+    clustering attributes too when ``on_features``."""
+    base = prep.target_type.for_params(params)
     if not on_features:
-        return prep.target_type
+        return base
     weight = {None: DEFAULT_SSL_WEIGHT, "auto": 1.0}.get(params.ssl_weight, params.ssl_weight)
-    return with_features(prep.target_type, DescriptiveLayout.of_bins(prep.plan.bins), weight)
+    return with_features(base, DescriptiveLayout.of_bins(prep.plan.bins), weight)
 
 
 def training_rows(Y: np.ndarray, n_targets: int, on_features: bool) -> np.ndarray:

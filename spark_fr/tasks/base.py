@@ -446,6 +446,10 @@ class TargetType:
     #: ``--task auto`` asks the types with a lower value first (a hierarchy before labels before classes)
     inference_priority = 50
 
+    def for_params(self, params) -> "TargetType":
+        """This type as the method's parameters configure it (HMLC: ``--hmlc-impurity``); itself here."""
+        return self
+
     # ----- schema -------------------------------------------------------------------------------------
     def claims(self, columns: list, labels_xml: bool) -> bool:
         """Whether ``--task auto`` picks this type for these target columns (asked in registry order)."""

@@ -35,7 +35,7 @@ Sketch
   (``impurity(E) = sum_j w_j var_j(E)``; the spec took it for an OCR error) and what CLUS computes. Here
   ``alpha_l = w(l) / L``; the rest is the same (per-label Genie3 is w(l) times the reduction of label l's
   variance; in SSL trees it is scaled to the normalised one's training value, ``normalised_scale``). It is not
-  an option yet: ``HMLC.impurity_form`` selects it.
+  ``--hmlc-impurity weighted`` selects it.
 
 What CLUS does (Clus 2.12.8 = ``pyclus`` 1.0.2; its source, knowledge-technologies/clus)
 ---------------------------------------------------------------------------------------
@@ -215,6 +215,10 @@ class HMLC(TargetType):
     def with_impurity(self, impurity: str) -> "HMLC":
         """This type with another ensemble impurity (see the module docstring)."""
         return HMLC(impurity)
+
+    def for_params(self, params):
+        impurity = getattr(params, "hmlc_impurity", None) or self.impurity_form
+        return self if impurity == self.impurity_form else self.with_impurity(impurity)
 
     def claims(self, columns, labels_xml):
         return any(c.kind == "hierarchical" for c in columns)
