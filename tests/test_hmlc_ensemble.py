@@ -419,3 +419,33 @@ def test_cellcycle_is_bit_identical_for_any_partitioning_and_mode(spark, dataset
     for parts, mode in ((3, "broadcast"), (2, "partitioned")):
         b = spark_fr.rank(df.repartition(parts), ensemble_mode=mode, **kw).to_pandas()[COLS]
         pd.testing.assert_frame_equal(a, b, check_exact=True)
+
+
+@pytest.mark.parametrize("missing", [0.0, 0.2])
+def test_leaf_prototypes_are_the_sequential_sums_bit_for_bit(missing):
+    """Leaf prototypes (wide label matrices make them a large part of the RF score) are the weighted means of
+    the rows below each node, summed row after row as np.add.at does: the same bits as the reference."""
+    rng = np.random.default_rng(3)
+    n, P = 300, 120
+    codes, nominal, lower, upper = make_features(rng, n)
+    C = (rng.random((n, P)) < 0.3).astype(float) * rng.uniform(0.5, 2.0, P)
+    C[rng.random(C.shape) < missing] = np.nan
+    C[codes[0] > 4, :10] = np.nan  # a region without known values in some columns
+    w = rng.poisson(1.0, n).astype(float)
+    tree = grow(codes, nominal, lower, upper, np.nan_to_num(C[:, :6]), w, min_leaf=1)
+    default = rng.normal(size=P)
+    rows = np.flatnonzero(tree.leaf_of_row >= 0)
+    known = ~np.isnan(C[rows])
+    num = np.zeros((tree.n_nodes, P))
+    den = np.zeros((tree.n_nodes, P))
+    np.add.at(num, tree.leaf_of_row[rows], np.where(known, C[rows], 0.0) * w[rows, None])
+    np.add.at(den, tree.leaf_of_row[rows], np.where(known, w[rows, None], 0.0))
+    for node in sorted(tree.internal, key=lambda k: -tree.depth[k]):
+        num[node] = num[tree.left[node]] + num[tree.right[node]]
+        den[node] = den[tree.left[node]] + den[tree.right[node]]
+    expected = np.empty_like(num)
+    for node in sorted(range(tree.n_nodes), key=lambda k: tree.depth[k]):
+        up = default if node == 0 else expected[[p for p in tree.internal if node in (tree.left[p], tree.right[p])][0]]
+        with np.errstate(invalid="ignore"):
+            expected[node] = np.where(den[node] > 0, num[node] / np.where(den[node] > 0, den[node], 1.0), up)
+    np.testing.assert_array_equal(leaf_prototypes(tree, C, w, default), expected)
