@@ -157,6 +157,33 @@ def test_impurity_equals_the_definition(kind, seed):
 
 
 @pytest.mark.parametrize("kind", ["tree", "dag"])
+def test_weighted_impurity_equals_the_definition(kind):
+    """CLUS's form (1/L) sum_l w(l) Var(E, l), selected by HMLC('weighted') / a run's hmlc_impurity."""
+    rng = np.random.default_rng(50)
+    h = hierarchy_of(kind, rng)
+    w = ref_weights(h, 0.75)
+    Y = random_label_sets(h, rng, 70)
+    hmlc = tasks.get("hmlc")
+    assert hmlc.configured(object()) is hmlc
+    weighted = hmlc.configured(type("Params", (), {"hmlc_impurity": "weighted"})())
+    task = weighted.fit(Y, list(h.labels), None, h.weights(0.75))
+    L = Y.shape[1]
+    for _ in range(4):
+        rows = rng.choice(70, size=rng.integers(2, 50), replace=False)
+        counts = rng.integers(1, 4, rows.size).astype(float)
+        expected = sum(w[j] * ref_variance(Y[rows, j], counts) for j in range(L)) / L
+        assert task.impurity(Y[rows], counts) == pytest.approx(expected, rel=1e-10, abs=1e-14)
+        Z = task.clustering_matrix(Y[rows])
+        assert sum(ref_variance(Z[:, k], counts) for k in range(Z.shape[1])) == pytest.approx(expected, rel=1e-9)
+    # in SSL trees it is scaled to the normalised impurity's training value, sum of w(l) / L over varying labels
+    varies = Y.std(axis=0) > 0
+    assert task.impurity(Y) * task.normalised_scale() == pytest.approx(sum(np.array(w)[varies]) / L)
+    assert hmlc.impurity_form == "normalised"  # the registry's type is unchanged
+    with pytest.raises(tasks.TaskError, match="unknown HMLC impurity 'gini'"):
+        hmlc.with_impurity("gini")
+
+
+@pytest.mark.parametrize("kind", ["tree", "dag"])
 @pytest.mark.parametrize("seed", range(4))
 def test_weighted_hamming_loss_equals_the_definition(kind, seed):
     rng = np.random.default_rng(100 + seed)
