@@ -164,8 +164,8 @@ def test_weighted_impurity_equals_the_definition(kind):
     w = ref_weights(h, 0.75)
     Y = random_label_sets(h, rng, 70)
     hmlc = tasks.get("hmlc")
-    assert hmlc.configured(object()) is hmlc
-    weighted = hmlc.configured(type("Params", (), {"hmlc_impurity": "weighted"})())
+    assert hmlc.for_params(object()) is hmlc
+    weighted = hmlc.for_params(type("Params", (), {"hmlc_impurity": "weighted"})())
     task = weighted.fit(Y, list(h.labels), None, h.weights(0.75))
     L = Y.shape[1]
     for _ in range(4):

@@ -216,12 +216,6 @@ class HMLC(TargetType):
         """This type with another ensemble impurity (see the module docstring)."""
         return HMLC(impurity)
 
-    def configured(self, params) -> "HMLC":
-        """This type with a run's ensemble parameters applied: ``params.hmlc_impurity`` when the parameters
-        have it (the option is not in the option table yet), else this type."""
-        impurity = getattr(params, "hmlc_impurity", None)
-        return self if impurity in (None, self.impurity_form) else self.with_impurity(impurity)
-
     def for_params(self, params):
         impurity = getattr(params, "hmlc_impurity", None) or self.impurity_form
         return self if impurity == self.impurity_form else self.with_impurity(impurity)
