@@ -34,8 +34,8 @@ Sketch
 * The weighted impurity ``(1/L) sum_l w(l) Var(E, l)`` (``HMLC('weighted')``): what the HMLC paper writes
   (``impurity(E) = sum_j w_j var_j(E)``; the spec took it for an OCR error) and what CLUS computes. Here
   ``alpha_l = w(l) / L``; the rest is the same (per-label Genie3 is w(l) times the reduction of label l's
-  variance; in SSL trees it is scaled to the normalised one's training value, ``normalised_scale``). It is not
-  ``--hmlc-impurity weighted`` selects it.
+  variance; in SSL trees it is scaled to the normalised one's training value, ``normalised_scale``).
+  ``--hmlc-impurity weighted`` selects it (:meth:`HMLC.for_params`).
 
 What CLUS does (Clus 2.12.8 = ``pyclus`` 1.0.2; its source, knowledge-technologies/clus)
 ---------------------------------------------------------------------------------------
