@@ -42,7 +42,7 @@ def tree_data_from_arrays(X, Y, task: str, nominal=None, target_names=None, clas
     fitted = tasks.get(task).fit(Y, target_names, classes)
     Y = fitted.targets(Y)
     keys = np.arange(n, dtype=np.uint64) if row_keys is None else np.asarray(row_keys, np.uint64)
-    data = TreeData(codes, nominal, lower, upper, np.ascontiguousarray(fitted.clustering_matrix(Y)), Y,
+    data = TreeData(codes, nominal, lower, upper, fitted.clustering_input(Y), Y,
                     fitted.prototype_columns(Y), keys, fitted)
     return data, bins
 

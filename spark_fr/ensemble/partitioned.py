@@ -214,7 +214,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
             Y = fitted.targets(np.vstack([p["Y"] for p in parts])[order])
             cols = columns[g]
             sub = (nominal, lower, upper) if cols is None else (nominal[cols], lower[cols], upper[cols])
-            data = TreeData(codes, *sub, np.ascontiguousarray(fitted.clustering_matrix(Y)), Y,
+            data = TreeData(codes, *sub, fitted.clustering_input(Y), Y,
                             fitted.prototype_columns(Y), distinct_keys(keys[order]), fitted, bagging=bagging,
                             n_total=n_rows, feature_ids=cols, n_features_all=D)
             if evaluate:

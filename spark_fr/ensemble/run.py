@@ -144,7 +144,7 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
     lower, upper, _ = encoded.bin_arrays()
     Yl = fitted.targets(Y[rows])
     tree_data = TreeData(np.ascontiguousarray(encoded.codes[:, rows]), encoded.nominal, lower, upper,
-                         np.ascontiguousarray(fitted.clustering_matrix(Yl)), Yl, fitted.prototype_columns(Yl),
+                         fitted.clustering_input(Yl), Yl, fitted.prototype_columns(Yl),
                          encoded.row_keys[rows], fitted)
     info = {}
     if on_features and semi_supervised and params.ssl_weight == "auto":

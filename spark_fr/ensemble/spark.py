@@ -36,7 +36,7 @@ def estimate_tree_seconds(data: TreeData, params: EnsembleParams) -> float:
     """A rough estimate of the time to grow and score one tree (for grouping trees into tasks)."""
     n = max(data.n_rows, 2)
     k = params.features_per_node(data.n_features)
-    cols = data.Z.shape[1]
+    cols = getattr(data.Z, "mean_row_nnz", data.Z.shape[1])  # label-sparse columns cost their stored values
     grow = n * math.log2(n) * k * (cols + 4)
     perm = n * math.log2(n) * 30 if "rf" in params.effective_scores() else 0.0
     return _SECONDS_PER_UNIT * (grow + perm)

@@ -45,8 +45,9 @@ class TreeData:
         Row-major copy (prediction walks one row at a time); needed by the RF score only.
     nominal : bool (D,)
     lower, upper : float64 (D, 255)
-    Z : float64 (n, K)
-        The task's clustering matrix.
+    Z : float64 (n, K) or SparseColumns
+        What the task's trees cluster on (:meth:`FittedTask.clustering_input`): the dense clustering matrix,
+        or label-sparse columns for HMLC.
     Y : float64 (n, T)
         Raw targets.
     proto : float64 (n, P)
@@ -63,7 +64,7 @@ class TreeData:
     nominal: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
-    Z: np.ndarray
+    Z: object
     Y: np.ndarray
     proto: np.ndarray
     row_keys: np.ndarray

@@ -2,8 +2,9 @@
 
 Sketch
 ------
-:func:`grow` calls the numba grower (:func:`spark_fr.pct.grow.grow_tree`) on the in-bag rows and wraps the
-node arrays in a :class:`Tree`. :func:`leaf_prototypes` averages the task's prototype columns over the
+:func:`grow` calls the numba grower (:func:`spark_fr.pct.grow.grow_tree`, or
+:func:`spark_fr.pct.grow_sparse.grow_tree_sparse` for label-sparse clustering columns) on the in-bag rows and
+wraps the node arrays in a :class:`Tree`. :func:`leaf_prototypes` averages the task's prototype columns over the
 in-bag rows of every leaf (weighted by the bootstrap counts; a leaf without a known value in a column
 takes its nearest ancestor's value). :meth:`Tree.apply` sends rows down the tree; predictions are the task's
 prediction from the leaf prototypes.
@@ -14,8 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..tasks.sparse_columns import SparseColumns
 from .grow import (SPLITTER_BEST, SPLITTER_RANDOM, apply_tree, apply_tree_permuted, grow_tree,
                    rows_by_path_feature)
+from .grow_sparse import grow_tree_sparse
 
 SPLITTERS = {"best": SPLITTER_BEST, "random": SPLITTER_RANDOM}
 
@@ -108,8 +111,9 @@ def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, ma
     nominal : ndarray of bool, shape (D,)
     lower, upper : ndarray of float64, shape (D, 255)
         Value range of each numeric bin (extra-trees thresholds).
-    Z : ndarray of float64, shape (n, K)
-        Clustering matrix from the task.
+    Z : ndarray of float64, shape (n, K), or SparseColumns
+        Clustering matrix from the task (dense: centred and scaled, NaN = missing), or its label-sparse
+        form (complete, uncentred; grown by :func:`spark_fr.pct.grow_sparse.grow_tree_sparse`).
     weights : ndarray of float64, shape (n,)
         Row weights (bootstrap counts).
     min_leaf : float
@@ -136,8 +140,13 @@ def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, ma
     w = np.ascontiguousarray(weights, dtype=np.float64)
     rows = np.flatnonzero(w > 0).astype(np.int64)
     mf = D if max_features is None else int(max_features)
-    out = grow_tree(X, nominal, lower, upper, Z, w, rows, float(min_leaf), int(max_depth), mf,
-                    SPLITTERS[splitter], bool(track_columns), np.uint64(seed), bool(resample_constant))
+    settings = (float(min_leaf), int(max_depth), mf, SPLITTERS[splitter], bool(track_columns), np.uint64(seed),
+                bool(resample_constant))
+    if isinstance(Z, SparseColumns):
+        out = grow_tree_sparse(X, nominal, lower, upper, Z.indptr, Z.indices, Z.values, Z.n_columns, w, rows,
+                               *settings)
+    else:
+        out = grow_tree(X, nominal, lower, upper, Z, w, rows, *settings)
     n = out[0]
     (feature, threshold, missing_left, mask, left, right, weight, depth, gain) = (a[:n] for a in out[1:10])
     return Tree(feature, threshold, missing_left, mask, left, right, weight, depth, gain, out[10], out[11],

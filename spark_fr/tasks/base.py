@@ -320,6 +320,11 @@ class FittedTask:
         """``Z = (columns - center) * sqrt(alpha)``: the grower's input (NaN = missing)."""
         return (self.raw_columns(Y) - self.center) * np.sqrt(self.alpha)
 
+    def clustering_input(self, Y: np.ndarray):
+        """What the grower clusters on: the clustering matrix, C-contiguous (a task with wide, label-sparse
+        columns returns :class:`~spark_fr.tasks.sparse_columns.SparseColumns` instead)."""
+        return np.ascontiguousarray(self.clustering_matrix(Y))
+
     def impurity(self, Y: np.ndarray, weights: np.ndarray | None = None) -> float:
         """Task impurity ``sum_k alpha_k Var_w(E, z_k)`` of a set of rows (reference definition).
 

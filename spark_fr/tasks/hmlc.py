@@ -66,6 +66,7 @@ import numpy as np
 from .base import ReliefTarget, TargetEncoder, TargetType, TaskError
 from .distances import T_HMLC, T_HMLC_SQUARED
 from .mlc import FittedMLC
+from .sparse_columns import SparseColumns, worth_sparse
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +100,14 @@ class FittedHMLC(FittedMLC):
 
     def raw_columns(self, Y):
         return np.array(np.asarray(Y, dtype=np.float64)[:, self.kept])
+
+    def clustering_input(self, Y):
+        """Label-sparse columns ``sqrt(alpha_l) * y_l`` when the labels are complete, many and sparse
+        (:func:`~spark_fr.tasks.sparse_columns.worth_sparse`), else the dense clustering matrix."""
+        C = self.raw_columns(Y)
+        if worth_sparse(C):
+            return SparseColumns.from_dense(C, np.sqrt(self.alpha))
+        return super().clustering_input(Y)
 
     def predict(self, prototypes):
         P = np.asarray(prototypes, dtype=np.float64)

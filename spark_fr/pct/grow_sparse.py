@@ -1,0 +1,429 @@
+"""Growing one PCT on label-sparse clustering columns: numba kernels, no Spark.
+
+Algorithm sketch
+----------------
+The same tree as :func:`spark_fr.pct.grow.grow_tree` (same node loop, feature draws, tests, tie rules and
+leaf rules), for complete clustering columns given row by row in CSR form (``indptr``, ``indices``,
+``values``: :class:`spark_fr.tasks.sparse_columns.SparseColumns`), uncentred. With complete columns the
+gain of a split of E into L and R is
+
+    h = |S_L|^2 / W_L + |S_R|^2 / W_R - |S|^2 / W                                     (**)
+
+(S: the weighted column sums of a side, W its weight), which does not change when a column is shifted, so
+absent labels are zeros and cost nothing. Per node:
+
+    S, W, Q = weighted sums over the node's rows, touching only their stored values; the labels with a
+        stored value are the node's "present" labels (the only non-zero entries of S); P = Q - |S|^2 / W
+    numeric f, best splitter: the node's rows bucketed by code (counting sort), then swept in code order;
+        adding a row with value a = w_r v_rl to S_L[l] changes |S_L|^2 by a (2 S_L[l] + a) and |S - S_L|^2
+        by a (a - 2 (S[l] - S_L[l])), so a threshold's gain costs O(stored values of the rows it moves).
+        The missing-value block M goes left through |S_L + M|^2 = |S_L|^2 + 2 S_L.M + |M|^2, with S_L.M
+        updated alongside.
+    numeric f, extra trees: one random threshold; S_L summed over the rows below it.
+    nominal f: a dense histogram over the node's present labels only, searched by the dense kernels.
+    per-column gains (per-target Genie3): (**) per present label.
+
+Cost per feature and node: O(rows + stored values of the rows) instead of O(rows x columns), and scratch
+space O(columns), never rows x columns. The sums are mathematically those of the dense grower; they are
+rounded differently, so the two agree to rounding, not bit for bit (tests/test_grow_sparse.py).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .grow import (MISSING, SPLITTER_RANDOM, _best_subset, _clear_histogram, _draw_feature, _keep_better,
+                   _partition, _push_children, _random_threshold, _record_split)
+
+
+# ---- node totals ---------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _sparse_totals(rows, start, end, indptr, indices, values, w, TS, present, is_present, pos):
+    """Weighted sums of the node ``rows[start:end]``: returns (W, Q, number of present labels).
+
+    ``TS[l]`` is set for the present labels ``present[:n]`` (marked in ``is_present``; ``pos[l]`` is l's
+    place in ``present``); other entries of TS are stale and never read. Q = sum of w * v^2.
+    """
+    W = 0.0
+    Q = 0.0
+    npres = 0
+    for i in range(start, end):
+        r = rows[i]
+        wr = w[r]
+        W += wr
+        for p in range(indptr[r], indptr[r + 1]):
+            lab = indices[p]
+            v = values[p]
+            if not is_present[lab]:
+                is_present[lab] = True
+                pos[lab] = npres
+                present[npres] = lab
+                npres += 1
+                TS[lab] = 0.0
+            TS[lab] += wr * v
+            Q += wr * v * v
+    return W, Q, npres
+
+
+@njit(cache=True, nogil=True)
+def _sum_of_squares(TS, present, npres):
+    t = 0.0
+    for j in range(npres):
+        s = TS[present[j]]
+        t += s * s
+    return t
+
+
+@njit(cache=True, nogil=True)
+def _clear_present(is_present, present, npres):
+    for j in range(npres):
+        is_present[present[j]] = False
+
+
+# ---- rows by code ----------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _bucket_rows(X, f, rows, start, end, w, hw, cnt, off, order, touched):
+    """Counting sort of the node's rows by their code of feature f.
+
+    Fills ``hw`` (weight per code; reset by :func:`spark_fr.pct.grow._clear_histogram`), ``cnt`` and ``off``
+    (rows per code and their first position in ``order``) and the present codes ``touched[:nt]`` in
+    increasing order (the missing code last). Returns (nt, n_known, MW) as the dense histogram does.
+    """
+    nt = 0
+    for i in range(start, end):
+        b = X[f, rows[i]]
+        if cnt[b] == 0:
+            touched[nt] = b
+            nt += 1
+            hw[b] = 0.0
+        cnt[b] += 1
+        hw[b] += w[rows[i]]
+    if nt > 24:
+        nt = 0
+        for b in range(256):
+            if cnt[b] != 0:
+                touched[nt] = b
+                nt += 1
+    else:
+        for i in range(1, nt):
+            v = touched[i]
+            j = i - 1
+            while j >= 0 and touched[j] > v:
+                touched[j + 1] = touched[j]
+                j -= 1
+            touched[j + 1] = v
+    o = 0
+    for t in range(nt):
+        b = touched[t]
+        off[b] = o
+        o += cnt[b]
+    for i in range(start, end):
+        r = rows[i]
+        b = X[f, r]
+        order[off[b]] = r
+        off[b] += 1
+    for t in range(nt):  # back to the first position of each code
+        b = touched[t]
+        off[b] -= cnt[b]
+    if touched[nt - 1] == MISSING:
+        return nt, nt - 1, hw[MISSING]
+    return nt, nt, 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _clear_buckets(cnt, touched, nt):
+    for t in range(nt):
+        cnt[touched[t]] = 0
+
+
+# ---- the gain of a partition (**) ------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True, inline="always")
+def _two_sided(sl2, sr2, cross, crossT, sM2, LW, TW, MW, base, min_leaf):
+    """Best of (missing right, missing left) for a left part of weight LW without the missing block.
+
+    sl2 = |S_L|^2, sr2 = |S - S_L|^2, cross = S_L.M, crossT = S.M, sM2 = |M|^2. Returns (h, missing_left),
+    h = -inf when neither is valid; as in the dense grower, a node without missing values sends them to
+    the heavier child.
+    """
+    best_h = -np.inf
+    best_ml = False
+    RW = TW - LW
+    if LW >= min_leaf and RW >= min_leaf and LW > 0.0 and RW > 0.0:
+        best_h = sl2 / LW + sr2 / RW - base
+        best_ml = MW == 0.0 and LW > RW
+    if MW > 0.0:
+        LW2 = LW + MW
+        RW2 = TW - LW2
+        if LW2 >= min_leaf and RW2 >= min_leaf and RW2 > 0.0:
+            h = (sl2 + 2.0 * cross + sM2) / LW2 + (sr2 - 2.0 * (crossT - cross) + sM2) / RW2 - base
+            if h > best_h:
+                best_h = h
+                best_ml = True
+    return best_h, best_ml
+
+
+@njit(cache=True, nogil=True)
+def _missing_block(order, off, cnt, indptr, indices, values, w, TS, MS, present, npres):
+    """Sums M of the rows with a missing code (bucket MISSING of ``order``) into MS; returns (|M|^2, S.M)."""
+    for j in range(npres):
+        MS[present[j]] = 0.0
+    o = off[MISSING]
+    for i in range(o, o + cnt[MISSING]):
+        r = order[i]
+        wr = w[r]
+        for p in range(indptr[r], indptr[r + 1]):
+            MS[indices[p]] += wr * values[p]
+    sM2 = 0.0
+    crossT = 0.0
+    for j in range(npres):
+        lab = present[j]
+        sM2 += MS[lab] * MS[lab]
+        crossT += TS[lab] * MS[lab]
+    return sM2, crossT
+
+
+# ---- numeric features ------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _sweep_numeric(order, off, cnt, touched, n_known, hw, indptr, indices, values, w, TS, sT2, TW, MW, min_leaf,
+                   LS, MS, present, npres):
+    """Best threshold "code <= t" of a numeric feature (best splitter): (h, t, missing_left), h = -inf if
+    no threshold is valid. The rows are added to the left side in code order, updating (**) incrementally."""
+    for j in range(npres):
+        LS[present[j]] = 0.0
+    sM2 = 0.0
+    crossT = 0.0
+    if MW > 0.0:
+        sM2, crossT = _missing_block(order, off, cnt, indptr, indices, values, w, TS, MS, present, npres)
+    base = sT2 / TW
+    sl2 = 0.0
+    sr2 = sT2
+    cross = 0.0
+    LW = 0.0
+    best_h = -np.inf
+    best_b = -1
+    best_ml = False
+    for t in range(n_known):
+        b = touched[t]
+        o = off[b]
+        for i in range(o, o + cnt[b]):
+            r = order[i]
+            wr = w[r]
+            for p in range(indptr[r], indptr[r + 1]):
+                lab = indices[p]
+                a = wr * values[p]
+                old = LS[lab]
+                sl2 += a * (2.0 * old + a)
+                sr2 += a * (a - 2.0 * (TS[lab] - old))
+                if MW > 0.0:
+                    cross += a * MS[lab]
+                LS[lab] = old + a
+        LW += hw[b]
+        h, ml = _two_sided(sl2, sr2, cross, crossT, sM2, LW, TW, MW, base, min_leaf)
+        if h > best_h:
+            best_h = h
+            best_b = b
+            best_ml = ml
+    return best_h, best_b, best_ml
+
+
+@njit(cache=True, nogil=True)
+def _random_numeric(state, f, lower, upper, order, off, cnt, touched, n_known, hw, indptr, indices, values, w,
+                    TS, sT2, TW, MW, min_leaf, LS, MS, present, npres):
+    """The extra-trees test of a numeric feature (threshold drawn as in the dense grower):
+    (h, threshold code, missing_left), h = -inf if invalid."""
+    t_bin = _random_threshold(state, f, touched, n_known, lower, upper)
+    for j in range(npres):
+        LS[present[j]] = 0.0
+    sM2 = 0.0
+    crossT = 0.0
+    if MW > 0.0:
+        sM2, crossT = _missing_block(order, off, cnt, indptr, indices, values, w, TS, MS, present, npres)
+    LW = 0.0
+    for t in range(n_known):
+        b = touched[t]
+        if b > t_bin:
+            break
+        LW += hw[b]
+        o = off[b]
+        for i in range(o, o + cnt[b]):
+            r = order[i]
+            wr = w[r]
+            for p in range(indptr[r], indptr[r + 1]):
+                LS[indices[p]] += wr * values[p]
+    sl2 = 0.0
+    sr2 = 0.0
+    cross = 0.0
+    for j in range(npres):
+        lab = present[j]
+        a = LS[lab]
+        c = TS[lab] - a
+        sl2 += a * a
+        sr2 += c * c
+        if MW > 0.0:
+            cross += a * MS[lab]
+    h, ml = _two_sided(sl2, sr2, cross, crossT, sM2, LW, TW, MW, sT2 / TW, min_leaf)
+    return h, t_bin, ml
+
+
+# ---- nominal features: a dense histogram over the node's present labels ----------------------------------
+
+@njit(cache=True, nogil=True)
+def _compact_histogram(order, off, cnt, touched, nt, indptr, indices, values, w, pos, hs):
+    """``hs[b, pos[l]]``: the weighted sum of label l over the node's rows with code b (present codes only)."""
+    P = hs.shape[1]
+    for t in range(nt):
+        b = touched[t]
+        for j in range(P):
+            hs[b, j] = 0.0
+        o = off[b]
+        for i in range(o, o + cnt[b]):
+            r = order[i]
+            wr = w[r]
+            for p in range(indptr[r], indptr[r + 1]):
+                hs[b, pos[indices[p]]] += wr * values[p]
+
+
+# ---- per-column reductions (per-target Genie3) -----------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _sparse_column_gain(column_gain, f, rows, start, mid, indptr, indices, values, w, TW, TS, LS, present,
+                        npres):
+    """Per-column reductions (**) of the split of the node at ``mid``, added to ``column_gain[f]``."""
+    for j in range(npres):
+        LS[present[j]] = 0.0
+    LW = 0.0
+    for i in range(start, mid):
+        r = rows[i]
+        wr = w[r]
+        LW += wr
+        for p in range(indptr[r], indptr[r + 1]):
+            LS[indices[p]] += wr * values[p]
+    RW = TW - LW
+    if LW <= 0.0 or RW <= 0.0:
+        return
+    for j in range(npres):
+        lab = present[j]
+        s = TS[lab]
+        a = LS[lab]
+        c = s - a
+        column_gain[f, lab] += a * a / LW + c * c / RW - s * s / TW
+
+
+# ---- the tree ------------------------------------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, rows, min_leaf, max_depth,
+                     max_features, splitter, track_columns, seed, resample_constant=False):
+    """Grow one PCT on sparse, complete clustering columns.
+
+    Parameters are those of :func:`spark_fr.pct.grow.grow_tree`, with the clustering matrix given as CSR
+    arrays (``indptr`` (n + 1,), ``indices``, ``values``) of K columns. Returns the same tuple.
+    """
+    D, n = X.shape
+    m = rows.shape[0]
+
+    cap = 2 * m + 1
+    feature = np.full(cap, -1, np.int32)
+    threshold = np.zeros(cap, np.int32)
+    missing_left = np.zeros(cap, np.bool_)
+    mask = np.zeros((cap, 4), np.uint64)
+    left = np.full(cap, -1, np.int32)
+    right = np.full(cap, -1, np.int32)
+    weight = np.zeros(cap, np.float64)
+    depth = np.zeros(cap, np.int32)
+    gain = np.zeros(cap, np.float64)
+    leaf_of_row = np.full(n, -1, np.int32)
+    column_gain = np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64)
+
+    state = np.empty(1, np.uint64)
+    state[0] = seed
+    feats = np.arange(D)
+    TS, LS, MS = np.zeros(K), np.zeros(K), np.zeros(K)
+    is_present = np.zeros(K, np.bool_)
+    present = np.zeros(K, np.int64)
+    pos = np.zeros(K, np.int64)
+    hw = np.zeros(256)
+    cnt = np.zeros(256, np.int64)
+    off = np.zeros(256, np.int64)
+    order = np.zeros(max(m, 1), np.int64)
+    touched = np.zeros(256, np.int64)
+    in_a = np.zeros(256, np.bool_)
+    best_mask = np.zeros(4, np.uint64)
+    cand_mask = np.zeros(4, np.uint64)
+    unused = np.zeros((1, 1))
+    stack = np.zeros((cap, 3), np.int64)
+    stack[0, 2] = m
+    sp = 1
+    n_nodes = 1
+    root_impurity = 0.0
+
+    while sp > 0:
+        sp -= 1
+        node, start, end = stack[sp, 0], stack[sp, 1], stack[sp, 2]
+        TW, Q, npres = _sparse_totals(rows, start, end, indptr, indices, values, w, TS, present, is_present, pos)
+        sT2 = _sum_of_squares(TS, present, npres)
+        P = Q - sT2 / TW if TW > 0.0 else 0.0
+        if P < 0.0:
+            P = 0.0
+        weight[node] = TW
+        if node == 0:
+            root_impurity = P / TW if TW > 0.0 else 0.0
+        best_h, best_f, best_thr, best_ml = 0.0, -1, 0, False
+        can_split = (TW >= 2.0 * min_leaf and (max_depth < 0 or depth[node] < max_depth)
+                     and P > 1e-13 * TW * root_impurity and P > 0.0)
+        if can_split:
+            # the node's totals over its present labels, for the dense nominal search
+            TSc = np.empty(npres)
+            for j in range(npres):
+                TSc[j] = TS[present[j]]
+            hs_c = np.zeros((0, 0))
+            LSc, LQc, LNc = np.zeros(0), np.zeros(0), np.zeros(0)
+            n_eval = 0
+            for visited in range(D):
+                f = _draw_feature(state, feats, visited)
+                nt, n_known, MW = _bucket_rows(X, f, rows, start, end, w, hw, cnt, off, order, touched)
+                if nt >= 2 or not resample_constant:
+                    n_eval += 1
+                if nt >= 2:
+                    if nominal[f]:
+                        if hs_c.shape[0] == 0:
+                            hs_c = np.zeros((256, npres))
+                            LSc, LQc, LNc = np.zeros(npres), np.zeros(npres), np.zeros(npres)
+                        _compact_histogram(order, off, cnt, touched, nt, indptr, indices, values, w, pos, hs_c)
+                        h, ml = _best_subset(splitter, state, touched, n_known, in_a, hw, hs_c, unused, unused,
+                                             False, P, sT2, TW, TSc, TSc, TSc, MW, min_leaf, LSc, LQc, LNc,
+                                             cand_mask)
+                        thr = -1
+                    elif splitter == SPLITTER_RANDOM:
+                        h, thr, ml = _random_numeric(state, f, lower, upper, order, off, cnt, touched, n_known, hw,
+                                                     indptr, indices, values, w, TS, sT2, TW, MW, min_leaf, LS, MS,
+                                                     present, npres)
+                    else:
+                        h, thr, ml = _sweep_numeric(order, off, cnt, touched, n_known, hw, indptr, indices, values,
+                                                    w, TS, sT2, TW, MW, min_leaf, LS, MS, present, npres)
+                    best_h, best_f, best_thr, best_ml = _keep_better(best_h, best_f, best_thr, best_ml, best_mask,
+                                                                     h, f, thr, ml, nominal[f], cand_mask)
+                _clear_histogram(hw, touched, nt)
+                _clear_buckets(cnt, touched, nt)
+                if n_eval >= max_features:
+                    break
+        if best_f < 0 or best_h <= 1e-12 * P:
+            for i in range(start, end):
+                leaf_of_row[rows[i]] = node
+            _clear_present(is_present, present, npres)
+            continue
+        _record_split(node, best_f, best_thr, best_ml, best_h, nominal[best_f], best_mask, feature, threshold,
+                      missing_left, gain, mask)
+        mid = _partition(X, best_f, nominal[best_f], node, threshold, missing_left, mask, rows, start, end)
+        if track_columns:
+            _sparse_column_gain(column_gain, best_f, rows, start, mid, indptr, indices, values, w, TW, TS, LS,
+                                present, npres)
+        _clear_present(is_present, present, npres)
+        n_nodes, sp = _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp)
+
+    return (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth, gain,
+            leaf_of_row, column_gain)

@@ -1,0 +1,227 @@
+"""The label-sparse grower (spark_fr.pct.grow_sparse) against brute-force references and against the dense
+grower, and the HMLC task's choice of the sparse representation."""
+import itertools
+
+import numpy as np
+import pytest
+
+from spark_fr.pct.tree import grow
+from spark_fr.tasks.hmlc import HMLC
+from spark_fr.tasks.base import column_moments
+from spark_fr.tasks.sparse_columns import SparseColumns, worth_sparse
+
+MISSING = 255
+
+
+# ---- the representation ------------------------------------------------------------------------------
+
+def test_sparse_columns_hold_exactly_the_scaled_non_zero_values():
+    rng = np.random.default_rng(1)
+    C = (rng.random((40, 50)) < 0.1) * rng.integers(1, 4, (40, 50)).astype(float)
+    C[7] = 0.0  # a row without any value
+    scale = rng.random(50) + 0.5
+    S = SparseColumns.from_dense(C, scale)
+    assert S.shape == (40, 50) and S.nnz == np.count_nonzero(C)
+    assert np.array_equal(S.to_dense(), C * scale)
+    for r in range(40):
+        idx = S.indices[S.indptr[r]:S.indptr[r + 1]]
+        assert np.array_equal(idx, np.flatnonzero(C[r]))  # increasing columns within a row
+    assert S.mean_row_nnz == pytest.approx(np.count_nonzero(C) / 40)
+    C[3, 3] = np.nan
+    with pytest.raises(ValueError, match="missing"):
+        SparseColumns.from_dense(C)
+
+
+def test_only_wide_sparse_complete_columns_are_worth_it():
+    rng = np.random.default_rng(2)
+    sparse = (rng.random((100, 64)) < 0.05).astype(float)
+    assert worth_sparse(sparse)
+    assert not worth_sparse(sparse[:, :8])                                     # few columns: dense is cheap
+    assert not worth_sparse((rng.random((100, 64)) < 0.5).astype(float))       # half of the values set
+    with_missing = sparse.copy()
+    with_missing[0] = np.nan                                                   # an unlabelled row
+    assert not worth_sparse(with_missing)
+
+
+# ---- random nodes and the brute-force reference -------------------------------------------------------
+
+def random_problem(seed, n=120, D=5, K=40, p_missing=0.15, nominal_share=0.4):
+    """Random codes (numeric and nominal, missing codes), sparse 0/1-like columns scaled by random weights
+    (some driven by feature 0), Poisson weights."""
+    rng = np.random.default_rng(seed)
+    nominal = rng.random(D) < nominal_share
+    X = np.empty((D, n), np.uint8)
+    for f in range(D):
+        X[f] = rng.integers(0, 6 if nominal[f] else 30, n)
+    X[rng.random((D, n)) < p_missing] = MISSING
+    lower = np.cumsum(rng.random((D, 255)) + 0.01, axis=1)
+    upper = lower + 0.005
+    driven = (X[0] % 3 == 0)[:, None] & (np.arange(K) < 6)
+    C = ((rng.random((n, K)) < 0.06) | (driven & (rng.random((n, K)) < 0.8))).astype(float)
+    C = C[:, C.var(axis=0) > 0]
+    scale = rng.random(C.shape[1]) + 0.2
+    w = rng.poisson(1.0, n).astype(float)
+    return X, nominal, lower, upper, C, scale, w
+
+
+def sse(V, w):
+    """sum_k sum_r w_r (v_rk - mean_k)^2 over the rows (the obvious definition; 0 for no weight)."""
+    W = w.sum()
+    if W <= 0:
+        return 0.0
+    mean = (w[:, None] * V).sum(axis=0) / W
+    return float((w[:, None] * (V - mean) ** 2).sum())
+
+
+def reduction(V, w, left):
+    return sse(V, w) - sse(V[left], w[left]) - sse(V[~left], w[~left])
+
+
+def candidate_tests(codes, nominal_f):
+    """Every test of a feature over the codes of a node, as boolean 'goes left' masks of the known rows:
+    thresholds between present codes, or proper subsets of the present categories."""
+    known = np.unique(codes[codes != MISSING])
+    if nominal_f:
+        for size in range(1, len(known)):
+            for subset in itertools.combinations(known, size):
+                yield np.isin(codes, subset)
+    else:
+        for t in known[:-1]:
+            yield (codes <= t) & (codes != MISSING)
+
+
+def brute_best(X, nominal, V, w, rows, min_leaf):
+    """Largest reduction over every test of every feature, missing values sent to either side."""
+    best = -np.inf
+    for f in range(X.shape[0]):
+        c = X[f, rows]
+        miss = c == MISSING
+        for goes in candidate_tests(c, nominal[f]):
+            for ml in ((False, True) if miss.any() else (False,)):
+                left = goes | (miss & ml)
+                wl, wr = w[rows][left].sum(), w[rows][~left].sum()
+                if wl >= min_leaf and wr >= min_leaf and wl > 0 and wr > 0:
+                    best = max(best, reduction(V[rows], w[rows], left))
+    return best
+
+
+def rows_of_nodes(tree, X, rows):
+    """{node: rows reaching it} by a Python walk of the tests (missing codes, nominal masks, thresholds)."""
+    out = {}
+    for r in rows:
+        node = 0
+        while True:
+            out.setdefault(node, []).append(r)
+            f = tree.feature[node]
+            if f < 0:
+                break
+            code = int(X[f, r])
+            if code == MISSING:
+                go_left = bool(tree.missing_left[node])
+            elif tree.nominal[f]:
+                go_left = bool((int(tree.mask[node, code >> 6]) >> (code & 63)) & 1)
+            else:
+                go_left = code <= tree.threshold[node]
+            node = tree.left[node] if go_left else tree.right[node]
+    return {k: np.array(v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_root_split_is_the_best_of_all_tests(seed):
+    """A stump over all features finds the largest reduction of all thresholds and subsets (brute force)."""
+    X, nominal, lower, upper, C, scale, w = random_problem(seed, n=60, D=3)
+    S = SparseColumns.from_dense(C, scale)
+    stump = grow(X, nominal, lower, upper, S, w, min_leaf=3, max_depth=1, seed=seed)
+    rows = np.flatnonzero(w > 0)
+    best = brute_best(X, nominal, C * scale, w, rows, 3.0)
+    assert stump.feature[0] >= 0
+    assert stump.gain[0] == pytest.approx(best, rel=1e-9)
+
+
+@pytest.mark.parametrize("splitter", ["best", "random"])
+@pytest.mark.parametrize("seed", range(4))
+def test_every_node_gain_is_the_reduction_of_its_rows(splitter, seed):
+    """h*(N) of every node of full trees (both splitters) is the sum-of-squares reduction of its bagged rows,
+    and per-column gains (per-target Genie3) sum the per-column reductions of each feature's splits."""
+    X, nominal, lower, upper, C, scale, w = random_problem(100 + seed)
+    V = C * scale
+    S = SparseColumns.from_dense(C, scale)
+    tree = grow(X, nominal, lower, upper, S, w, min_leaf=2, max_features=3, splitter=splitter,
+                track_columns=True, seed=seed)
+    reach = rows_of_nodes(tree, X, np.flatnonzero(w > 0))
+    assert tree.internal.size > 5
+    column_gain = np.zeros_like(tree.column_gain)
+    for node in tree.internal:
+        r = reach[node]
+        left = np.isin(r, reach[tree.left[node]])
+        assert tree.gain[node] == pytest.approx(reduction(V[r], w[r], left), rel=1e-9, abs=1e-12)
+        for k in range(V.shape[1]):
+            column_gain[tree.feature[node], k] += reduction(V[r][:, [k]], w[r], left)
+    assert np.allclose(tree.column_gain, column_gain, rtol=1e-9, atol=1e-12)
+    # and its leaves are pure or too small or cannot be split
+    for node in np.flatnonzero(tree.feature < 0):
+        assert tree.weight[node] == pytest.approx(w[reach[node]].sum())
+
+
+def split_of(tree, node):
+    return (int(tree.feature[node]), int(tree.threshold[node]) if tree.feature[node] >= 0 else 0,
+            bool(tree.missing_left[node]), tuple(tree.mask[node]))
+
+
+def compare_up_to_ties(dense, sparse, X, V, w):
+    """Walk both trees together; where they choose different tests, both tests must reduce the node's
+    impurity equally (a tie, broken by rounding); returns (nodes compared, ties found)."""
+    reach_d = rows_of_nodes(dense, X, np.flatnonzero(w > 0))
+    reach_s = rows_of_nodes(sparse, X, np.flatnonzero(w > 0))
+    stack, compared, ties = [(0, 0)], 0, 0
+    while stack:
+        i, j = stack.pop()
+        compared += 1
+        assert np.array_equal(np.sort(reach_d[i]), np.sort(reach_s[j]))
+        assert dense.weight[i] == sparse.weight[j]
+        if split_of(dense, i) != split_of(sparse, j):
+            ties += 1
+            r = reach_d[i]
+            h_d = reduction(V[r], w[r], np.isin(r, reach_d[dense.left[i]])) if dense.feature[i] >= 0 else 0.0
+            h_s = reduction(V[r], w[r], np.isin(r, reach_s[sparse.left[j]])) if sparse.feature[j] >= 0 else 0.0
+            assert h_d == pytest.approx(h_s, rel=1e-9, abs=1e-9 * max(sse(V[r], w[r]), 1e-300))
+            continue
+        if dense.feature[i] >= 0:
+            assert sparse.gain[j] == pytest.approx(dense.gain[i], rel=1e-9, abs=1e-12)
+            stack += [(dense.left[i], sparse.left[j]), (dense.right[i], sparse.right[j])]
+    return compared, ties
+
+
+@pytest.mark.parametrize("splitter", ["best", "random"])
+def test_sparse_and_dense_grow_the_same_trees_up_to_ties(splitter):
+    identical = 0
+    for seed in range(12):
+        X, nominal, lower, upper, C, scale, w = random_problem(200 + seed, n=200, D=6)
+        Z = (C - C.mean(axis=0)) * scale  # the dense task's centred, scaled clustering matrix
+        S = SparseColumns.from_dense(C, scale)
+        kw = dict(min_leaf=3, max_features=3, splitter=splitter, track_columns=True, seed=seed)
+        dense, sparse = grow(X, nominal, lower, upper, Z, w, **kw), grow(X, nominal, lower, upper, S, w, **kw)
+        compared, ties = compare_up_to_ties(dense, sparse, X, C * scale, w)
+        assert compared >= 0.85 * dense.n_nodes  # ties (0/1 labels, small nodes) cut off few subtrees
+        if ties == 0:
+            identical += 1
+            assert np.array_equal(dense.leaf_of_row, sparse.leaf_of_row)
+            assert np.allclose(dense.column_gain, sparse.column_gain, rtol=1e-8, atol=1e-10)
+    assert identical >= 1
+
+
+# ---- the HMLC task chooses the representation ----------------------------------------------------------
+
+def test_hmlc_clusters_on_sparse_labels_and_the_same_values_as_dense():
+    rng = np.random.default_rng(5)
+    L, n = 60, 300
+    Y = (rng.random((n, L)) < 0.04).astype(float)
+    Y[:, 0] = 1.0  # a constant label: left out
+    task = HMLC().fit_from_moments(column_moments(Y, np.ones(L)), [f"l{j}" for j in range(L)],
+                                   label_weights=np.linspace(1.0, 0.2, L))
+    S = task.clustering_input(Y)
+    assert isinstance(S, SparseColumns) and S.n_columns == task.kept.size == L - 1
+    Z = task.clustering_matrix(Y)
+    assert np.allclose(S.to_dense() - task.center * np.sqrt(task.alpha), Z, rtol=0, atol=1e-12)
+    Y[3] = np.nan  # an unlabelled row (semi-supervised input): missing values stay dense
+    assert isinstance(task.clustering_input(Y), np.ndarray)
