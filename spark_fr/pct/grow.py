@@ -648,6 +648,17 @@ def _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp
 # ---- the tree ----------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
+def _tree_arrays(cap, n, D, K, track_columns):
+    """The node arrays of a tree of at most ``cap`` nodes (feature -1 = leaf, children -1), the leaf of each
+    of the n rows (-1 = not in the bag) and the per-feature, per-column gains ((D, K) if tracked, else 1 x 1)."""
+    return (np.full(cap, -1, np.int32), np.zeros(cap, np.int32), np.zeros(cap, np.bool_),
+            np.zeros((cap, 4), np.uint64), np.full(cap, -1, np.int32), np.full(cap, -1, np.int32),
+            np.zeros(cap, np.float64), np.zeros(cap, np.int32), np.zeros(cap, np.float64),
+            np.full(n, -1, np.int32),
+            np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64))
+
+
+@njit(cache=True, nogil=True)
 def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_features, splitter,
               track_columns, seed, resample_constant=False):
     """Grow one PCT.
@@ -698,17 +709,8 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     has_missing = _has_missing_targets(Z, rows)
 
     cap = 2 * m + 1
-    feature = np.full(cap, -1, np.int32)
-    threshold = np.zeros(cap, np.int32)
-    missing_left = np.zeros(cap, np.bool_)
-    mask = np.zeros((cap, 4), np.uint64)
-    left = np.full(cap, -1, np.int32)
-    right = np.full(cap, -1, np.int32)
-    weight = np.zeros(cap, np.float64)
-    depth = np.zeros(cap, np.int32)
-    gain = np.zeros(cap, np.float64)
-    leaf_of_row = np.full(n, -1, np.int32)
-    column_gain = np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64)
+    (feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
+     column_gain) = _tree_arrays(cap, n, D, K, track_columns)
 
     state = np.empty(1, np.uint64)
     state[0] = seed

@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from .grow import (MISSING, SPLITTER_RANDOM, _best_subset, _clear_histogram, _draw_feature, _keep_better,
-                   _partition, _push_children, _random_threshold, _record_split)
+                   _partition, _push_children, _random_threshold, _record_split, _tree_arrays)
 
 
 # ---- node totals ---------------------------------------------------------------------------------------
@@ -165,17 +165,22 @@ def _two_sided(sl2, sr2, cross, crossT, sM2, LW, TW, MW, base, min_leaf):
     return best_h, best_ml
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_bucket(order, o, count, indptr, indices, values, w, S):
+    """Add the weighted values of the rows ``order[o:o + count]`` (one code's bucket) to the sums S."""
+    for i in range(o, o + count):
+        r = order[i]
+        wr = w[r]
+        for p in range(indptr[r], indptr[r + 1]):
+            S[indices[p]] += wr * values[p]
+
+
 @njit(cache=True, nogil=True)
 def _missing_block(order, off, cnt, indptr, indices, values, w, TS, MS, present, npres):
     """Sums M of the rows with a missing code (bucket MISSING of ``order``) into MS; returns (|M|^2, S.M)."""
     for j in range(npres):
         MS[present[j]] = 0.0
-    o = off[MISSING]
-    for i in range(o, o + cnt[MISSING]):
-        r = order[i]
-        wr = w[r]
-        for p in range(indptr[r], indptr[r + 1]):
-            MS[indices[p]] += wr * values[p]
+    _add_bucket(order, off[MISSING], cnt[MISSING], indptr, indices, values, w, MS)
     sM2 = 0.0
     crossT = 0.0
     for j in range(npres):
@@ -248,12 +253,7 @@ def _random_numeric(state, f, lower, upper, order, off, cnt, touched, n_known, h
         if b > t_bin:
             break
         LW += hw[b]
-        o = off[b]
-        for i in range(o, o + cnt[b]):
-            r = order[i]
-            wr = w[r]
-            for p in range(indptr[r], indptr[r + 1]):
-                LS[indices[p]] += wr * values[p]
+        _add_bucket(order, off[b], cnt[b], indptr, indices, values, w, LS)
     sl2 = 0.0
     sr2 = 0.0
     cross = 0.0
@@ -327,17 +327,8 @@ def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, ro
     m = rows.shape[0]
 
     cap = 2 * m + 1
-    feature = np.full(cap, -1, np.int32)
-    threshold = np.zeros(cap, np.int32)
-    missing_left = np.zeros(cap, np.bool_)
-    mask = np.zeros((cap, 4), np.uint64)
-    left = np.full(cap, -1, np.int32)
-    right = np.full(cap, -1, np.int32)
-    weight = np.zeros(cap, np.float64)
-    depth = np.zeros(cap, np.int32)
-    gain = np.zeros(cap, np.float64)
-    leaf_of_row = np.full(n, -1, np.int32)
-    column_gain = np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64)
+    (feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
+     column_gain) = _tree_arrays(cap, n, D, K, track_columns)
 
     state = np.empty(1, np.uint64)
     state[0] = seed
