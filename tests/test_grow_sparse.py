@@ -8,7 +8,7 @@ import pytest
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.hmlc import HMLC
 from spark_fr.tasks.base import column_moments
-from spark_fr.tasks.sparse_columns import SparseColumns, worth_sparse
+from spark_fr.tasks.sparse_columns import SparseColumns, SparseLabels, label_errors, worth_sparse
 
 MISSING = 255
 
@@ -225,3 +225,103 @@ def test_hmlc_clusters_on_sparse_labels_and_the_same_values_as_dense():
     assert np.allclose(S.to_dense() - task.center * np.sqrt(task.alpha), Z, rtol=0, atol=1e-12)
     Y[3] = np.nan  # an unlabelled row (semi-supervised input): missing values stay dense
     assert isinstance(task.clustering_input(Y), np.ndarray)
+
+
+# ---- label-sparse encoded targets (SparseLabels) -------------------------------------------------------
+
+def random_labels(seed, n=80, L=50, unlabelled=0.0):
+    rng = np.random.default_rng(seed)
+    Y = (rng.random((n, L)) < 0.08).astype(float)
+    Y[:, 3] = 1.0            # a label every row has (constant 1: predicted, not clustered)
+    Y[:, 7] = 0.0            # a label no row has
+    Y[rng.random(n) < unlabelled] = np.nan
+    return Y
+
+
+def test_sparse_labels_keep_the_matrix_and_its_unlabelled_rows():
+    Y = random_labels(1, unlabelled=0.2)
+    S = SparseLabels.from_dense(Y)
+    assert S.shape == Y.shape and S.nnz == np.nansum(Y)
+    assert np.array_equal(S.to_dense(), Y, equal_nan=True)
+    assert np.array_equal(S.labelled, ~np.isnan(Y).all(axis=1))
+    assert np.array_equal(S.dense_columns(10, 23), Y[:, 10:23], equal_nan=True)
+    pick = np.array([5, 0, 5, 79, 12])
+    assert np.array_equal(S[pick].to_dense(), Y[pick], equal_nan=True)
+    mask = np.arange(80) % 3 == 0
+    assert np.array_equal(S[mask].to_dense(), Y[mask], equal_nan=True)
+    both = SparseLabels.vstack([S[mask], S[~mask]])
+    assert np.array_equal(both.to_dense(), np.vstack([Y[mask], Y[~mask]]), equal_nan=True)
+    full = S[S.labelled]
+    cols, scale = np.array([0, 3, 8, 20, 49]), np.array([0.5, 1.0, 2.0, 3.0, 4.0])
+    assert np.array_equal(full.select(cols, scale).to_dense(), Y[S.labelled][:, cols] * scale)
+    with pytest.raises(ValueError, match="unlabelled"):
+        S.select(cols)
+    partial = Y.copy()
+    partial[S.labelled.argmax(), 0] = np.nan
+    with pytest.raises(ValueError, match="complete or unlabelled"):
+        SparseLabels.from_dense(partial)
+
+
+def test_hmlc_fits_sparse_labels_exactly_as_dense_ones(monkeypatch):
+    """The moments of label blocks (forced to 7 labels per block) give the fit of the whole dense matrix,
+    to the last bit: every column's moments are its own."""
+    import spark_fr.tasks.base as base
+
+    Y = random_labels(2)
+    names = [f"l{j}" for j in range(Y.shape[1])]
+    weights = np.linspace(1.0, 0.3, Y.shape[1])
+    dense = HMLC().fit(Y, names, None, weights)
+    monkeypatch.setattr(base, "MOMENT_BLOCK_VALUES", 7 * Y.shape[0])
+    sparse = HMLC().fit(SparseLabels.from_dense(Y), names, None, weights)
+    for attr in ("center", "alpha", "train_variance", "kept", "constant_prediction"):
+        assert np.array_equal(getattr(dense, attr), getattr(sparse, attr)), attr
+    assert 3 not in dense.kept and 7 not in dense.kept
+
+
+def test_label_errors_count_the_differing_labels():
+    rng = np.random.default_rng(3)
+    Y = random_labels(4)
+    P = (rng.random((15, Y.shape[1])) < 0.1).astype(float)  # predicted sets of 15 nodes
+    nodes = rng.integers(0, 15, Y.shape[0])
+    got = label_errors(SparseLabels.from_dense(Y), SparseColumns.from_dense(P), nodes)
+    assert np.array_equal(got, np.abs(Y - P[nodes]).sum(axis=0))
+
+
+def hmlc_tree_data(Y, X, sparse_targets):
+    """TreeData of an HMLC problem whose trees grow on sparse clustering columns, with the label matrix and
+    prototype columns dense or label-sparse."""
+    from spark_fr.data.binning import fit_bins, stack_bins
+    from spark_fr.ensemble.trees import TreeData
+
+    names = [f"l{j}" for j in range(Y.shape[1])]
+    fitted = HMLC().fit(Y, names, None, np.linspace(1.0, 0.3, Y.shape[1]))
+    bins = [fit_bins(X[:, f], nominal=False) for f in range(X.shape[1])]
+    codes = np.ascontiguousarray(np.stack([b.encode(X[:, f]) for f, b in enumerate(bins)]))
+    lower, upper, _ = stack_bins(bins)
+    T = SparseLabels.from_dense(Y) if sparse_targets else Y
+    Z = fitted.clustering_input(SparseLabels.from_dense(Y))
+    return TreeData(codes, np.zeros(X.shape[1], bool), lower, upper, Z, T, fitted.prototype_columns(T),
+                    np.arange(Y.shape[0], dtype=np.uint64), fitted)
+
+
+def test_label_sparse_targets_score_trees_bit_for_bit_as_dense_ones():
+    """Leaf frequencies, predicted sets and error counts of the label-sparse form: the same Symbolic, Genie3
+    and RF scores, joint and per label, as the dense label matrix."""
+    from spark_fr.ensemble.params import EnsembleParams
+    from spark_fr.ensemble.trees import score_tree
+    from spark_fr.results import ScoreKey
+
+    rng = np.random.default_rng(6)
+    X = rng.random((300, 6))
+    Y = random_labels(7, n=300)
+    Y[:, 10:14] = (X[:, [0]] > 0.5) & (rng.random((300, 4)) < 0.9)  # labels driven by x0
+    params = EnsembleParams(trees=4, seed=3, scores="symbolic,genie3,rf", per_target=True)
+    dense, sparse = hmlc_tree_data(Y, X, False), hmlc_tree_data(Y, X, True)
+    assert isinstance(sparse.proto, SparseColumns) and isinstance(dense.proto, np.ndarray)
+    for t in range(4):
+        a, b = score_tree(dense, params, t), score_tree(sparse, params, t)
+        assert a.keys() == b.keys()
+        for key in a:
+            assert np.array_equal(a[key], b[key]), key
+    rf = sum(score_tree(sparse, params, t)[ScoreKey("rf")] for t in range(4))
+    assert np.argmax(rf) == 0  # the feature the driven labels follow

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..tasks.sparse_columns import SparseLabels, stack_rows
 from .binning import encode_matrix, stack_bins
 from .columns import BatchValues, category_indices, numeric_array
 from .plan import EncodingPlan
@@ -78,6 +79,8 @@ def encode_batch(batch, plan: EncodingPlan) -> dict:
     codes, scaled = encode_features(batch, plan)
     Y = encode_targets(batch, plan)
     keys = content_keys([a for a in (codes, scaled) if a is not None], Y)
+    if "sparse_targets" in plan.outputs:
+        Y = plan.target_encoder.compact(Y)
     return {"codes": codes, "scaled": scaled, "Y": Y, "keys": keys}
 
 
@@ -107,8 +110,9 @@ class EncodedData:
         category indices; NaN = missing.
     usable : ndarray of bool (D,)
         False for features with fewer than two distinct values (missing counted as a value).
-    Y : ndarray (n, T)
-        Targets as the target type encodes them; NaN = missing.
+    Y : ndarray (n, T) or SparseLabels
+        Targets as the target type encodes them; NaN = missing (label-sparse when the plan's outputs ask for
+        'sparse_targets' and the encoder has a compact form: HMLC).
     row_keys : ndarray of uint64 (n,)
         Stable, distinct row ids (content keys made distinct for repeated rows).
     content_keys : ndarray of uint64 (n,)
@@ -165,7 +169,7 @@ def collect_encoded(prep, feature_names: list, spark=None) -> EncodedData:
         blocks = block_rdd(prep, spark).collect()
     T = blocks[0]["Y"].shape[1] if blocks else len(prep.encoder.names)
     keys = np.concatenate([b["keys"] for b in blocks]) if blocks else np.empty(0, np.uint64)
-    Y = np.vstack([b["Y"] for b in blocks]) if blocks else np.empty((0, T))
+    Y = stack_rows([b["Y"] for b in blocks]) if blocks else np.empty((0, T))
     order = np.argsort(keys, kind="stable")
     content = keys[order]
     codes = scaled = None
@@ -173,7 +177,7 @@ def collect_encoded(prep, feature_names: list, spark=None) -> EncodedData:
         codes = np.ascontiguousarray(np.hstack([b["codes"] for b in blocks])[:, order])
     if "scaled" in plan.outputs:
         scaled = np.ascontiguousarray(np.vstack([b["scaled"] for b in blocks])[order])
-    Y = np.ascontiguousarray(Y[order])
+    Y = Y[order] if isinstance(Y, SparseLabels) else np.ascontiguousarray(Y[order])
     prep.timings["encoding_s"] = time.perf_counter() - t0
     bins = plan.bins
     return EncodedData(feature_names, bins, np.array([b.nominal for b in bins], bool), codes, scaled, prep.usable, Y,

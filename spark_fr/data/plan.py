@@ -46,7 +46,8 @@ class EncodingPlan:
         The target type's encoder of the target columns.
     vector_size : int
     outputs : tuple of str
-        'codes' (trees) and/or 'scaled' (Relief).
+        'codes' (trees) and/or 'scaled' (Relief); 'sparse_targets': the targets in the encoder's compact form
+        (:meth:`~spark_fr.tasks.TargetEncoder.compact`).
     """
 
     features: list

@@ -35,6 +35,7 @@ from ..data.rowkeys import distinct_keys, occurrence_keys
 from ..runtime.groups import contiguous_groups
 from ..runtime.progress import Progress
 from ..tasks.base import ColumnMoments, partial_sums
+from ..tasks.sparse_columns import SparseLabels, stack_rows
 from .aggregate import ScoreAccumulator
 from .bagging import Bagging
 from .params import EnsembleParams
@@ -50,6 +51,9 @@ KEY_BUCKETS = 16
 def labelled_block(b: dict) -> dict:
     """The rows of a block with at least one known target (codes, Y, content keys)."""
     Y = b["Y"]
+    if isinstance(Y, SparseLabels):
+        keep = Y.labelled
+        return {"codes": np.ascontiguousarray(b["codes"][:, keep]), "Y": Y[keep], "keys": b["keys"][keep]}
     keep = ~np.all(np.isnan(Y), axis=1) if Y.shape[1] else np.ones(b["m"], bool)
     return {"codes": np.ascontiguousarray(b["codes"][:, keep]), "Y": np.ascontiguousarray(Y[keep]),
             "keys": b["keys"][keep]}
@@ -211,7 +215,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
             keys = np.concatenate([p["keys"] for p in parts])
             order = np.argsort(keys, kind="stable")
             codes = np.ascontiguousarray(np.hstack([p["codes"] for p in parts])[:, order])
-            Y = fitted.targets(np.vstack([p["Y"] for p in parts])[order])
+            Y = fitted.targets(stack_rows([p["Y"] for p in parts])[order])
             cols = columns[g]
             sub = (nominal, lower, upper) if cols is None else (nominal[cols], lower[cols], upper[cols])
             data = TreeData(codes, *sub, fitted.clustering_input(Y), Y,

@@ -26,6 +26,7 @@ from .. import tasks
 from ..tasks import TaskError
 from ..tasks.descriptive import DescriptiveLayout
 from ..tasks.semi_supervised import with_features
+from ..tasks.sparse_columns import SparseLabels
 from .params import EnsembleParams
 from .spark import rank_trees_on_spark
 from .trees import TreeData
@@ -59,7 +60,8 @@ def choose_mode(params: EnsembleParams, prep, on_features: bool = False) -> str:
     """``--ensemble-mode``, or for auto: broadcast up to ``--max-broadcast-mb``, partitioned above."""
     if params.ensemble_mode != "auto":
         return params.ensemble_mode
-    columns = max(len(prep.encoder.names), len(prep.encoder.classes or []))
+    stored = len(prep.encoder.names) if on_features else prep.encoder.stored_columns()  # SSL: dense targets
+    columns = max(stored, len(prep.encoder.classes or []))
     if on_features:
         columns += len(prep.plan.features)
     size = broadcast_bytes(prep.n_rows, len(prep.plan.features), columns, "rf" in params.effective_scores())
@@ -87,8 +89,11 @@ def clustering_type(prep, params: EnsembleParams, on_features: bool):
 def training_rows(Y: np.ndarray, n_targets: int, on_features: bool) -> np.ndarray:
     """Mask of the rows the trees learn from: those with a known target, or all of them when the trees
     cluster on the features (unlabelled rows then count through the features); logs what is left out."""
-    targets = Y[:, :n_targets]
-    labelled = ~np.all(np.isnan(targets), axis=1) if n_targets else np.zeros(Y.shape[0], bool)
+    if isinstance(Y, SparseLabels):
+        labelled = Y.labelled.copy()
+    else:
+        targets = Y[:, :n_targets]
+        labelled = ~np.all(np.isnan(targets), axis=1) if n_targets else np.zeros(Y.shape[0], bool)
     if on_features:
         if n_targets:
             log.info("semi-supervised: %d labelled and %d unlabelled rows", int(labelled.sum()),
@@ -107,8 +112,9 @@ def training_rows(Y: np.ndarray, n_targets: int, on_features: bool) -> np.ndarra
 def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised: bool = False) -> MethodRun:
     """Rank the features of ``dataset`` with a PCT ensemble (see the module sketch)."""
     on_features = clusters_on_features(spec, semi_supervised)
-    prep = prepare(dataset, spec, outputs=("codes", "scaled") if on_features else ("codes",), method="ensemble",
-                   spark=spark, force_executors=params.ensemble_mode == "partitioned")
+    outputs = ("codes", "scaled") if on_features else ("codes", "sparse_targets")  # SSL: dense targets
+    prep = prepare(dataset, spec, outputs=outputs, method="ensemble", spark=spark,
+                   force_executors=params.ensemble_mode == "partitioned")
     try:
         params = params.for_task(prep.target_type)
         target_type = clustering_type(prep, params, on_features)

@@ -10,7 +10,9 @@ For one tree T grown on a bag with weights w (|E_train| = n rows):
 * RF score: on the out-of-bag rows (weight 0), ``(Err(OOB with x_i permuted) - Err(OOB)) / Err(OOB)``,
   one permutation per tree and feature; features the tree does not use score 0 (permuting them changes
   nothing). Per target, the same with the target's own error. A zero OOB error is replaced by the task's
-  error floor (one unit mistake), so the score stays finite.
+  error floor (one unit mistake), so the score stays finite. With label-sparse prototype columns (HMLC) the
+  leaves' predicted label sets are compared with the rows' label sets directly (per-label error counts in
+  O(positive and predicted labels) per row); the counts are those of the dense form.
 
 The ensemble score is the mean of the per-tree scores over all trees (see :mod:`spark_fr.ensemble`).
 """
@@ -18,8 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..tasks.sparse_columns import SparseColumns, label_errors
 from .grow import permutation
-from .tree import Tree, leaf_prototypes
+from .tree import Tree, leaf_label_frequencies, leaf_prototypes
 from ..runtime.rng import Stream, derive_seed
 
 
@@ -107,12 +110,31 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     oob = np.flatnonzero(weights == 0) if oob is None else np.asarray(oob, np.int64)
     if oob.size < 2:
         return joint, per_t
-    proto = leaf_prototypes(tree, proto_columns, weights, task.default_prototype())
     y_oob = Y[oob]
-    counts = (~np.isnan(y_oob)).sum(axis=0)
     indptr, positions, first_nodes, leaves = tree.rows_by_path_feature(XR, oob)
-    e_base = task.elementwise_errors(y_oob, task.predict(proto[leaves]))
-    base_sum = e_base.sum(axis=0)
+    if isinstance(proto_columns, SparseColumns):  # label-sparse (HMLC): label sets, error counts per label
+        predicted = task.predicted_sets(leaf_label_frequencies(tree, proto_columns, weights))
+        counts = np.full(Y.shape[1], float(oob.size))
+
+        def error_sums(pos, nodes):
+            return label_errors(y_oob[pos], predicted, nodes)
+
+        def base_part(pos):
+            return error_sums(pos, leaves[pos])
+
+        base_sum = error_sums(np.arange(oob.size), leaves)
+    else:
+        proto = leaf_prototypes(tree, proto_columns, weights, task.default_prototype())
+        counts = (~np.isnan(y_oob)).sum(axis=0)
+        e_base = task.elementwise_errors(y_oob, task.predict(proto[leaves]))
+
+        def error_sums(pos, nodes):
+            return task.elementwise_errors(y_oob[pos], task.predict(proto[nodes])).sum(axis=0)
+
+        def base_part(pos):
+            return e_base[pos].sum(axis=0)
+
+        base_sum = e_base.sum(axis=0)
     base_t = task.errors_from_sums(base_sum, counts)
     base = task.combine(base_t)
     if np.isnan(base):
@@ -128,8 +150,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         if not changed.any():
             continue
         pos = pos[changed]
-        e_new = task.elementwise_errors(y_oob[pos], task.predict(proto[new_leaves[changed]]))
-        err_t = task.errors_from_sums(base_sum - e_base[pos].sum(axis=0) + e_new.sum(axis=0), counts)
+        err_t = task.errors_from_sums(base_sum - base_part(pos) + error_sums(pos, new_leaves[changed]), counts)
         joint[f] = (task.combine(err_t) - base) / max(base, floor)
         if per_target:
             with np.errstate(invalid="ignore"):

@@ -210,3 +210,29 @@ def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, defaul
     for nodes in levels[1:]:  # then down: a node without known values takes its parent's
         proto[nodes] = np.where(den[nodes] > 0, mean[nodes], proto[parent[nodes]])
     return proto
+
+
+def leaf_label_frequencies(tree: Tree, columns: SparseColumns, weights: np.ndarray) -> SparseColumns:
+    """:func:`leaf_prototypes` for complete label-sparse prototype columns (0/1 labels as ones): per leaf, the
+    weighted frequency of each label present among its in-bag rows (rows = nodes; internal nodes are empty).
+
+    With integer weights the sums are exact, so the frequencies are those of the dense computation, bit for
+    bit; labels absent from a leaf have frequency 0 and are not stored.
+    """
+    rows = np.flatnonzero(tree.leaf_of_row >= 0)
+    counts = columns.indptr[rows + 1] - columns.indptr[rows]
+    starts = np.repeat(columns.indptr[rows], counts)
+    take = starts + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+    leaf = np.repeat(tree.leaf_of_row[rows].astype(np.int64), counts)
+    label = columns.indices[take]
+    terms = columns.values[take] * np.repeat(weights[rows], counts)
+    den = np.bincount(tree.leaf_of_row[rows], weights=weights[rows], minlength=tree.n_nodes)
+    key = leaf * columns.n_columns + label
+    order = np.argsort(key, kind="stable")
+    key, terms = key[order], terms[order]
+    first = np.flatnonzero(np.r_[True, key[1:] != key[:-1]]) if key.size else np.zeros(0, np.int64)
+    sums = np.add.reduceat(terms, first) if key.size else np.zeros(0)
+    node, lab = key[first] // columns.n_columns, key[first] % columns.n_columns
+    indptr = np.zeros(tree.n_nodes + 1, np.int64)
+    np.cumsum(np.bincount(node, minlength=tree.n_nodes), out=indptr[1:])
+    return SparseColumns(indptr, lab, sums / den[node], columns.n_columns)

@@ -28,6 +28,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime.exact import ExactSum, column_sums, exact_sum
+from .sparse_columns import SparseLabels
+
+#: label-sparse targets are fitted a block of columns at a time, about this many values per block
+MOMENT_BLOCK_VALUES = 1 << 22
 
 log = logging.getLogger(__name__)
 
@@ -117,6 +121,16 @@ class TargetEncoder:
         if not columns:
             return np.empty((n_rows, 0))
         return np.hstack([np.asarray(c, dtype=np.float64)[:, None] for c in columns])
+
+    def stored_columns(self) -> float:
+        """About how many dense float64 columns a row's targets cost in the ensembles' data (for the choice
+        between broadcast and partitioned mode): every column here."""
+        return float(len(self.names))
+
+    def compact(self, Y: np.ndarray):
+        """``Y`` as the ensembles keep it (default: as it is; HMLC: :class:`SparseLabels` when it has many
+        labels). Row keys are hashed from the dense ``Y`` first, so both forms give the same rows."""
+        return Y
 
     def label_weights(self, w0: float) -> np.ndarray | None:
         """Weights of the columns of ``Y`` in the task's impurity and error (HMLC: the hierarchy weights
@@ -308,6 +322,8 @@ class FittedTask:
     # ----- the targets the kernels see ---------------------------------------------------------------
     def targets(self, Y: np.ndarray) -> np.ndarray:
         """The raw targets in the units of the fitted task (scaled by :attr:`scale` when it is set)."""
+        if isinstance(Y, SparseLabels):  # labels: never scaled
+            return Y
         Y = np.asarray(Y, dtype=np.float64)
         return Y if self.scale is None else Y * self.scale
 
@@ -472,6 +488,8 @@ class TargetType:
     # ----- ensembles ------------------------------------------------------------------------------------
     def moment_columns(self, Y: np.ndarray, classes: list | None = None) -> np.ndarray:
         """The columns whose moments fit the task (the targets; classes one-hot for classification)."""
+        if isinstance(Y, SparseLabels):  # a block of label rows: dense for its moments
+            return Y.to_dense()
         return np.asarray(Y, dtype=np.float64)
 
     def column_scale(self, maxabs: np.ndarray) -> np.ndarray:
@@ -489,11 +507,21 @@ class TargetType:
     def fit(self, Y: np.ndarray, target_names: list, classes: list | None = None,
             label_weights: np.ndarray | None = None) -> FittedTask:
         """Fit the task to its training targets in this process (the same as from distributed moments)."""
+        if isinstance(Y, SparseLabels):  # moments of a few labels at a time (each column's are its own)
+            width = max(1, MOMENT_BLOCK_VALUES // max(Y.shape[0], 1))
+            parts = [self._moments(Y.dense_columns(a, min(a + width, Y.n_columns)), classes)
+                     for a in range(0, Y.n_columns, width)]
+            moments = ColumnMoments(*(np.concatenate([getattr(m, k) for m in parts])
+                                      for k in ("count", "mean", "m2", "scale")))
+        else:
+            moments = self._moments(Y, classes)
+        return self.fit_from_moments(moments, target_names, classes, label_weights)
+
+    def _moments(self, Y: np.ndarray, classes: list | None) -> ColumnMoments:
         C = self.moment_columns(Y, classes)
         with np.errstate(invalid="ignore"):
             maxabs = np.nanmax(np.abs(C), axis=0, initial=0.0) if C.size else np.zeros(C.shape[1])
-        return self.fit_from_moments(column_moments(C, self.column_scale(np.nan_to_num(maxabs))), target_names,
-                                     classes, label_weights)
+        return column_moments(C, self.column_scale(np.nan_to_num(maxabs)))
 
     # ----- Relief ---------------------------------------------------------------------------------------
     def summarize(self, Y: np.ndarray, hierarchy=None, n_classes: int = 0) -> TargetSummary:

@@ -66,7 +66,8 @@ import numpy as np
 from .base import ReliefTarget, TargetEncoder, TargetType, TaskError
 from .distances import T_HMLC, T_HMLC_SQUARED
 from .mlc import FittedMLC
-from .sparse_columns import SparseColumns, worth_sparse
+from . import sparse_columns
+from .sparse_columns import SparseColumns, SparseLabels, worth_sparse
 
 log = logging.getLogger(__name__)
 
@@ -99,15 +100,40 @@ class FittedHMLC(FittedMLC):
     impurity_form: str = "normalised"
 
     def raw_columns(self, Y):
+        if isinstance(Y, SparseLabels):
+            Y = Y.to_dense()
         return np.array(np.asarray(Y, dtype=np.float64)[:, self.kept])
 
     def clustering_input(self, Y):
-        """Label-sparse columns ``sqrt(alpha_l) * y_l`` when the labels are complete, many and sparse
-        (:func:`~spark_fr.tasks.sparse_columns.worth_sparse`), else the dense clustering matrix."""
+        """Label-sparse columns ``sqrt(alpha_l) * y_l`` when the labels are complete and come as
+        :class:`SparseLabels`, or are many and sparse (:func:`~spark_fr.tasks.sparse_columns.worth_sparse`);
+        else the dense clustering matrix."""
+        if isinstance(Y, SparseLabels) and Y.labelled.all():
+            return Y.select(self.kept, np.sqrt(self.alpha))
         C = self.raw_columns(Y)
         if worth_sparse(C):
             return SparseColumns.from_dense(C, np.sqrt(self.alpha))
         return super().clustering_input(Y)
+
+    def prototype_columns(self, Y):
+        """The kept labels; as :class:`SparseColumns` (ones) when they come as complete :class:`SparseLabels`."""
+        if isinstance(Y, SparseLabels) and Y.labelled.all():
+            return Y.select(self.kept)
+        return super().prototype_columns(Y)
+
+    def predicted_sets(self, frequencies: SparseColumns) -> SparseColumns:
+        """:meth:`predict` in label-sparse form: per node (row of ``frequencies``: its kept labels' frequencies,
+        :func:`spark_fr.pct.tree.leaf_label_frequencies`), the labels predicted 1, over all L labels."""
+        n_nodes = frequencies.shape[0]
+        rows = np.repeat(np.arange(n_nodes), np.diff(frequencies.indptr))
+        on = frequencies.values >= 0.5
+        always = np.flatnonzero(self.constant_prediction >= 0.5)  # labels constant 1 on the training rows
+        node = np.concatenate([rows[on], np.repeat(np.arange(n_nodes), always.size)])
+        label = np.concatenate([self.kept[frequencies.indices[on]], np.tile(always, n_nodes)])
+        order = np.lexsort((label, node))
+        indptr = np.zeros(n_nodes + 1, np.int64)
+        np.cumsum(np.bincount(node, minlength=n_nodes), out=indptr[1:])
+        return SparseColumns(indptr, label[order].astype(np.int64), np.ones(label.size), len(self.target_names))
 
     def predict(self, prototypes):
         P = np.asarray(prototypes, dtype=np.float64)
@@ -198,9 +224,22 @@ class HierarchyEncoder(TargetEncoder):
     def __init__(self, hierarchy):
         super().__init__(list(hierarchy.labels), [None])
         self.hierarchy = hierarchy
+        #: whether the ensembles keep the label matrix as SparseLabels (decided here, on the driver)
+        self.sparse = len(hierarchy.labels) >= sparse_columns.SPARSE_MIN_COLUMNS
 
     def encode(self, columns, n_rows):
         return np.asarray(self.hierarchy.label_matrix(columns[0]), dtype=np.float64)
+
+    def stored_columns(self):
+        """Label-sparse: about two most specific labels per row with their ancestors (an estimate: the data
+        are not encoded yet), a stored label costing about a dense column."""
+        if not self.sparse:
+            return super().stored_columns()
+        closure = 1.0 + float(np.mean([len(a) for a in self.hierarchy.ancestors]))
+        return min(2.0 * closure, float(len(self.names)))
+
+    def compact(self, Y):
+        return SparseLabels.from_dense(Y) if self.sparse else Y
 
     def label_weights(self, w0):
         return np.asarray(self.hierarchy.weights(w0), np.float64)
