@@ -236,6 +236,35 @@ class Hierarchy:
             raise HierarchyError(f"label '{label}' is not in the hierarchy", label) from None
         return (i, *self.ancestors[i])
 
+    def label_sets(self, values) -> tuple:
+        """The label rows of :meth:`label_matrix` as the positions of their ones.
+
+        Returns
+        -------
+        (indptr int64 (n + 1,), indices int32 (nnz,), labelled bool (n,))
+            Row r's labels (closed under ancestors, increasing) are ``indices[indptr[r]:indptr[r + 1]]``;
+            an unlabelled row has none and ``labelled[r]`` False.
+        """
+        n = len(values)
+        counts = np.zeros(n, np.int64)
+        labelled = np.ones(n, bool)
+        cache: dict = {}
+        flat = []
+        for r, v in enumerate(values):
+            v = "" if v is None else v.strip()
+            if v in UNLABELLED:
+                labelled[r] = False
+                continue
+            cols = cache.get(v)
+            if cols is None:
+                cols = cache[v] = sorted({j for lab in v.split("@") if lab.strip() not in UNLABELLED
+                                          for j in self.closure(lab.strip())})
+            counts[r] = len(cols)
+            flat.extend(cols)
+        indptr = np.zeros(n + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        return indptr, np.asarray(flat, np.int32), labelled
+
     def label_matrix(self, values) -> np.ndarray:
         """0/1 label rows closed under ancestors from '@'-joined label strings.
 
@@ -249,22 +278,10 @@ class Hierarchy:
         -------
         ndarray (n, L) float32
         """
+        indptr, indices, labelled = self.label_sets(values)
         Y = np.zeros((len(values), len(self.labels)), np.float32)
-        cache: dict = {}
-        flat_rows, flat_cols = [], []
-        for r, v in enumerate(values):
-            v = "" if v is None else v.strip()
-            if v in UNLABELLED:
-                Y[r] = np.nan
-                continue
-            cols = cache.get(v)
-            if cols is None:
-                cols = cache[v] = sorted({j for lab in v.split("@") if lab.strip() not in UNLABELLED
-                                          for j in self.closure(lab.strip())})
-            flat_rows.extend([r] * len(cols))
-            flat_cols.extend(cols)
-        if flat_rows:
-            Y[np.asarray(flat_rows), np.asarray(flat_cols)] = 1.0
+        Y[np.repeat(np.arange(len(values)), np.diff(indptr)), indices] = 1.0
+        Y[~labelled] = np.nan
         return Y
 
     def final_labels(self, Y) -> np.ndarray:

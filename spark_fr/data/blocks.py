@@ -59,8 +59,9 @@ def encode_features(batch, plan: EncodingPlan) -> tuple:
     return codes, scaled
 
 
-def encode_targets(batch, plan: EncodingPlan) -> np.ndarray:
-    """``Y`` (m, T) of one Arrow batch: each target column extracted by its kind, then the task's encoder."""
+def encode_targets(batch, plan: EncodingPlan):
+    """``Y`` (m, T) of one Arrow batch: each target column extracted by its kind, then the task's encoder
+    (its compact form when the plan's outputs ask for 'sparse_targets')."""
     enc = plan.target_encoder
     tv = BatchValues(batch, plan.targets, enc.categories, plan.vector_size)
     columns = []
@@ -71,6 +72,8 @@ def encode_targets(batch, plan: EncodingPlan) -> np.ndarray:
             columns.append(category_indices(batch.column(c.column), enc.categories[j]))
         else:
             columns.append(numeric_array(batch.column(c.column)))
+    if "sparse_targets" in plan.outputs:
+        return enc.encode_compact(columns, batch.num_rows)
     return enc.encode(columns, batch.num_rows)
 
 
@@ -79,8 +82,6 @@ def encode_batch(batch, plan: EncodingPlan) -> dict:
     codes, scaled = encode_features(batch, plan)
     Y = encode_targets(batch, plan)
     keys = content_keys([a for a in (codes, scaled) if a is not None], Y)
-    if "sparse_targets" in plan.outputs:
-        Y = plan.target_encoder.compact(Y)
     return {"codes": codes, "scaled": scaled, "Y": Y, "keys": keys}
 
 

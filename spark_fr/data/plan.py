@@ -47,7 +47,7 @@ class EncodingPlan:
     vector_size : int
     outputs : tuple of str
         'codes' (trees) and/or 'scaled' (Relief); 'sparse_targets': the targets in the encoder's compact form
-        (:meth:`~spark_fr.tasks.TargetEncoder.compact`).
+        (:meth:`~spark_fr.tasks.TargetEncoder.encode_compact`).
     """
 
     features: list

@@ -12,10 +12,14 @@ Sketch
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
 from ..runtime.rng import GOLDEN, mix64_array
+from ..tasks.sparse_columns import SparseLabels
 
 _FNV_PRIME = np.uint64(0x100000001B3)
+_ONE_BITS = np.float64(1.0).view(np.uint64)
+_NAN_BITS = np.float64(np.nan).view(np.uint64)
 _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 
 
@@ -26,8 +30,8 @@ def content_keys(parts, Y: np.ndarray) -> np.ndarray:
     ----------
     parts : list of ndarray
         The encoded features: codes (D, m) uint8 and/or scaled values (m, D) float64.
-    Y : ndarray (m, T)
-        Targets (NaN = missing).
+    Y : ndarray (m, T) or SparseLabels
+        Targets (NaN = missing); label-sparse ones hash as their dense form.
 
     Returns
     -------
@@ -46,12 +50,44 @@ def content_keys(parts, Y: np.ndarray) -> np.ndarray:
                 for f in range(bits.shape[1]):
                     h = (h ^ bits[:, f]) * _FNV_PRIME
                     h = h ^ (h >> np.uint64(29))
-        yb = np.where(np.isnan(Y), np.nan, Y + 0.0).astype(np.float64)  # one NaN pattern, no -0.0
-        bits = np.ascontiguousarray(yb).view(np.uint64)
-        for j in range(Y.shape[1]):
-            h = (h ^ bits[:, j]) * _FNV_PRIME
-            h = h ^ (h >> np.uint64(29))
+        if isinstance(Y, SparseLabels):
+            h = _mix_label_sets(h, Y)
+        else:
+            yb = np.where(np.isnan(Y), np.nan, Y + 0.0).astype(np.float64)  # one NaN pattern, no -0.0
+            bits = np.ascontiguousarray(yb).view(np.uint64)
+            for j in range(Y.shape[1]):
+                h = (h ^ bits[:, j]) * _FNV_PRIME
+                h = h ^ (h >> np.uint64(29))
     return mix64_array(h)
+
+
+def _mix_label_sets(h: np.ndarray, Y: SparseLabels) -> np.ndarray:
+    """The target part of :func:`content_keys` for label-sparse targets: the same bits as for their dense
+    form (1.0 for a label a row has, 0.0 for one it has not, NaN everywhere in an unlabelled row), column by
+    column, with O(rows) memory."""
+    order = np.argsort(Y.indices, kind="stable")  # the entries column by column
+    rows = np.repeat(np.arange(Y.shape[0]), np.diff(Y.indptr))[order]
+    col_ptr = np.zeros(Y.n_columns + 1, np.int64)
+    np.cumsum(np.bincount(Y.indices, minlength=Y.n_columns), out=col_ptr[1:])
+    return _mix_columns(h.copy(), Y.labelled, col_ptr, rows, _ONE_BITS, _NAN_BITS, _FNV_PRIME)
+
+
+@njit(cache=True, nogil=True)
+def _mix_columns(h, labelled, col_ptr, col_rows, one_bits, nan_bits, prime):
+    m = h.shape[0]
+    on = np.zeros(m, np.bool_)
+    shift = np.uint64(29)
+    zero = np.uint64(0)
+    for j in range(col_ptr.shape[0] - 1):
+        for p in range(col_ptr[j], col_ptr[j + 1]):
+            on[col_rows[p]] = True
+        for r in range(m):
+            b = (one_bits if on[r] else zero) if labelled[r] else nan_bits
+            x = (h[r] ^ b) * prime
+            h[r] = x ^ (x >> shift)
+        for p in range(col_ptr[j], col_ptr[j + 1]):
+            on[col_rows[p]] = False
+    return h
 
 
 def distinct_keys(sorted_keys: np.ndarray) -> np.ndarray:

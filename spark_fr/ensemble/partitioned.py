@@ -34,7 +34,7 @@ from ..data.blocks import block_rdd
 from ..data.rowkeys import distinct_keys, occurrence_keys
 from ..runtime.groups import contiguous_groups
 from ..runtime.progress import Progress
-from ..tasks.base import ColumnMoments, partial_sums
+from ..tasks.base import ColumnMoments
 from ..tasks.sparse_columns import SparseLabels, stack_rows
 from .aggregate import ScoreAccumulator
 from .bagging import Bagging
@@ -67,18 +67,14 @@ def clustering_block(b: dict) -> dict:
 # ----- moments of the targets ---------------------------------------------------------------------------
 def target_moments(blocks, target_type, classes) -> tuple:
     """(ColumnMoments of the task's moment columns, number of rows), from three passes over the blocks."""
-    def maxabs(b):
-        C = target_type.moment_columns(b["Y"], classes)
-        with np.errstate(invalid="ignore"):
-            return np.nanmax(np.abs(C), axis=0, initial=0.0), C.shape[0]
-
-    top, n_rows = blocks.map(maxabs).treeReduce(lambda a, b: (np.fmax(a[0], b[0]), a[1] + b[1]), depth=2)
+    top, n_rows = blocks.map(lambda b: target_type.column_maxabs(b["Y"], classes)) \
+        .treeReduce(lambda a, b: (np.fmax(a[0], b[0]), a[1] + b[1]), depth=2)
     scale = target_type.column_scale(np.nan_to_num(top))
-    first = blocks.map(lambda b: partial_sums(target_type.moment_columns(b["Y"], classes), scale)) \
+    first = blocks.map(lambda b: target_type.column_partial_sums(b["Y"], classes, scale)) \
         .treeReduce(lambda a, b: a.merge(b), depth=2)
     c = first.counts
     mean = np.where(c > 0, first.sums.value() / np.where(c > 0, c, 1.0), 0.0)
-    second = blocks.map(lambda b: partial_sums(target_type.moment_columns(b["Y"], classes), scale, mean)) \
+    second = blocks.map(lambda b: target_type.column_partial_sums(b["Y"], classes, scale, mean)) \
         .treeReduce(lambda a, b: a.merge(b), depth=2)
     return ColumnMoments.from_passes(first, second, scale), int(n_rows)
 

@@ -56,6 +56,12 @@ def derived_settings(params: EnsembleParams, n_features: int, ssl_weight: float 
     return out
 
 
+def encoded_form(prep) -> str:
+    """How the run kept its targets (run.json ``encoded_targets``): 'dense', or 'label_sets' (HMLC,
+    :class:`~spark_fr.tasks.sparse_columns.SparseLabels`)."""
+    return prep.encoder.compact_form if "sparse_targets" in prep.plan.outputs else "dense"
+
+
 def choose_mode(params: EnsembleParams, prep, on_features: bool = False) -> str:
     """``--ensemble-mode``, or for auto: broadcast up to ``--max-broadcast-mb``, partitioned above."""
     if params.ensemble_mode != "auto":
@@ -129,6 +135,7 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
                 results, info = rank_trees_partitioned(spark, prep, params, target_type, on_features)
             except TaskError as err:
                 raise InputError(str(err)) from None
+            info["encoded_targets"] = encoded_form(prep)
             timings = dict(prep.timings)
             timings["trees_s"] = info.pop("trees_s")
             D = len(spec.feature_names)
@@ -163,6 +170,7 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
     timings["trees_s"] = info.pop("trees_s")
     info["encoded_on"] = encoded.encoded_on
     info["ensemble_mode"] = "broadcast"
+    info["encoded_targets"] = encoded_form(prep)
     return MethodRun(encoded.feature_names, encoded.usable, results, prep.encoder.names, prep.task,
                      int(rows.sum()), encoded.n_rows, info, timings,
                      derived_settings(params, encoded.n_features, tree_data.task.weight if semi_supervised else None))

@@ -127,10 +127,15 @@ class TargetEncoder:
         between broadcast and partitioned mode): every column here."""
         return float(len(self.names))
 
-    def compact(self, Y: np.ndarray):
-        """``Y`` as the ensembles keep it (default: as it is; HMLC: :class:`SparseLabels` when it has many
-        labels). Row keys are hashed from the dense ``Y`` first, so both forms give the same rows."""
-        return Y
+    @property
+    def compact_form(self) -> str:
+        """What :meth:`encode_compact` returns: 'dense' here (HMLC: 'label_sets' for many labels)."""
+        return "dense"
+
+    def encode_compact(self, columns: list, n_rows: int):
+        """:meth:`encode` in the form the ensembles keep (default: the same; HMLC: :class:`SparseLabels`
+        when the hierarchy has many labels, never dense). Row keys hash both forms alike."""
+        return self.encode(columns, n_rows)
 
     def label_weights(self, w0: float) -> np.ndarray | None:
         """Weights of the columns of ``Y`` in the task's impurity and error (HMLC: the hierarchy weights
@@ -488,8 +493,6 @@ class TargetType:
     # ----- ensembles ------------------------------------------------------------------------------------
     def moment_columns(self, Y: np.ndarray, classes: list | None = None) -> np.ndarray:
         """The columns whose moments fit the task (the targets; classes one-hot for classification)."""
-        if isinstance(Y, SparseLabels):  # a block of label rows: dense for its moments
-            return Y.to_dense()
         return np.asarray(Y, dtype=np.float64)
 
     def column_scale(self, maxabs: np.ndarray) -> np.ndarray:
@@ -507,21 +510,38 @@ class TargetType:
     def fit(self, Y: np.ndarray, target_names: list, classes: list | None = None,
             label_weights: np.ndarray | None = None) -> FittedTask:
         """Fit the task to its training targets in this process (the same as from distributed moments)."""
-        if isinstance(Y, SparseLabels):  # moments of a few labels at a time (each column's are its own)
-            width = max(1, MOMENT_BLOCK_VALUES // max(Y.shape[0], 1))
-            parts = [self._moments(Y.dense_columns(a, min(a + width, Y.n_columns)), classes)
-                     for a in range(0, Y.n_columns, width)]
-            moments = ColumnMoments(*(np.concatenate([getattr(m, k) for m in parts])
-                                      for k in ("count", "mean", "m2", "scale")))
-        else:
-            moments = self._moments(Y, classes)
-        return self.fit_from_moments(moments, target_names, classes, label_weights)
+        top, _ = self.column_maxabs(Y, classes)
+        scale = self.column_scale(top)
+        first = self.column_partial_sums(Y, classes, scale)
+        second = self.column_partial_sums(Y, classes, scale, np.nan_to_num(_mean(first)))
+        return self.fit_from_moments(ColumnMoments.from_passes(first, second, scale), target_names, classes,
+                                     label_weights)
 
-    def _moments(self, Y: np.ndarray, classes: list | None) -> ColumnMoments:
+    def column_maxabs(self, Y, classes: list | None = None) -> tuple:
+        """(largest magnitude of each moment column, number of rows) of some rows (a block, or all)."""
+        if isinstance(Y, SparseLabels):  # 0/1 labels: 1 where a row has the label
+            top = np.zeros(Y.n_columns)
+            top[Y.indices] = 1.0
+            return top, Y.shape[0]
         C = self.moment_columns(Y, classes)
         with np.errstate(invalid="ignore"):
-            maxabs = np.nanmax(np.abs(C), axis=0, initial=0.0) if C.size else np.zeros(C.shape[1])
-        return column_moments(C, self.column_scale(np.nan_to_num(maxabs)))
+            top = np.nanmax(np.abs(C), axis=0, initial=0.0) if C.size else np.zeros(C.shape[1])
+        return np.nan_to_num(top), C.shape[0]
+
+    def column_partial_sums(self, Y, classes: list | None, scale: np.ndarray,
+                            center: np.ndarray | None = None) -> PartialSums:
+        """:func:`partial_sums` of the moment columns of some rows; label-sparse rows a block of labels at a
+        time (every column's sums are its own, so the result is the same bit for bit), never all dense."""
+        if not isinstance(Y, SparseLabels):
+            return partial_sums(self.moment_columns(Y, classes), scale, center)
+        width = max(1, MOMENT_BLOCK_VALUES // max(Y.shape[0], 1))
+        parts = []
+        for a in range(0, Y.n_columns, width):
+            b = min(a + width, Y.n_columns)
+            parts.append(partial_sums(Y.dense_columns(a, b), scale[a:b], None if center is None else center[a:b]))
+        return PartialSums(exact_sum(np.concatenate([p.sums.hi for p in parts]),
+                                     np.concatenate([p.sums.lo for p in parts])),
+                           np.concatenate([p.counts for p in parts]))
 
     # ----- Relief ---------------------------------------------------------------------------------------
     def summarize(self, Y: np.ndarray, hierarchy=None, n_classes: int = 0) -> TargetSummary:

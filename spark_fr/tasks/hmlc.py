@@ -31,6 +31,11 @@ Sketch
   (``per_target_scale = L``), so the joint Genie3 is the mean of the per-label ones, as for MTR and MLC; the
   RF score is the relative increase of the label's error rate.
   Semi-supervised ensembles mix this impurity as it is (already normalised: ``normalised_scale() = 1``).
+* Label-sparse form (hierarchies of at least ``SPARSE_MIN_COLUMNS`` labels): the encoder's
+  :meth:`~HierarchyEncoder.encode_compact` gives :class:`~spark_fr.tasks.sparse_columns.SparseLabels` straight
+  from the label strings; the trees then cluster on :class:`~spark_fr.tasks.sparse_columns.SparseColumns`
+  (``sqrt(alpha_l) * y_l``, uncentred), the prototypes are leaf label frequencies and the RF score compares
+  label sets (:meth:`FittedHMLC.predicted_sets`). Same fit, prototypes and errors as the dense form, bit for bit.
 * The weighted impurity ``(1/L) sum_l w(l) Var(E, l)`` (``HMLC('weighted')``): what the HMLC paper writes
   (``impurity(E) = sum_j w_j var_j(E)``; the spec took it for an OCR error) and what CLUS computes. Here
   ``alpha_l = w(l) / L``; the rest is the same (per-label Genie3 is w(l) times the reduction of label l's
@@ -238,8 +243,15 @@ class HierarchyEncoder(TargetEncoder):
         closure = 1.0 + float(np.mean([len(a) for a in self.hierarchy.ancestors]))
         return min(2.0 * closure, float(len(self.names)))
 
-    def compact(self, Y):
-        return SparseLabels.from_dense(Y) if self.sparse else Y
+    @property
+    def compact_form(self):
+        return "label_sets" if self.sparse else "dense"
+
+    def encode_compact(self, columns, n_rows):
+        if not self.sparse:
+            return self.encode(columns, n_rows)
+        indptr, indices, labelled = self.hierarchy.label_sets(columns[0])
+        return SparseLabels(indptr, indices, labelled, len(self.names))
 
     def label_weights(self, w0):
         return np.asarray(self.hierarchy.weights(w0), np.float64)
