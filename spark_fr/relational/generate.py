@@ -286,11 +286,11 @@ def _path_frame(path, ctx: _Context):
     hops = path.hops
     s = len(hops)
     last = ctx.prepared[path.table]
-    values = [_Value(col, _out_kind(kind), attr) for attr, (col, kind) in last.attrs.items()]
+    values = [_Value(ctx.new_col(), _out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
     raw = {v.attribute: v for v in values}
     kinds = {attr: kind for attr, (_, kind) in last.attrs.items()}
     frame = last.frame.select(F.col(_link_col(last, hops[-1])).alias("__l"),
-                              *[F.col(v.col) for v in values])
+                              *[F.col(last.attrs[v.attribute][0]).alias(v.col) for v in values])
     aggregated = False
     for i in range(s, 0, -1):
         hop = hops[i - 1]

@@ -50,7 +50,9 @@ class Hop:
         The table reached.
     label : str
         Short readable name of the hop in feature names: the table reached, or ``<table>_by_<column>`` when
-        several links join the same two tables in this direction.
+        several links join the same two tables in this direction; over a self-reference, the column going
+        to-one (``referrer_id``: the referrer's row) and ``<table>_by_<column>`` going to-many (the rows
+        that refer to this one).
     """
 
     link: Link
@@ -96,7 +98,10 @@ def _labels(all_links: list) -> dict:
     for link in all_links:
         for direction, src, dst in ((ONE, link.child, link.parent), (MANY, link.parent, link.child)):
             twins = [x for x in all_links if (x.child, x.parent) == (link.child, link.parent)]
-            out[(link, direction)] = dst if len(twins) == 1 else f"{dst}_by_{link.column}"
+            if link.child == link.parent:  # a self-reference: the column tells the directions apart
+                out[(link, direction)] = link.column if direction == ONE else f"{dst}_by_{link.column}"
+            else:
+                out[(link, direction)] = dst if len(twins) == 1 else f"{dst}_by_{link.column}"
     return out
 
 
