@@ -398,14 +398,14 @@ def _foreign_keys(value, where: str) -> tuple:
 
 def _check_links(tables: dict, origin: str) -> None:
     for t in tables.values():
+        src = t.source
+        if src.kind == "explode" and src.parent not in tables:
+            raise InputError(f"{origin}: table '{t.name}': explode names the missing table '{src.parent}'")
         for fk in t.foreign_keys:
             if fk.table not in tables:
                 raise InputError(f"{origin}: table '{t.name}': foreign key '{fk.column}' points at the missing "
                                  f"table '{fk.table}'")
-        src = t.source
         if src.kind == "explode":
-            if src.parent not in tables:
-                raise InputError(f"{origin}: table '{t.name}': explode names the missing table '{src.parent}'")
             seen, p = {t.name}, tables[src.parent]
             while p.source.kind == "explode":
                 if p.name in seen:
