@@ -19,6 +19,7 @@ FLOORS = {
     "spark_fr.io": 4,
     "spark_fr.ensemble": 5, "spark_fr.relief": 5,
     "spark_fr.ranking": 6,
+    "spark_fr.relational": 6,  # schema, Spark feature generation; uses data/ and io/, called by api/
     "spark_fr.api": 7,
     "spark_fr.cli": 8, "spark_fr.estimator": 8,
     "spark_fr": 9,

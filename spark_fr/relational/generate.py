@@ -1,0 +1,384 @@
+"""Relational feature generation: one row per target example, one column per (path, attribute, aggregates).
+
+Algorithm sketch (thesis 7.1, "feature-value back-propagation")
+-----------------------------------------------------------------
+For every foreign-key path ``p = (T_0 = target, T_1, ..., T_s)`` up to ``max_depth`` hops
+(:func:`spark_fr.relational.paths.enumerate_paths`) and every attribute ``X`` of ``T_s``::
+
+    A(ro, p, [agg_1..agg_m], X) = agg_1 over T_i1 related to ro ( agg_2 ( ... agg_m(X) ... ))
+
+with one aggregate per to-many hop (a to-one hop relates at most one row: the identity). The values are
+computed innermost first, for all attributes of ``T_s`` at once:
+
+1. **Prepare** every table once: key and foreign keys under internal names (``__k``, ``__f0``, ...),
+   attributes under ``a0, a1, ...``: numbers as doubles, nominal values as strings, dates as days since
+   1970-01-01. The target column is never an attribute (aggregating other examples' classes leaks them).
+2. **Start** from ``T_s``: the column that links it to ``T_{s-1}`` (its foreign key for a to-many hop,
+   its key for a to-one hop) and its attributes.
+3. **Walk the hops backwards**, ``i = s .. 1``:
+
+   * *to-many* (``T_i`` holds a foreign key to ``T_{i-1}``): one ``groupBy`` on that foreign key with
+     every aggregate of every value at once. The first (innermost) aggregation takes the per-kind
+     aggregates (numeric/date: count_distinct, mean, min, max, sum, std; nominal: count_distinct, mode, the
+     share of each frequent value), the count of related rows (when ``T_s`` itself is the aggregated
+     table), and the conditional aggregates (numeric attributes within each frequent value of each
+     nominal attribute of ``T_s``). Later (outer) aggregations take ``outer`` (numeric values, default
+     mean, min, max) or ``outer_nominal`` (a mode, default mode) of each value. Then the rows of
+     ``T_{i-1}`` are attached with a left join when ``T_{i-1}`` is itself reached by a to-many hop, so that
+     its rows without children count as empty groups.
+   * *to-one* (``T_{i-1}`` holds a foreign key to ``T_i``): a left join of ``T_{i-1}`` onto the values
+     by that key (a dangling key gives an empty group).
+
+   After every join, count-like values of empty groups (null) become 0; other aggregates stay missing.
+4. **Assemble**: the target table (id, class, its own attributes as depth-0 features) left-joined with
+   each path's frame on the target key; again count-like nulls become 0.
+
+The plan is lazy: per path one ``groupBy`` per to-many hop and one join per hop, whatever the number of
+attributes and aggregates; fact tables are never collected. The only Spark jobs before the caller acts
+on the frame are the data checks (``check=True``) and one small aggregation per table whose frequent
+values are needed (shares and conditions; the top values are collected, not the rows).
+
+Frequent values of a nominal attribute are its ``frequent_values`` most frequent non-missing values over
+its whole table, ties broken by the smaller value.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.window import Window
+
+from ..data.columns import qcol
+from . import aggregates as A
+from .checks import check_data, column_kinds
+from .lineage import FeatureLineage, relations_of
+from .naming import Names, feature_name
+from .paths import MANY, enumerate_paths
+from .schema import RelationalSchema, load_schema
+from .sources import load_tables
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class GeneratedTable:
+    """Generated features and their lineage.
+
+    Attributes
+    ----------
+    frame : pyspark.sql.DataFrame
+        The target id column, the target column, then one column per feature (numeric features are doubles,
+        nominal ones strings); one row per target-table row, in no particular order.
+    lineage : list of FeatureLineage
+        One per feature, in column order.
+    id : str
+        The id column's name.
+    target : str
+        The target column's name.
+    """
+
+    frame: object
+    lineage: list
+    id: str
+    target: str
+    paths: list = field(default_factory=list)
+
+    @property
+    def features(self) -> list:
+        """The feature column names, in order."""
+        return [f.feature for f in self.lineage]
+
+    def lineage_of(self, feature: str) -> FeatureLineage:
+        """The lineage of one feature."""
+        for f in self.lineage:
+            if f.feature == feature:
+                return f
+        raise KeyError(feature)
+
+
+@dataclass
+class _Value:
+    """One value column of a path's frame while it is being back-propagated."""
+
+    col: str
+    kind: str
+    attribute: str | None
+    aggregates: tuple = ()  # innermost first
+    condition: tuple | None = None
+    level: str | None = None  # the value of a share
+    count_like: bool = False
+
+
+@dataclass
+class _Table:
+    """A prepared table: internal column names, attribute kinds."""
+
+    frame: object
+    attrs: dict  # attribute -> (internal column, kind: numeric | nominal | date)
+    fks: dict  # foreign-key column -> internal column
+
+
+class _Context:
+    def __init__(self, schema, prepared, frequent_of):
+        self.schema = schema
+        self.prepared = prepared
+        self.frequent_of = frequent_of
+        self._n = 0
+
+    def new_col(self) -> str:
+        self._n += 1
+        return f"v{self._n}"
+
+
+def generate_features(spark, schema, tables: dict | None = None, *, base_dir: str | None = None,
+                      check: bool = True) -> GeneratedTable:
+    """Generate relational features for the target table of ``schema``: the single entry point.
+
+    Parameters
+    ----------
+    spark : SparkSession
+    schema : str, dict or RelationalSchema
+        A YAML schema file, the same as a dict, or a parsed schema (:func:`spark_fr.relational.schema.load_schema`).
+    tables : dict, optional
+        {table name: DataFrame} replacing the schema's sources (the Python API's form).
+    base_dir : str, optional
+        Where relative source paths resolve (see :mod:`spark_fr.relational.schema`).
+    check : bool
+        Check keys (unique, present) and measure dangling foreign keys (warnings) with Spark first.
+
+    Returns
+    -------
+    GeneratedTable
+        ``frame``: columns ``[target id, target column, *features]``, one row per target-table row (rows
+        whose target is missing are kept: the ranking step decides); ``lineage``: a
+        :class:`~spark_fr.relational.lineage.FeatureLineage` per feature, in column order. Feature names are
+        unique (also without case), hold only ASCII letters, digits and ``_``, and never equal the id or
+        target column. Numeric features are doubles (dates: days since 1970-01-01), nominal ones strings.
+        Count-like aggregates of empty groups are 0; other aggregates of empty groups are null.
+
+    Raises
+    ------
+    InputError
+        A bad schema, a missing table, column or source, a repeated or missing key (one line).
+    """
+    schema = load_schema(schema, base_dir=base_dir)
+    frames = load_tables(spark, schema, tables)
+    kinds = column_kinds(schema, frames)
+    if check:
+        check_data(schema, frames)
+    target = schema.target
+    kinds[target.table] = {c: k for c, k in kinds[target.table].items() if c != target.column}
+    prepared = {name: _prepare(schema.tables[name], frames[name], kinds[name]) for name in schema.tables}
+    paths = enumerate_paths(schema)
+    cache: dict = {}
+
+    def frequent_of(table: str) -> dict:
+        if table not in cache:
+            cache[table] = _frequent_values(prepared[table], schema.frequent_values)
+        return cache[table]
+
+    ctx = _Context(schema, prepared, frequent_of)
+    tspec = schema.tables[target.table]
+    base = frames[target.table]
+    names = Names([target.id, target.column])
+    cols = [qcol(tspec.key).alias("__t"), qcol(target.id).alias("__id"), qcol(target.column).alias("__y")]
+    lineage, out_cols = [], []
+    for attr, (col, kind) in prepared[target.table].attrs.items():
+        cols.append(_prepared_value(base, attr, kind).alias(f"t_{col}"))
+        name = names.unique(feature_name([], attr, []))
+        out_cols.append(F.col(f"t_{col}").alias(name))
+        lineage.append(FeatureLineage(name, (), target.table, attr, (), None,
+                                      relations_of((), target.table, attr, None), _out_kind(kind)))
+    frame = base.select(*cols)
+    for n, path in enumerate(p for p in paths if p.hops):
+        pf, values = _path_frame(path, ctx)
+        if not values:
+            continue
+        frame = frame.join(pf.withColumnRenamed("__l", f"__p{n}"), F.col("__t") == F.col(f"__p{n}"), "left")
+        frame = frame.drop(f"__p{n}")
+        labels = [h.label for h in path.hops]
+        for v in values:
+            suffix = None
+            if v.condition is not None:
+                suffix = f"{v.condition[0]}_{v.condition[1]}"
+            aggs = list(v.aggregates)
+            if v.level is not None:
+                aggs[0] = f"share_{v.level}"
+            name = names.unique(feature_name(labels, v.attribute, aggs, suffix))
+            expr = F.coalesce(F.col(v.col), F.lit(0)) if v.count_like else F.col(v.col)
+            if v.kind == "numeric":
+                expr = expr.cast("double")
+            out_cols.append(expr.alias(name))
+            lineage.append(FeatureLineage(name, path.hops, path.table, v.attribute, tuple(reversed(v.aggregates)),
+                                          v.condition, relations_of(path.hops, path.table, v.attribute, v.condition),
+                                          v.kind, v.level))
+    result = frame.select(F.col("__id").alias(target.id), F.col("__y").alias(target.column), *out_cols)
+    log.info("relational features: %d from %d paths (max depth %d)", len(lineage), len(paths), schema.max_depth)
+    return GeneratedTable(result, lineage, target.id, target.column, paths)
+
+
+# --- preparing tables -------------------------------------------------------------------------------------
+
+
+def _prepared_value(df, column: str, kind: str):
+    """The value of ``column`` as a feature value: double, string, or days since the epoch (dates)."""
+    c = qcol(column)
+    if kind == "numeric":
+        return c.cast("double")
+    if kind == "nominal":
+        return c.cast("string")
+    dtype = df.schema[column].dataType
+    if isinstance(dtype, T.DateType):
+        return F.unix_date(c).cast("double")
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        return (F.unix_micros(c.cast("timestamp")) / 86400e6).cast("double")
+    return F.unix_date(F.to_date(c)).cast("double")
+
+
+def _out_kind(kind: str) -> str:
+    return "nominal" if kind == "nominal" else "numeric"
+
+
+def _prepare(spec, df, kinds: dict) -> _Table:
+    cols = [qcol(spec.key).alias("__k")]
+    fks = {}
+    for i, fk in enumerate(spec.foreign_keys):
+        fks[fk.column] = f"__f{i}"
+        cols.append(qcol(fk.column).alias(f"__f{i}"))
+    attrs = {}
+    for j, (attr, kind) in enumerate(kinds.items()):
+        attrs[attr] = (f"a{j}", kind)
+        cols.append(_prepared_value(df, attr, kind).alias(f"a{j}"))
+    return _Table(df.select(*cols), attrs, fks)
+
+
+def _frequent_values(table: _Table, k: int) -> dict:
+    """{nominal attribute: [its k most frequent non-missing values]} (one small Spark job)."""
+    nominal = [(a, c) for a, (c, kind) in table.attrs.items() if kind == "nominal"]
+    if not nominal or k <= 0:
+        return {}
+    pairs = F.explode(F.array(*[F.struct(F.lit(i).alias("a"), F.col(c).alias("v")) for i, (_, c) in
+                                enumerate(nominal)])).alias("s")
+    counts = (table.frame.select(pairs).select("s.a", "s.v").where(F.col("v").isNotNull())
+              .groupBy("a", "v").count())
+    rank = F.row_number().over(Window.partitionBy("a").orderBy(F.col("count").desc(), F.col("v").asc()))
+    rows = counts.withColumn("r", rank).where(F.col("r") <= k).collect()
+    out = {a: [] for a, _ in nominal}
+    for row in sorted(rows, key=lambda r: (r["a"], r["r"])):
+        out[nominal[row["a"]][0]].append(row["v"])
+    return out
+
+
+# --- one path ---------------------------------------------------------------------------------------------
+
+
+def _link_col(table: _Table, hop) -> str:
+    """The column of a table that a hop *into* it joins on (its foreign key, or its key)."""
+    if hop is not None and hop.direction == MANY:
+        return table.fks[hop.link.column]
+    return "__k"
+
+
+def _path_frame(path, ctx: _Context):
+    """(DataFrame with ``__l`` = target key and one column per value, the values) of one path."""
+    hops = path.hops
+    s = len(hops)
+    last = ctx.prepared[path.table]
+    values = [_Value(ctx.new_col(), _out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
+    raw = {v.attribute: v for v in values}
+    kinds = {attr: kind for attr, (_, kind) in last.attrs.items()}
+    frame = last.frame.select(F.col(_link_col(last, hops[-1])).alias("__l"),
+                              *[F.col(last.attrs[v.attribute][0]).alias(v.col) for v in values])
+    aggregated = False
+    for i in range(s, 0, -1):
+        hop = hops[i - 1]
+        into_parent = hops[i - 2] if i >= 2 else None
+        parent = ctx.prepared[path.tables()[i - 1]]
+        if hop.direction == MANY:
+            if aggregated:
+                exprs, values = _outer(values, ctx)
+            else:
+                exprs, values = _innermost(values, raw, kinds, path, i == s, ctx)
+                aggregated = True
+            if not values:
+                return frame, []
+            frame = frame.groupBy(F.col("__l").alias("__g")).agg(*exprs)
+            if i >= 2 and into_parent.direction == MANY:
+                p = parent.frame.select(F.col("__k").alias("__pk"), F.col(_link_col(parent, into_parent)).alias("__l"))
+                frame = p.join(frame, F.col("__pk") == F.col("__g"), "left")
+                frame = frame.select("__l", *_filled(values))
+            else:
+                frame = frame.withColumnRenamed("__g", "__l")
+        else:
+            p = parent.frame.select(F.col(_link_col(parent, into_parent)).alias("__l2"),
+                                    F.col(parent.fks[hop.link.column]).alias("__j"))
+            frame = p.join(frame, F.col("__j") == F.col("__l"), "left")
+            frame = frame.select(F.col("__l2").alias("__l"), *_filled(values))
+    return frame, values
+
+
+def _filled(values):
+    return [F.coalesce(F.col(v.col), F.lit(0)).alias(v.col) if v.count_like else F.col(v.col) for v in values]
+
+
+def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
+    """Aggregate expressions and new values at the innermost to-many hop."""
+    aggs = ctx.schema.aggregates
+    exprs, out = [], []
+
+    def add(expr, value):
+        exprs.append(expr.alias(value.col))
+        out.append(value)
+
+    wants_count = any("count" in aggs.for_kind(k) for k in set(kinds.values())) or not kinds
+    if last_hop and wants_count:
+        add(A.aggregate("count", None), _Value(ctx.new_col(), "numeric", None, ("count",), count_like=True))
+    need_frequent = (("share" in aggs.nominal and any(k == "nominal" for k in kinds.values()))
+                     or (aggs.conditional and any(k == "nominal" for k in kinds.values())))
+    frequent = ctx.frequent_of(path.table) if need_frequent else {}
+    for v in values:
+        kind = kinds[v.attribute]
+        for name in aggs.for_kind(kind):
+            if name == "count":
+                continue
+            if name == "share":
+                for level in frequent.get(v.attribute, []):
+                    add(A.share(F.col(v.col), level),
+                        _Value(ctx.new_col(), "numeric", v.attribute, ("share",), level=level))
+                continue
+            add(A.aggregate(name, F.col(v.col)),
+                _Value(ctx.new_col(), A.output_kind(name), v.attribute, (name,), count_like=name in A.COUNT_LIKE))
+    for cattr, levels in frequent.items():
+        cond_col = F.col(raw[cattr].col)
+        for level in levels:
+            cond = cond_col == F.lit(level)
+            if "count" in aggs.conditional:
+                add(A.aggregate("count", None, cond),
+                    _Value(ctx.new_col(), "numeric", None, ("count",), (cattr, level), count_like=True))
+            for v in values:
+                if kinds[v.attribute] == "nominal":
+                    continue
+                for name in aggs.conditional:
+                    if name == "count":
+                        continue
+                    add(A.aggregate(name, F.col(v.col), cond),
+                        _Value(ctx.new_col(), "numeric", v.attribute, (name,), (cattr, level)))
+    return exprs, out
+
+
+def _outer(values, ctx: _Context):
+    """Aggregate expressions and new values at an outer to-many hop (the value was aggregated before)."""
+    aggs = ctx.schema.aggregates
+    exprs, out = [], []
+    for v in values:
+        names = aggs.outer if v.kind == "numeric" else aggs.outer_nominal
+        for name in names:
+            nv = _Value(ctx.new_col(), A.output_kind(name), v.attribute, v.aggregates + (name,), v.condition,
+                        v.level, name in A.COUNT_LIKE)
+            exprs.append(A.aggregate(name, F.col(v.col)).alias(nv.col))
+            out.append(nv)
+    return exprs, out
+
+

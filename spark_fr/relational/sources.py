@@ -1,0 +1,198 @@
+"""Loading the tables of a relational schema as Spark DataFrames.
+
+Sketch
+------
+Each table comes from (first match wins):
+
+1. a DataFrame the caller passes (``tables={name: DataFrame}``, the form ``rank_relational`` will take);
+2. ``explode``: the elements of a parent table's array column (nested JSON), one row per element, through
+   ``posexplode``. The child's key is ``"<parent key>:<position>"`` (a string) and its foreign key is the
+   parent's key, so both depend only on the data, never on partitioning. Struct elements become columns
+   (their fields); other elements one column named after the array column;
+3. ``catalog: db.table``: ``spark.table``;
+4. a path: CSV/TSV (with a header through :func:`spark_fr.io.csv.read_csv`; headerless with ``columns:``
+   through :func:`read_headerless`), Parquet (:func:`spark_fr.io.parquet.read_parquet`), Delta
+   (:func:`spark_fr.io.readers.read_delta`) or JSON (``spark.read.json``; a file that starts with ``[`` is
+   one multi-line document).
+
+A table without a declared key uses its column ``<table>_id`` if it has one, else gets it generated as
+``monotonically_increasing_id()`` (partition index and row position: the same for the same files and Spark
+configuration). Nothing here runs a Spark job
+except what the readers need to type columns (a header or type pass), so loading stays lazy.
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from ..data.columns import qcol
+from ..errors import InputError
+from .schema import RelationalSchema, TableSpec
+
+log = logging.getLogger(__name__)
+
+
+def load_tables(spark, schema: RelationalSchema, tables: dict | None = None) -> dict:
+    """Every table of ``schema`` as a DataFrame, with its key column (generated where the schema says so).
+
+    Parameters
+    ----------
+    spark : SparkSession
+    schema : RelationalSchema
+    tables : dict, optional
+        {table name: DataFrame} supplied by the caller; they replace the schema's sources.
+
+    Returns
+    -------
+    dict
+        {table name: DataFrame}, in the schema's table order.
+
+    Raises
+    ------
+    InputError
+        A table without a source nor a DataFrame, a DataFrame for an unknown table, an unreadable source,
+        a missing array column.
+    """
+    tables = dict(tables or {})
+    for name in tables:
+        if name not in schema.tables:
+            raise InputError(f"{schema.origin}: a DataFrame was given for the unknown table '{name}'")
+    out: dict = {}
+
+    def load(name: str):
+        if name in out:
+            return out[name]
+        spec = schema.tables[name]
+        if name in tables:
+            df = tables[name]
+        elif spec.source.kind == "explode":
+            df = explode_child(load(spec.source.parent), schema.tables[spec.source.parent], spec, schema.origin)
+        elif spec.source.kind == "catalog":
+            df = spark.table(spec.source.catalog)
+        elif spec.source.kind == "path":
+            df = read_path(spark, spec, schema.origin)
+        else:
+            raise InputError(f"{schema.origin}: table '{name}' has no source and no DataFrame was given for it")
+        if spec.generated_key and spec.key not in df.columns:
+            df = df.withColumn(spec.key, F.monotonically_increasing_id())
+        out[name] = df
+        return df
+
+    for name in schema.tables:
+        load(name)
+    return out
+
+
+def explode_child(parent, parent_spec: TableSpec, spec: TableSpec, origin: str):
+    """The rows of ``spec`` (an ``explode`` table): one per element of the parent's array column."""
+    src = spec.source
+    where = f"{origin}: table '{spec.name}'"
+    fields = {f.name: f for f in parent.schema.fields}
+    if src.array_column not in fields:
+        raise InputError(f"{where}: the parent '{parent_spec.name}' has no column '{src.array_column}'")
+    atype = fields[src.array_column].dataType
+    if not isinstance(atype, T.ArrayType):
+        raise InputError(f"{where}: column '{src.array_column}' of '{parent_spec.name}' is not an array "
+                         f"({atype.simpleString()})")
+    rows = parent.select(qcol(parent_spec.key).alias("__parent"),
+                         F.posexplode(qcol(src.array_column)).alias("__pos", "__elem"))
+    elem = atype.elementType
+    if isinstance(elem, T.StructType):
+        values = [F.col("__elem").getField(f.name).alias(f.name) for f in elem.fields]
+        names = [f.name for f in elem.fields]
+    else:
+        values, names = [F.col("__elem").alias(src.array_column)], [src.array_column]
+    for generated in (spec.key, src.parent_column):
+        if generated in names:
+            raise InputError(f"{where}: the generated column '{generated}' is already a field of the elements; "
+                             f"name it with key: / explode.parent_column:")
+    key = F.concat(F.col("__parent").cast("string"), F.lit(":"), F.col("__pos").cast("string"))
+    return rows.select(key.alias(spec.key), F.col("__parent").alias(src.parent_column), *values)
+
+
+def format_of(path: str, fmt: str) -> str:
+    """The format of ``path``: ``fmt`` unless 'auto', else from the extension or directory layout."""
+    if fmt != "auto":
+        return fmt
+    low = path.lower().rstrip("/")
+    for ext, f in ((".tsv", "tsv"), (".tsv.gz", "tsv"), (".csv", "csv"), (".csv.gz", "csv"), (".json", "json"),
+                   (".jsonl", "json"), (".ndjson", "json"), (".json.gz", "json"), (".parquet", "parquet")):
+        if low.endswith(ext):
+            return f
+    from ..io.readers import detect_format
+
+    found = detect_format(path)
+    if found not in ("csv", "parquet", "delta"):
+        raise InputError(f"{path}: unsupported format '{found}' for a relational table")
+    return found
+
+
+def read_path(spark, spec: TableSpec, origin: str):
+    """Read a table stored at a path (see the module's notes)."""
+    src = spec.source
+    path = src.path
+    if "://" not in path and not os.path.exists(path):
+        raise InputError(f"{origin}: table '{spec.name}': input not found: {path}")
+    fmt = format_of(path, src.format)
+    if fmt in ("csv", "tsv"):
+        sep = src.separator or ("\t" if fmt == "tsv" else ",")
+        if src.columns:
+            return read_headerless(spark, path, list(src.columns), sep)
+        from ..io.csv import read_csv
+
+        return read_csv(spark, path, sep).df
+    if fmt == "parquet":
+        from ..io.parquet import read_parquet
+
+        ds = read_parquet(spark, path)
+        return ds.df if ds.df is not None else spark.read.parquet(path)
+    if fmt == "delta":
+        from ..io.readers import read_delta
+
+        return read_delta(spark, path).df
+    if fmt == "json":
+        return spark.read.json(path, multiLine=_starts_with_bracket(path))
+    raise InputError(f"{origin}: table '{spec.name}': unsupported format '{fmt}'")
+
+
+def _starts_with_bracket(path: str) -> bool:
+    if "://" in path or os.path.isdir(path):
+        return False
+    with open(path, "rb") as fh:
+        head = fh.read(4096).lstrip()
+    return head[:1] == b"["
+
+
+def read_headerless(spark, path: str, columns: list, sep: str):
+    """Read a CSV/TSV file without a header under the given column names, typing each column.
+
+    Missing markers (empty, ``?``, ``NA``, ... as in :mod:`spark_fr.io.csv`) are nulls. A column whose known
+    values all parse as numbers is a double, one whose known values all parse as ``yyyy-MM-dd`` dates a
+    date, any other a string (one aggregation decides all columns).
+    """
+    from ..io.csv import MISSING_MARKERS
+
+    internal = [f"c{i}" for i in range(len(columns))]
+    schema = T.StructType([T.StructField(c, T.StringType()) for c in internal])
+    raw = spark.read.csv(path, schema=schema, sep=sep, header=False, mode="PERMISSIVE")
+    markers = F.array(*[F.lit(m) for m in MISSING_MARKERS])
+    clean = raw.select(*[F.when(~F.array_contains(markers, F.lower(F.trim(F.col(c)))), F.trim(F.col(c))).alias(c)
+                         for c in internal])
+    stats = clean.agg(*[e for c in internal for e in (
+        F.count(F.col(c)).alias(f"k_{c}"),
+        F.count(F.col(c).try_cast("double")).alias(f"n_{c}"),
+        F.count(F.when(F.col(c).rlike(r"^\d{4}-\d{2}-\d{2}$"), F.try_to_date(F.col(c), "yyyy-MM-dd"))).alias(f"d_{c}"),
+    )]).first()
+    out = []
+    for c, name in zip(internal, columns):
+        k, n, d = stats[f"k_{c}"], stats[f"n_{c}"], stats[f"d_{c}"]
+        if k and n == k:
+            out.append(F.col(c).cast("double").alias(name))
+        elif k and d == k:
+            out.append(F.to_date(F.col(c), "yyyy-MM-dd").alias(name))
+        else:
+            out.append(F.col(c).alias(name))
+    return clean.select(*out)
