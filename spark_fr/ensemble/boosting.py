@@ -304,9 +304,14 @@ def driver_bytes(n_rows: int, n_features: int, n_columns: int) -> float:
     return n_rows * (2.0 * n_features + 8.0 * (4 * n_columns + 4))
 
 
-def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised: bool = False) -> MethodRun:
-    """Rank the features of ``dataset`` by gradient boosting (see the module sketch)."""
-    prep = prepare(dataset, spec, outputs=("codes",), method="boosting", spark=spark)
+def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised: bool = False,
+                  force_executors: bool = False) -> MethodRun:
+    """Rank the features of ``dataset`` by gradient boosting (see the module sketch).
+
+    ``force_executors`` encodes on Spark's executors even an input small enough for the driver (tests).
+    """
+    prep = prepare(dataset, spec, outputs=("codes",), method="boosting", spark=spark,
+                   force_executors=force_executors)
     try:
         n_classes = max(1, len(prep.encoder.classes or []))
         size = driver_bytes(prep.n_rows, len(prep.plan.features), n_classes)
