@@ -209,6 +209,22 @@ def test_curve_is_the_running_sum_and_ends_at_the_importances():
     np.testing.assert_array_equal(model.tree_column, np.tile(np.arange(3), 6))
 
 
+def test_curve_report_of_wide_data_keeps_the_best_features_of_each_score():
+    from spark_fr.ensemble.boosting import curve_report
+
+    X, y = planted(n=400, D=12)
+    model, _ = boost_arrays(X, y, "classification", BoostingParams(trees=3, seed=0))
+    names = [f"x{i}" for i in range(12)]
+    rep = curve_report(model, ["symbolic", "genie3"], names, max_features=4)
+    best = {int(i) for s in ("symbolic", "genie3") for i in np.argsort(-model.importance(s), kind="stable")[:2]}
+    assert rep["curve"]["features"] == [names[i] for i in sorted(best)]
+    for s in ("symbolic", "genie3"):
+        assert rep["curve"][s][-1] == model.importance(s)[sorted(best)].tolist()
+    full = curve_report(model, ["genie3"], names)
+    assert full["curve"]["features"] == names and "symbolic" not in full["curve"]
+    assert len(full["curve"]["genie3"]) == model.n_trees == 9 and full["train_loss"] == model.train_loss.tolist()
+
+
 @pytest.mark.parametrize("classes", [3, 2, 0])
 def test_the_model_equals_scikit_learns_gradient_boosting(classes):
     """With the same trees (depth 3, all features, no subsampling, >= 5 rows per leaf, the same 10 rounds) the raw
