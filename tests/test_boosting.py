@@ -17,7 +17,7 @@ from spark_fr.errors import InputError
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.losses import BinomialLogLoss, MultinomialLogLoss, SquaredLoss, leaf_sums
 
-from conftest import check_png, run_job
+from conftest import check_contract, check_png, run_job, top
 
 
 # ----- slow references -----------------------------------------------------------------------------------
@@ -362,6 +362,21 @@ def test_job_writes_the_curve_into_run_json_and_plots_it(spark, tmp_path, capsys
     assert set(table.score) == {"symbolic", "genie3"}
     assert run["params"]["method"] == "boosting" and run["params"]["trees_per_round"] == 3
     check_png(png)
+
+
+def test_breast_cancer_end_to_end_agrees_with_scikit_learn(spark, datasets, tmp_path, capsys):
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    path = datasets / "sklearn_breast_cancer/breast_cancer.csv"
+    code, _, err = run_job(["--input", path, "--method", "boosting", "--seed", 1, "--output", tmp_path / "bc"], capsys)
+    assert code == 0, err[-3000:]
+    table = check_contract(tmp_path / "bc", [f"x{i}" for i in range(1, 31)], scores=("symbolic", "genie3"))
+    data = pd.read_csv(path, header=None, skiprows=1).to_numpy()  # scikit-learn's layout: a count line first
+    sk = GradientBoostingClassifier(n_estimators=50, max_depth=4, subsample=0.8, random_state=0)
+    sk.fit(data[:, :30], data[:, 30])
+    theirs = {f"x{i + 1}" for i in np.argsort(-sk.feature_importances_)[:5]}
+    assert len(set(top(table, "genie3")) & theirs) >= 3, (top(table, "genie3"), theirs)
+    assert len(set(top(table, "genie3")) & {"x8", "x21", "x23", "x24", "x28"}) >= 3
 
 
 def test_scores_rf_with_boosting_is_a_one_line_error(tmp_path, capsys):
