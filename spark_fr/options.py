@@ -411,7 +411,7 @@ OPTIONS = (
            "largest encoded data (MB) that auto mode broadcasts (boosting: that it collects on the driver)",
            ENSEMBLES, TREES),
     # boosting
-    Option("shrinkage", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.1,
+    Option("shrinkage", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.05,
            "boosting: learning rate, each tree's leaf values are multiplied by it", BOOSTING, BOOST),
     Option("example_fraction", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.8,
            "boosting: fraction of the rows each round's trees are grown on, drawn without replacement "

@@ -170,7 +170,7 @@ def test_round_sample_is_without_replacement_of_the_right_size_and_a_function_of
 @pytest.mark.parametrize("classes", [3, 2])
 def test_training_log_loss_decreases_over_rounds(classes):
     X, y = planted(classes=classes)
-    model, _ = boost_arrays(X, y, "classification", BoostingParams(trees=30, seed=2))
+    model, _ = boost_arrays(X, y, "classification", BoostingParams(trees=30, seed=2, shrinkage=0.1))
     loss = model.train_loss
     assert loss.size == 31
     assert np.all(np.diff(loss) < 0), loss
@@ -277,10 +277,10 @@ def test_boosting_parameters_come_from_the_option_table():
     assert set(p.to_dict()) == {o.attribute for o in O.for_method("boosting")}
     assert {"shrinkage", "example_fraction", "leaf_values", "trees", "max_depth", "seed"} <= set(p.to_dict())
     assert (p.trees, p.max_depth, p.max_features, p.scores) == (50, 4, "all", ["symbolic", "genie3"])
-    assert (p.shrinkage, p.example_fraction, p.leaf_values) == (0.1, 0.8, "newton")
+    assert (p.shrinkage, p.example_fraction, p.leaf_values) == (0.05, 0.8, "newton")
     assert set(BOOSTING_DEFAULTS) <= set(p.unset)
-    q = BoostingParams.from_options({"trees": 7, "max_features": 0.5, "shrinkage": 0.05})
-    assert (q.trees, q.features_per_node(10), q.shrinkage) == (7, 5, 0.05)
+    q = BoostingParams.from_options({"trees": 7, "max_features": 0.5, "shrinkage": 0.2})
+    assert (q.trees, q.features_per_node(10), q.shrinkage) == (7, 5, 0.2)
     with pytest.raises(InputError, match="--shrinkage must be in \\(0, 1\\]"):
         BoostingParams(shrinkage=0)
     with pytest.raises(InputError, match="--example-fraction must be in \\(0, 1\\]"):

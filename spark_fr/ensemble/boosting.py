@@ -40,9 +40,11 @@ Decisions
 * **Defaults** (spec methods-papers.md Sec. 2.3, the ISMIS paper's grid; it found small shrinkage better,
   depth > 2 enough, sqrt(D) features per node too few and an example fraction of 0.6 harmful): 50 rounds,
   depth 4, every feature per node, example fraction 0.8 (Friedman's stochastic boosting without the
-  fraction the paper found harmful), shrinkage 0.1 (between the grid's 0.05 and 0.2: with only 50 rounds
-  0.05 leaves the training loss far from fitted, and 0.1 is scikit-learn's and XGBoost-style defaults'
-  value), Newton leaf values (:mod:`spark_fr.tasks.losses`).
+  fraction the paper found harmful), shrinkage 0.05 (the grid's smallest, as the paper found small values
+  better; measured on a planted 10,000 x 50, 3-class set, 50 rounds: the weakest relevant feature's Genie3
+  over the best noise feature's is 123 at 0.05, 55 at 0.1, 22 at 0.2, Symbolic 24 / 15 / 5.4, while the
+  training log-loss goes from 1.09 to 0.43 / 0.35 / 0.28: later trees of a larger step fit more noise),
+  Newton leaf values (:mod:`spark_fr.tasks.losses`).
 * **Sampling per round**, not per class tree: the K trees of a round are one step of the softmax model on
   one sample (Friedman 2001, Algorithm 6; scikit-learn's ``subsample``); for regression and two classes a
   round is one tree.

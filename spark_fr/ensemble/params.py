@@ -109,7 +109,7 @@ class BoostingParams(MethodParams):
     ``max_features``, ``min_samples_leaf``, ``max_depth``, ``resample_constant``, ``symbolic_weight``,
     ``max_broadcast_mb``, ``shrinkage``, ``example_fraction``, ``leaf_values``, ``seed``).
 
-    Options left unset take :data:`BOOSTING_DEFAULTS` (``--shrinkage`` 0.1 and ``--example-fraction`` 0.8
+    Options left unset take :data:`BOOSTING_DEFAULTS` (``--shrinkage`` 0.05 and ``--example-fraction`` 0.8
     are the options' own defaults; see :mod:`spark_fr.ensemble.boosting` for why).
     """
 
