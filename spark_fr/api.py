@@ -5,7 +5,8 @@ Sketch
     options  <- the keywords checked against the option table (fail before touching data)    spark_fr.options
     dataset  <- read (ARFF / CSV / Parquet / Delta / .mat / a DataFrame)                       spark_fr.io
     spec     <- targets and features (names checked)                                           spark_fr.data.schema
-    run      <- the method: ensemble (spark_fr.ensemble.run) or relief (spark_fr.relief.run)
+    run      <- the method: ensemble (spark_fr.ensemble.run), relief (spark_fr.relief.run) or boosting
+                (spark_fr.ensemble.boosting)
     ranking  <- long table + run metadata                                                       spark_fr.ranking
 """
 from __future__ import annotations
@@ -23,7 +24,7 @@ from . import options as O
 from . import tasks
 from .runtime.session import master_of
 from .data.schema import resolve
-from .ensemble.params import EnsembleParams
+from .ensemble.params import BoostingParams, EnsembleParams
 from .errors import InputError
 from .io.readers import read_dataset
 from .ranking import Ranking
@@ -37,7 +38,9 @@ log = logging.getLogger(__name__)
 METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_ensemble"),
                         "warm_up": ("ensemble.spark", "warm_up_kernels"), "semi_supervised": True},
            "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"),
-                      "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": True}}
+                      "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": True},
+           "boosting": {"params": BoostingParams, "run": ("ensemble.boosting", "rank_boosting"),
+                        "warm_up": ("ensemble.boosting", "warm_up_kernels"), "semi_supervised": False}}
 
 
 def versions() -> dict:
@@ -114,7 +117,9 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
         'auto' (inferred from the targets) or a target type: 'classification', 'regression', 'mtr',
         'mlc', 'hmlc', 'unsupervised' (:mod:`spark_fr.tasks`).
     method : str
-        'ensemble' (PCT ensembles: Symbolic, Genie3, RF scores) or 'relief' (the Relief family).
+        'ensemble' (PCT ensembles: Symbolic, Genie3, RF scores), 'relief' (the Relief family) or 'boosting'
+        (gradient-boosted PCTs, classification and regression: Symbolic and Genie3 summed over the trees, the
+        importance after every tree in the metadata's ``boosting.curve``).
     spark : SparkSession, optional
         Default: the active session, or a local one.
     **params

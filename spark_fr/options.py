@@ -285,7 +285,7 @@ class Option:
     group : str
         Section of ``--help``.
     methods : frozenset of str
-        Ranking methods that use the option ('ensemble', 'relief'); empty for options of every run.
+        Ranking methods that use the option ('ensemble', 'relief', 'boosting'); empty for options of every run.
     field : str
         Attribute of the method's parameter object (default: ``name``).
     where : frozenset
@@ -326,9 +326,12 @@ class Option:
         return head + "".join(w.capitalize() for w in rest)
 
 
-ENS, REL = frozenset({"ensemble"}), frozenset({"relief"})
+ENS, REL, BOOST = frozenset({"ensemble"}), frozenset({"relief"}), frozenset({"boosting"})
 BOTH = frozenset({"ensemble", "relief"})
-IO, TASK, ENSEMBLES, RELIEF, RUN = "input and output", "task and method", "ensembles", "relief", "run"
+TREES = ENS | BOOST  # options of every tree method
+ALL = BOTH | BOOST
+IO, TASK, ENSEMBLES, BOOSTING, RELIEF, RUN = ("input and output", "task and method", "ensembles", "boosting", "relief",
+                                              "run")
 
 OPTIONS = (
     # input and output
@@ -359,7 +362,8 @@ OPTIONS = (
            "semi-supervised ensembles: weight w of the targets in the impurity and the RF score's error (1 - w: "
            "the features); auto chooses w in 0, 0.1, ..., 1 by internal 4-fold cross-validation", TASK, ENS,
            default_help="0.5"),
-    Option("method", Choice(("ensemble", "relief", "reliefe")), "ensemble", "ranking method", TASK),
+    Option("method", Choice(("ensemble", "relief", "reliefe", "boosting")), "ensemble",
+           "ranking method: PCT ensembles, the Relief family, or gradient-boosted PCTs", TASK),
     Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
            "hierarchy weights w(l) = w0 * mean(w(parents)) (HMLC)", TASK, BOTH),
     Option("hmlc_impurity", Choice(("normalised", "weighted")), "normalised",
@@ -368,26 +372,28 @@ OPTIONS = (
     # ensembles
     Option("ensemble", Choice(("rf", "bagging", "extra_trees")), None, "ensemble of PCTs", ENSEMBLES, ENS,
            default_help="rf; extra_trees with bootstrap for unsupervised"),
-    Option("trees", Integer(lo=1, description="a positive integer"), None, "number of trees", ENSEMBLES, ENS,
-           estimator="numTrees", default_help="100; 50 for mlc and hmlc"),
+    Option("trees", Integer(lo=1, description="a positive integer"), None,
+           "number of trees (boosting: rounds, each one tree per class for 3 or more classes)", ENSEMBLES, TREES,
+           estimator="numTrees", default_help="100; 50 for mlc and hmlc; 50 for boosting"),
     Option("scores", Names(choices=("symbolic", "genie3", "rf")), None,
-           "comma list of symbolic, genie3, rf", ENSEMBLES, ENS, default_help="all three; genie3,rf for unsupervised"),
+           "comma list of symbolic, genie3, rf", ENSEMBLES, TREES,
+           default_help="all three; genie3,rf for unsupervised; symbolic,genie3 for boosting"),
     Option("per_target", Flag(), False, "add one ranking per target (MTR, MLC)", ENSEMBLES, BOTH),
     Option("max_features", CountOrFraction(words=("sqrt", "log2", "all")), None,
-           "features tried per node: sqrt, log2, all, a count or a fraction", ENSEMBLES, ENS,
-           default_help="sqrt for rf, all otherwise; log2 for unsupervised"),
+           "features tried per node: sqrt, log2, all, a count or a fraction", ENSEMBLES, TREES,
+           default_help="sqrt for rf, all otherwise; log2 for unsupervised; all for boosting"),
     Option("min_samples_leaf", Real(lo=1.0, description="a number >= 1"), 2.0, "minimal examples per leaf",
-           ENSEMBLES, ENS),
-    Option("max_depth", Integer(lo=0, description="an integer >= 0"), None, "maximal tree depth", ENSEMBLES, ENS,
-           default_help="unlimited"),
+           ENSEMBLES, TREES),
+    Option("max_depth", Integer(lo=0, description="an integer >= 0"), None, "maximal tree depth", ENSEMBLES,
+           TREES, default_help="unlimited; 4 for boosting"),
     Option("bootstrap", Flag(negatable=True), None, "bootstrap the rows of each tree", ENSEMBLES, ENS,
            default_help="on for rf and bagging"),
     Option("resample_constant_features", Flag(), False,
            "at a node, draw other features in place of sampled ones that are constant there (scikit-learn's "
            "behaviour; default: the sampled features are the candidates and the node becomes a leaf if none can "
-           "split it, as in the thesis and CLUS)", ENSEMBLES, ENS, field="resample_constant"),
+           "split it, as in the thesis and CLUS)", ENSEMBLES, TREES, field="resample_constant"),
     Option("symbolic_weight", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), None,
-           "Symbolic score with w**depth per node instead of |E(N)|/|E|", ENSEMBLES, ENS,
+           "Symbolic score with w**depth per node instead of |E(N)|/|E|", ENSEMBLES, TREES,
            default_help="|E(N)|/|E|"),
     Option("max_samples", CountOrFraction(), None, "subbagging: about this many rows (a count, or a fraction of the "
            "rows) drawn with replacement per tree, instead of n", ENSEMBLES, ENS, default_help="n (the bootstrap)"),
@@ -402,7 +408,17 @@ OPTIONS = (
            "broadcast the encoded data to every task, or shuffle each tree group's rows to its task (data larger "
            "than one machine); auto: broadcast up to --max-broadcast-mb", ENSEMBLES, ENS),
     Option("max_broadcast_mb", Real(lo=0.0, lo_open=True, description="a positive number"), 1024.0,
-           "largest encoded data (MB) that auto mode broadcasts", ENSEMBLES, ENS),
+           "largest encoded data (MB) that auto mode broadcasts (boosting: that it collects on the driver)",
+           ENSEMBLES, TREES),
+    # boosting
+    Option("shrinkage", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.05,
+           "boosting: learning rate, each tree's leaf values are multiplied by it", BOOSTING, BOOST),
+    Option("example_fraction", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.8,
+           "boosting: fraction of the rows each round's trees are grown on, drawn without replacement "
+           "(stochastic gradient boosting; 1 = all rows)", BOOSTING, BOOST),
+    Option("boosting_leaf", Choice(("newton", "mean")), "newton",
+           "boosting: leaf values by one Newton step of the loss (Friedman; as scikit-learn) or the PCT "
+           "prototype, the mean residual (the same for regression)", BOOSTING, BOOST, field="leaf_values"),
     # relief
     Option("relief_neighbours", Integer(lo=1, description="a positive integer"), 15,
            "number of neighbours k (per class for classification)", RELIEF, REL, field="neighbours"),
@@ -423,7 +439,7 @@ OPTIONS = (
            "HMLC distance divided by its maximum over pairs of the most specific labels of the data, over all "
            "labels of the hierarchy, or by sqrt(sum of all weights)", RELIEF, REL, field="hmlc_normaliser"),
     # run
-    Option("seed", Integer(), 0, "random seed", RUN, BOTH),
+    Option("seed", Integer(), 0, "random seed", RUN, ALL),
     Option("title", Text(), None, "title of the run (plots)", RUN, where=frozenset({API}), estimator=None),
     Option("hierarchy", Kind(), None, "HMLC from a table: a spark_fr.hierarchy.Hierarchy or a Clus class "
            "specification ('01,01/02,02' or 'root/a,a/b'); the single target is then a string column of "
@@ -434,7 +450,7 @@ OPTIONS = (
            where=frozenset({JOB}), estimator=None),
 )
 BY_NAME = {o.name: o for o in OPTIONS}
-GROUPS = (IO, TASK, ENSEMBLES, RELIEF, RUN)
+GROUPS = (IO, TASK, ENSEMBLES, BOOSTING, RELIEF, RUN)
 
 
 def option(name: str) -> Option:

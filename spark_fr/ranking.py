@@ -182,7 +182,9 @@ class Ranking:
         return write_ranking(self, path, format=format, mode=mode)
 
     def plot(self, path: str | None = None, top: int = 20, target: str = ALL_TARGETS):
-        """Bar charts of the ``top`` features per score (one panel per score), with spread as error bars.
+        """Bar charts of the ``top`` features per score (one panel per score), with spread as error bars; for a
+        boosting run (metadata ``boosting.curve``), the importance of the top features against the tree index
+        instead (:meth:`plot_curves`).
 
         Parameters
         ----------
@@ -196,11 +198,9 @@ class Ranking:
         -------
         matplotlib.figure.Figure
         """
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-
+        if (self.metadata.get("boosting") or {}).get("curve") and target == ALL_TARGETS:
+            return self.plot_curves(path, top=min(top, 10))
+        plt = _pyplot()
         scores = self.scores
         k = min(top, self._table["feature"].nunique())
         fig, axes = plt.subplots(1, len(scores), figsize=(4.2 * len(scores) + 1.5, 0.32 * k + 1.6), squeeze=False)
@@ -219,6 +219,41 @@ class Ranking:
         fig.suptitle(f"Top {k} features{' for ' + target if target != ALL_TARGETS else ''}: {os.path.basename(str(title))}",
                      fontsize=10)
         fig.tight_layout()
+        return self._save(fig, path)
+
+    def plot_curves(self, path: str | None = None, top: int = 10):
+        """Boosting: the importance of the ``top`` features (final ranking) after every tree, one panel per score
+        (the metadata's ``boosting.curve``: the running sums over the trees, as the ISMIS paper's Fig. 3).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+        """
+        plt = _pyplot()
+        curve = self.metadata["boosting"]["curve"]
+        names = curve["features"]
+        scores = [s for s in self.scores if s in curve]
+        fig, axes = plt.subplots(1, len(scores), figsize=(5.2 * len(scores) + 1.0, 4.2), squeeze=False)
+        for ax, score in zip(axes[0], scores):
+            values = np.asarray(curve[score], dtype=float)
+            x = np.arange(1, values.shape[0] + 1)
+            for name in self.top(score, top)["feature"]:
+                if name in names:
+                    ax.plot(x, values[:, names.index(name)], lw=1.3, label=name)
+            ax.set_title(score)
+            ax.set_xlabel("trees")
+            ax.set_ylabel("importance (sum over the trees so far)")
+            ax.legend(fontsize=7, loc="upper left")
+        title = self.metadata.get("title") or self.metadata.get("input", "")
+        fig.suptitle(f"Boosting: importance of the top {top} features by tree: {os.path.basename(str(title))}",
+                     fontsize=10)
+        fig.tight_layout()
+        return self._save(fig, path)
+
+    def _save(self, fig, path: str | None):
+        """Save ``fig`` as PNG at ``path`` (atomically, marked with the run id) and close it; returns it."""
+        import matplotlib.pyplot as plt
+
         if path:
             parent = os.path.dirname(os.path.abspath(path))
             os.makedirs(parent, exist_ok=True)
@@ -231,3 +266,13 @@ class Ranking:
                     os.remove(tmp)
             plt.close(fig)
         return fig
+
+
+def _pyplot():
+    """matplotlib's pyplot on the Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    return plt

@@ -21,6 +21,22 @@ GENERAL_DEFAULTS = {"ensemble": "rf", "trees": 100, "scores": ["symbolic", "geni
                     "bootstrap": None}
 
 
+def features_per_node(max_features, n_features: int) -> int:
+    """``--max-features`` (sqrt, log2, all, a count or a fraction) resolved for D features (1 <= k <= D)."""
+    mf = max_features
+    if mf == "all":
+        k = n_features
+    elif mf == "sqrt":
+        k = math.ceil(math.sqrt(n_features))
+    elif mf == "log2":
+        k = math.ceil(math.log2(n_features)) if n_features > 1 else 1
+    elif isinstance(mf, float):
+        k = math.ceil(mf * n_features)
+    else:
+        k = int(mf)
+    return max(1, min(n_features, k))
+
+
 class EnsembleParams(MethodParams):
     """Ensemble settings; attributes as in :mod:`spark_fr.options` (``ensemble``, ``trees``, ``scores``,
     ``per_target``, ``max_features``, ``min_samples_leaf``, ``max_depth``, ``bootstrap``,
@@ -75,18 +91,42 @@ class EnsembleParams(MethodParams):
         mf = self.max_features
         if mf is None:
             mf = "sqrt" if self.ensemble == "rf" else "all"
-        if mf == "all":
-            k = n_features
-        elif mf == "sqrt":
-            k = math.ceil(math.sqrt(n_features))
-        elif mf == "log2":
-            k = math.ceil(math.log2(n_features)) if n_features > 1 else 1
-        elif isinstance(mf, float):
-            k = math.ceil(mf * n_features)
-        else:
-            k = int(mf)
-        return max(1, min(n_features, k))
+        return features_per_node(mf, n_features)
 
     def effective_scores(self) -> list:
         """Scores that can be computed: the RF score needs out-of-bag rows, i.e. bootstrapping."""
         return [s for s in self.scores if s != "rf" or self.bootstrap]
+
+
+#: boosting's defaults for the options shared with the ensembles (spec methods-papers.md Sec. 2.3: the ISMIS
+#: paper's 50 trees; its grid had depth {2, 4, 6, 8}, depth > 2 being enough; it found sqrt(D) features per
+#: node too few, so every feature is tried)
+BOOSTING_DEFAULTS = {"trees": 50, "scores": ["symbolic", "genie3"], "max_features": "all", "max_depth": 4}
+
+
+class BoostingParams(MethodParams):
+    """Gradient boosting settings; attributes as in :mod:`spark_fr.options` (``trees`` = rounds, ``scores``,
+    ``max_features``, ``min_samples_leaf``, ``max_depth``, ``resample_constant``, ``symbolic_weight``,
+    ``max_broadcast_mb``, ``shrinkage``, ``example_fraction``, ``leaf_values``, ``seed``).
+
+    Options left unset take :data:`BOOSTING_DEFAULTS` (``--shrinkage`` 0.05 and ``--example-fraction`` 0.8
+    are the options' own defaults; see :mod:`spark_fr.ensemble.boosting` for why).
+    """
+
+    method = "boosting"
+
+    def _derive(self) -> None:
+        self.unset = sorted(k for k in BOOSTING_DEFAULTS if getattr(self, k) is None)
+        for k in self.unset:
+            value = BOOSTING_DEFAULTS[k]
+            setattr(self, k, list(value) if isinstance(value, list) else value)
+
+    def check(self) -> None:
+        """Boosting has Symbolic and Genie3 only: a boosted model has no out-of-bag rows of its own."""
+        if "rf" in self.scores:
+            raise InputError("--scores rf is not available with --method boosting (the rounds are fitted on "
+                             "each other's residuals, there is no out-of-bag error to permute); use symbolic,genie3")
+
+    def features_per_node(self, n_features: int) -> int:
+        """Resolve ``max_features`` for D features (at least 1, at most D)."""
+        return features_per_node(self.max_features, n_features)

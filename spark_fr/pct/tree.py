@@ -82,6 +82,25 @@ class Tree:
         return apply_tree(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
                           self.missing_left, self.mask, self.left, self.right, self.nominal)
 
+    def predict_values(self, XR: np.ndarray, node_values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """The value of the leaf each row reaches (boosting: a tree's contribution to the raw scores).
+
+        Parameters
+        ----------
+        XR : ndarray of uint8 (n, D)
+            Row-major codes.
+        node_values : ndarray (n_nodes,)
+            A value per node (only the leaves' are read).
+        rows : ndarray of int, optional
+            The rows to route (default: all of them).
+
+        Returns
+        -------
+        ndarray (len(rows),)
+        """
+        rows = np.arange(XR.shape[0], dtype=np.int64) if rows is None else rows
+        return np.asarray(node_values, dtype=np.float64)[self.apply(XR, rows)]
+
     def apply_permuted(self, XR: np.ndarray, rows: np.ndarray, perm_rows: np.ndarray, feature: int,
                        starts: np.ndarray | None = None):
         """Leaf of each row when feature ``feature`` takes the value of the row ``perm_rows[i]``; row i is

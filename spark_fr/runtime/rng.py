@@ -37,6 +37,7 @@ class Stream(IntEnum):
     PATCH = 4           #: which features a tree may use (random patches, wide mode)
     SSL_FOLD = 5        #: the cross-validation fold of a labelled row (--ssl-weight auto)
     RELIEF_SAMPLE = 7   #: the order in which Relief samples its instances
+    SUBSAMPLE = 8       #: the rows of a boosting round (example subsampling without replacement)
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -433,6 +433,15 @@ class FittedTask:
         by its training value; SSL mixes it with the descriptive part): 1 here, the impurity already is."""
         return 1.0
 
+    def boosting_loss(self):
+        """The loss gradient boosting minimises for this task (:mod:`spark_fr.tasks.losses`): the squared
+        error of the single numeric target here."""
+        from .losses import SquaredLoss
+
+        if self.n_targets != 1:
+            raise TaskError("--method boosting takes one target (a class or a number)")
+        return SquaredLoss(self.target_names[0])
+
     @staticmethod
     def error_floor(n_rows: int, n_targets: int = 1) -> float:
         """Smallest error a relative increase is divided by: one unit mistake among ``n_rows`` rows.
@@ -457,7 +466,8 @@ class TargetType:
     name : str
         The ``--task`` value.
     methods : frozenset of str
-        Ranking methods that support the type.
+        Ranking methods that support the type ('ensemble', 'relief'; 'boosting' where the fitted task has a
+        :meth:`FittedTask.boosting_loss`).
     supervised : bool
         False for the type without targets (unsupervised ranking).
     inference_priority : int

@@ -8,6 +8,8 @@ Sketch
 * Trees: one 0/1 clustering column per class, weight 1: ``sum_c Var(1[y = c]) = 1 - sum_c p_c^2`` is the
   Gini index. The prototype is the class distribution; the prediction its arg-max (ties go to the lower
   class index); the error (RF score) the misclassification rate.
+* Boosting: the multinomial log-loss over the classes present in the training rows (binomial for two), see
+  :mod:`spark_fr.tasks.losses`.
 * Relief: ReliefF (Kononenko: k hits and k misses per class, misses weighted by the class priors); in a
   semi-supervised run, the RReliefF form with the class mismatch as d_Y (the thesis' SSL-Relief).
 """
@@ -17,6 +19,7 @@ import numpy as np
 
 from .base import FittedTask, ReliefTarget, TargetEncoder, TargetType, TaskError, mean_known
 from .distances import T_CLASS
+from .losses import log_loss
 
 
 def one_hot(y: np.ndarray, n_classes: int) -> np.ndarray:
@@ -48,6 +51,11 @@ class FittedClassification(FittedTask):
         """The misclassification rate of the majority class."""
         return np.array([1.0 - float(np.max(self.center))])
 
+    def boosting_loss(self):
+        """The log-loss of the classes present among the training rows (:func:`spark_fr.tasks.losses.log_loss`)."""
+        present = np.flatnonzero(np.asarray(self.center) > 0)
+        return log_loss(present, [self.classes[c] for c in present])
+
     def normalised_scale(self):
         """1 / Gini(E_train): the impurity (the Gini index) relative to its training value."""
         gini = float(np.sum(self.center * (1.0 - self.center)))
@@ -77,6 +85,7 @@ class Classification(TargetType):
 
     name = "classification"
     inference_priority = 30
+    methods = frozenset({"ensemble", "relief", "boosting"})
 
     def claims(self, columns, labels_xml):
         return len(columns) == 1 and columns[0].kind == "nominal"

@@ -13,6 +13,7 @@ Sketch
   is multiplied by a power of two first (exact in floating point, and every quantity used is relative to
   the column's own variance or range), so such a column ranks features exactly as the same column
   divided by that power of two.
+* Boosting (regression only): the squared error (:class:`spark_fr.tasks.losses.SquaredLoss`).
 * Relief: d_Y = mean over targets of |y1 - y2| / range (RReliefF, MTR-Relief); per target, the same with
   one target.
 """
@@ -45,6 +46,8 @@ class Regression(TargetType):
     def __init__(self, name: str, single: bool):
         self.name = name
         self.single = single
+        # boosting (squared loss) takes one target
+        self.methods = TargetType.methods | {"boosting"} if single else TargetType.methods
 
     def claims(self, columns, labels_xml):
         if not all(c.kind == "numeric" for c in columns):
