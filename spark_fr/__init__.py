@@ -12,6 +12,10 @@ from .version import __version__  # noqa: E402
 
 def __getattr__(name):
     # the pyspark.ml Estimator is imported on first use (it pulls in pyspark.ml)
+    if name == "rank_relational":  # relational data (imports the relational package on first use)
+        from .relational.rank import rank_relational
+
+        return rank_relational
     if name in ("FeatureRanker", "FeatureRankingModel"):
         from . import estimator
 
@@ -19,4 +23,4 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["rank", "Ranking", "InputError", "FeatureRanker", "FeatureRankingModel", "__version__"]
+__all__ = ["rank", "rank_relational", "Ranking", "InputError", "FeatureRanker", "FeatureRankingModel", "__version__"]

@@ -137,6 +137,26 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
     spark_fr.errors.InputError
         Bad input or parameters (one-line message naming the file, column, row or option).
     """
+    return run_ranking(data, targets, task, method, spark=spark, params=params)
+
+
+def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble", *, spark=None,
+                params: dict | None = None, feature_relations=None, build=None) -> Ranking:
+    """:func:`rank` with the hooks of a relational run (:func:`spark_fr.relational.rank.rank_relational`).
+
+    Parameters
+    ----------
+    data, targets, task, method, spark
+        As :func:`rank`.
+    params : dict
+        :func:`rank`'s keywords.
+    feature_relations : FeatureRelations, optional
+        The relations of the input's features (tree methods add relation-level scores).
+    build : callable, optional
+        ``build(feature_names, usable, results, target_names, params, metadata) -> Ranking`` (default
+        :meth:`Ranking.from_scores`).
+    """
+    params = dict(params or {})
     t_start = time.perf_counter()
     _check_data(data)
     given = {k for k, v in params.items() if v is not None}
@@ -153,7 +173,7 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
     job_group = f"spark_fr-{uuid.uuid4().hex}"
     when_session_ready(spark, lambda s: s.sparkContext.setJobGroup(job_group, "spark_fr rank"))
     try:
-        run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings)
+        run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings, feature_relations)
     finally:
         n_jobs = 0
         if getattr(spark, "ready", True):  # a session still starting ran no job (and is not waited for)
@@ -161,7 +181,8 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
             n_jobs = len(sc.statusTracker().getJobIdsForGroup(job_group))
             sc.setLocalProperty("spark.jobGroup.id", None)
     timings["total_s"] = time.perf_counter() - t_start
-    return _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs)
+    return _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs,
+                   build or Ranking.from_scores)
 
 
 def when_session_ready(spark, hook) -> None:
@@ -172,13 +193,15 @@ def when_session_ready(spark, hook) -> None:
         hook(spark)
 
 
-def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timings: dict) -> tuple:
+def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timings: dict,
+         feature_relations=None) -> tuple:
     """Read, resolve and run the method: (MethodRun, dataset, spec); timings are added to ``timings``."""
     t0 = time.perf_counter()
     dataset = read_dataset(spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
                            targets=opts.get("targets"), features_col=opts.get("features_col"))
     if opts.get("hierarchy") is not None:
         _attach_hierarchy(dataset, opts["hierarchy"], opts.get("targets"))
+    dataset.feature_relations = feature_relations
     spec = resolve(dataset, opts.get("targets"), opts.get("task", "auto"), semi)
     timings["read_s"] = time.perf_counter() - t0
     log.info("input %s: %d features, target(s) %s", dataset.source, len(spec.features),
@@ -190,7 +213,8 @@ def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timing
     return run, dataset, spec
 
 
-def _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs) -> Ranking:
+def _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs,
+            build) -> Ranking:
     """The Ranking of a run, with its parameters and metadata (timings, Spark jobs, versions)."""
     run_params = {"input": dataset.source if isinstance(data, (str, list, tuple)) else "DataFrame", "task": run.task,
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
@@ -204,7 +228,7 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
                 "unusable_features": [n for n, u in zip(names, run.usable) if not u], "timings": timings,
                 "spark_jobs": n_jobs, **run.info, "versions": versions(), "spark_master": master_of(spark),
                 "created_at": datetime.now(timezone.utc)}
-    return Ranking.from_scores(names, run.usable, run.results, run.target_names, run_params, metadata)
+    return build(names, run.usable, run.results, run.target_names, run_params, metadata)
 
 
 def _attach_hierarchy(dataset, hierarchy, targets) -> None:

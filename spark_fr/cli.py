@@ -35,8 +35,12 @@ def resolve_options(argv=None) -> tuple:
     given = O.parse_command_line(argv)
     cfg = O.load_config(given["config"]) if given.get("config") else {}
     opts = {**O.defaults(O.JOB), **cfg, **given}
-    if not opts.get("input"):
-        raise InputError("--input is required (on the command line or in --config)")
+    if not opts.get("input") and not opts.get("schema"):
+        raise InputError("--input is required (on the command line or in --config), or --schema for relational data")
+    if opts.get("input") and opts.get("schema"):
+        raise InputError("give --input (one table) or --schema (relational data), not both")
+    if opts.get("schema") and opts.get("targets"):
+        raise InputError("--targets does not apply to relational data: the schema's 'target' names the column")
     return opts, set(given)
 
 
@@ -104,8 +108,16 @@ def run(opts: dict, given: set = frozenset()) -> int:
     if not debug:
         when_session_ready(starting, lambda s: s.sparkContext.setLogLevel("OFF"))
     warm_up(opts["method"])
-    ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
-                   spark=starting, title=opts["input"], **rank_keywords(opts, given))
+    if opts.get("schema"):
+        from .relational.rank import rank_relational
+
+        keywords = rank_keywords(opts, given)
+        keywords.setdefault("title", opts["schema"])
+        ranking = rank_relational(schema=opts["schema"], method=opts["method"], task=opts["task"], spark=starting,
+                                  relation_rollup=opts["relation_rollup"], **keywords)
+    else:
+        ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
+                       spark=starting, title=opts["input"], **rank_keywords(opts, given))
     # the session's start-up time; 0 when the run never needed Spark (its start is abandoned at exit)
     ranking.metadata["timings"]["session_s"] = getattr(starting, "seconds", None) or 0.0
     ranking.metadata["timings"]["process_s"] = time.perf_counter() - t0

@@ -352,8 +352,15 @@ OPTIONS = (
            default_help="overwrite; append for delta"),
     Option("plot", Text(), None, "write a PNG bar chart of the top features per score", IO,
            where=frozenset({JOB}), estimator=None),
-    Option("config", Text(), None, "YAML file with any of these options (the command line wins)", IO,
+    Option("config", Text(), None, "YAML file with any of these options (the command line wins); a relational schema "
+           "(conf/relational/) may hold them too", IO, where=frozenset({JOB}), estimator=None),
+    Option("schema", Text(), None, "relational data: a schema YAML of tables, keys, foreign keys and the target "
+           "(conf/relational/); features are generated along foreign-key paths and ranked, with roll-ups to "
+           "attributes and relations; replaces --input (--config with a schema file sets it)", IO,
            where=frozenset({JOB}), estimator=None),
+    Option("relation_rollup", Choice(("node", "feature")), "node", "relational data: Symbolic and Genie3 of the "
+           "relations by the thesis's node rule (a node's reward shared among the relations its test adds) or "
+           "each feature's importance shared among its relations", IO, where=frozenset({JOB}), estimator=None),
     # task and method
     Option("task", Choice(lambda: ("auto",) + task_registry.names()), "auto", "target type", TASK,
            default_help="inferred from the targets"),
@@ -547,6 +554,11 @@ def load_config(path: str) -> dict:
     if not isinstance(cfg, dict):
         raise InputError(f"{path}: a config file must be a mapping of option names to values")
     out = {}
+    if "tables" in cfg:  # a relational schema (spark_fr.relational.schema), with or without options
+        from .relational.schema import SCHEMA_KEYS
+
+        out["schema"] = path
+        cfg = {k: v for k, v in cfg.items() if k not in SCHEMA_KEYS}
     for key, value in cfg.items():
         name = str(key).replace("-", "_")
         opt = BY_NAME.get(name)

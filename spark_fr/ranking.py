@@ -76,6 +76,8 @@ def build_table(feature_names, usable, results: list, target_names, run_id: str,
             "rank": ranks.astype(np.int32), "importance_std": std.astype(float)}))
 
     for r in results:
+        if r.key.level != "feature":  # relation-level scores: a relational ranking's (spark_fr.relational.rollup)
+            continue
         if r.per_target:
             for t, tname in enumerate(target_names):
                 add(r.name, tname, r.importance[t], r.std[t] if r.std is not None else None)
@@ -134,6 +136,17 @@ class Ranking:
         """The ranking table as a pandas DataFrame (a copy)."""
         return self._table.copy()
 
+    def _spark_fields(self) -> list:
+        """The Spark fields of the table's columns (the output contract's types)."""
+        from pyspark.sql import types as T
+
+        return [
+            T.StructField("feature", T.StringType(), False), T.StructField("score", T.StringType(), False),
+            T.StructField("target", T.StringType(), False), T.StructField("importance", T.DoubleType(), False),
+            T.StructField("rank", T.IntegerType(), False), T.StructField("importance_std", T.DoubleType(), True),
+            T.StructField("run_id", T.StringType(), False), T.StructField("created_at", T.TimestampType(), False),
+            T.StructField("params", T.StringType(), False)]
+
     def to_spark(self, spark=None):
         """The ranking table as a Spark DataFrame."""
         if spark is None:
@@ -142,15 +155,9 @@ class Ranking:
             spark = SparkSession.builder.getOrCreate()
         from pyspark.sql import types as T
 
-        schema = T.StructType([
-            T.StructField("feature", T.StringType(), False), T.StructField("score", T.StringType(), False),
-            T.StructField("target", T.StringType(), False), T.StructField("importance", T.DoubleType(), False),
-            T.StructField("rank", T.IntegerType(), False), T.StructField("importance_std", T.DoubleType(), True),
-            T.StructField("run_id", T.StringType(), False), T.StructField("created_at", T.TimestampType(), False),
-            T.StructField("params", T.StringType(), False)])
         pdf = self._table.copy()
         pdf["importance_std"] = pdf["importance_std"].astype(object).where(pdf["importance_std"].notna(), None)
-        return spark.createDataFrame(pdf, schema)
+        return spark.createDataFrame(pdf, T.StructType(self._spark_fields()))
 
     def top(self, score: str | None = None, n: int = 10, target: str = ALL_TARGETS) -> pd.DataFrame:
         """The ``n`` best features of one score (default: the first score) for one target."""

@@ -8,10 +8,13 @@ import numpy as np
 
 @dataclass(frozen=True)
 class ScoreKey:
-    """Which score: its name ('symbolic', 'genie3', 'rf', 'relief') and whether it is per target."""
+    """Which score: its name ('symbolic', 'genie3', 'rf', 'relief'), whether it is per target, and its level:
+    'feature' (importances over the features) or 'relation' (over the relations of a relational table, by the
+    node rule of :mod:`spark_fr.pct.relation_scores`)."""
 
     name: str
     per_target: bool = False
+    level: str = "feature"
 
 
 @dataclass

@@ -75,6 +75,8 @@ class Dataset:
         Column carrying a parse error message per row (ARFF), checked by the statistics pass.
     hierarchy : object
         Label hierarchy (HMLC), if any.
+    feature_relations : FeatureRelations or None
+        A relational input's relations of each feature (:mod:`spark_fr.pct.relation_scores`), if any.
     batches : BatchSource or None
         Where the passes read the rows (default: the DataFrame, see :mod:`spark_fr.data.source`).
     skipped_columns : dict
@@ -89,6 +91,7 @@ class Dataset:
     class_column: str | None = None
     error_column: str | None = None
     hierarchy: object = None
+    feature_relations: object = None
     extra: dict = field(default_factory=dict)
     batches: object = None
     skipped_columns: dict = field(default_factory=dict)

@@ -62,11 +62,12 @@ from ..data.prepare import prepare
 from ..errors import InputError
 from ..pct import scores as pct_scores
 from ..pct.tree import Tree, grow
+from ..pct.relation_scores import node_rewards, relation_scores
 from ..results import MethodRun, ScoreKey, ScoreResult
 from ..runtime.rng import Stream, derive_seed, hash_uniform
 from ..tasks import TaskError
 from .params import BoostingParams
-from .run import training_rows
+from .run import feature_relations, training_rows
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,7 @@ class BoostingData:
     row_keys: np.ndarray
     task: object
     codes_rows: np.ndarray | None = None
+    relations: object = None
 
     @property
     def n_rows(self) -> int:
@@ -132,6 +134,8 @@ class BoostedModel:
         Round and column of F (class) of each tree.
     symbolic, genie3 : ndarray (n_trees, D)
         Per-tree scores.
+    relation_scores : dict
+        Relational input: {'symbolic' / 'genie3': (n_trees, R)} per-tree relation scores (node rule).
     train_loss : ndarray (M + 1,)
         Mean training loss of the initial model and after every round.
     F : ndarray (n, K)
@@ -146,6 +150,7 @@ class BoostedModel:
     tree_column: np.ndarray | None = None
     symbolic: np.ndarray | None = None
     genie3: np.ndarray | None = None
+    relation_scores: dict = field(default_factory=dict)
     train_loss: np.ndarray | None = None
     F: np.ndarray | None = None
     shrinkage: float = 0.1
@@ -223,6 +228,8 @@ def boost(data: BoostingData, params: BoostingParams, loss=None) -> BoostedModel
     depth = -1 if params.max_depth is None else params.max_depth
     n_trees = params.trees * K
     symbolic, genie3 = np.zeros((n_trees, D)), np.zeros((n_trees, D))
+    if data.relations is not None:
+        model.relation_scores = {s: np.zeros((n_trees, data.relations.n_relations)) for s in ("symbolic", "genie3")}
     losses = [loss.loss(T, F)]
     for m in range(params.trees):
         w = round_sample(params.seed, m, data.row_keys, params.example_fraction)
@@ -239,6 +246,8 @@ def boost(data: BoostingData, params: BoostingParams, loss=None) -> BoostedModel
             F[:, k] += params.shrinkage * tree.predict_values(XR, values)
             symbolic[t] = pct_scores.symbolic(tree, D, n, params.symbolic_weight)
             genie3[t] = pct_scores.genie3(tree, D)
+            for s, per_tree in model.relation_scores.items():
+                per_tree[t] = relation_scores(tree, node_rewards(tree, s, n, params.symbolic_weight), data.relations)
             model.trees.append((_stripped(tree), values))
         losses.append(loss.loss(T, F))
     model.tree_round = np.repeat(np.arange(params.trees), K)
@@ -251,7 +260,9 @@ def boost(data: BoostingData, params: BoostingParams, loss=None) -> BoostedModel
 
 def results_of(model: BoostedModel, scores: list) -> list:
     """The :class:`ScoreResult` of each score: the sum over the trees, no spread (see the module notes)."""
-    return [ScoreResult(ScoreKey(s), model.importance(s), None) for s in scores]
+    out = [ScoreResult(ScoreKey(s), model.importance(s), None) for s in scores]
+    return out + [ScoreResult(ScoreKey(s, level="relation"), model.relation_scores[s].sum(axis=0), None)
+                  for s in scores if s in model.relation_scores]
 
 
 def curve_report(model: BoostedModel, scores: list, feature_names: list,
@@ -332,7 +343,8 @@ def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised:
         raise InputError(str(err)) from None
     lower, upper, _ = encoded.bin_arrays()
     data = BoostingData(np.ascontiguousarray(encoded.codes[:, rows]), encoded.nominal, lower, upper,
-                        fitted.targets(encoded.Y[rows]), encoded.row_keys[rows], fitted)
+                        fitted.targets(encoded.Y[rows]), encoded.row_keys[rows], fitted,
+                        relations=feature_relations(dataset, encoded.feature_names))
     warm_up_kernels()
     t0 = time.perf_counter()
     log.info("boosting %d rounds x %d tree(s) (%s, shrinkage %g, example fraction %g)", params.trees,

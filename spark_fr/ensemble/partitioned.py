@@ -144,7 +144,8 @@ def plan_groups(n_trees: int, parallelism: int, groups_per_core: int = 2, n_feat
     return contiguous_groups(n_trees, n_groups)
 
 
-def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None, on_features: bool = False) -> tuple:
+def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None, on_features: bool = False,
+                           relations=None) -> tuple:
     """Grow and score ``params.trees`` trees in partitioned mode (see the module sketch).
 
     Parameters
@@ -157,6 +158,8 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
         The run's type (default: the prepared one); with ``on_features``, one whose ``Y`` is followed by the
         feature values (:mod:`spark_fr.tasks.semi_supervised`), and every row is used.
     on_features : bool
+    relations : FeatureRelations, optional
+        A relational input's relations of every feature (adds the relation-level scores, see :class:`TreeData`).
 
     Returns
     -------
@@ -216,7 +219,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
             sub = (nominal, lower, upper) if cols is None else (nominal[cols], lower[cols], upper[cols])
             data = TreeData(codes, *sub, fitted.clustering_input(Y), Y,
                             fitted.prototype_columns(Y), distinct_keys(keys[order]), fitted, bagging=bagging,
-                            n_total=n_rows, feature_ids=cols, n_features_all=D)
+                            n_total=n_rows, feature_ids=cols, n_features_all=D, relations=relations)
             if evaluate:
                 data.with_row_major()
             acc = score_tree_group(data, params, groups[g])

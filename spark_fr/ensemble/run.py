@@ -115,6 +115,12 @@ def training_rows(Y: np.ndarray, n_targets: int, on_features: bool) -> np.ndarra
     return labelled
 
 
+def feature_relations(dataset, feature_names):
+    """A relational input's relations of the features ``feature_names`` (in that order), or None."""
+    relations = getattr(dataset, "feature_relations", None)
+    return None if relations is None else relations.for_features(list(feature_names))
+
+
 def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised: bool = False) -> MethodRun:
     """Rank the features of ``dataset`` with a PCT ensemble (see the module sketch)."""
     on_features = clusters_on_features(spec, semi_supervised)
@@ -132,7 +138,8 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
                 raise InputError("--ssl-weight auto is not available in partitioned mode (the data does not fit "
                                  "--max-broadcast-mb): give a weight, e.g. --ssl-weight 0.5")
             try:
-                results, info = rank_trees_partitioned(spark, prep, params, target_type, on_features)
+                results, info = rank_trees_partitioned(spark, prep, params, target_type, on_features,
+                                                       feature_relations(dataset, spec.feature_names))
             except TaskError as err:
                 raise InputError(str(err)) from None
             info["encoded_targets"] = encoded_form(prep)
@@ -158,7 +165,8 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
     Yl = fitted.targets(Y[rows])
     tree_data = TreeData(np.ascontiguousarray(encoded.codes[:, rows]), encoded.nominal, lower, upper,
                          fitted.clustering_input(Yl), Yl, fitted.prototype_columns(Yl),
-                         encoded.row_keys[rows], fitted)
+                         encoded.row_keys[rows], fitted,
+                         relations=feature_relations(dataset, encoded.feature_names))
     info = {}
     if on_features and semi_supervised and params.ssl_weight == "auto":
         from .ssl_weight import choose_ssl_weight

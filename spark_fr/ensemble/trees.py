@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pct import scores as pct_scores
+from ..pct.relation_scores import node_rewards, relation_scores
 from ..pct.tree import grow
 from ..runtime.rng import Stream, derive_seed
 from ..results import ScoreKey
@@ -58,6 +59,9 @@ class TreeData:
         The input's index of each feature row of ``codes`` (None: all the input's features, in order).
     n_features_all : int or None
         The input's number of features (None: ``codes.shape[0]``).
+    relations : FeatureRelations or None
+        Relational input: the relations of each of the input's features; the Symbolic and Genie3 scores are
+        then also rolled up to relations by the node rule (:mod:`spark_fr.pct.relation_scores`).
     """
 
     codes: np.ndarray
@@ -74,6 +78,7 @@ class TreeData:
     n_total: int | None = None
     feature_ids: np.ndarray | None = None
     n_features_all: int | None = None
+    relations: object = None
 
     def with_row_major(self) -> "TreeData":
         """Add the row-major code matrix (for the RF score) if it is missing."""
@@ -156,6 +161,8 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
         if track:
             out[ScoreKey("genie3", per_target=True)] = pct_scores.genie3_per_target(tree, data.task.column_target,
                                                                  data.task.per_target_scale)
+    if data.relations is not None:
+        out.update(relation_scores_of(tree, data, params, [s for s in scores if s in ("symbolic", "genie3")]))
     if "rf" in scores:
         oob = np.flatnonzero(bagging.evaluated(index, data.row_keys, weights))
         seed = derive_seed(params.seed, index, Stream.GROW)
@@ -165,7 +172,14 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
         out[ScoreKey("rf")] = joint
         if per_target:
             out[ScoreKey("rf", per_target=True)] = per_t
-    return {k: data.to_input_features(v) for k, v in out.items()}
+    return {k: v if k.level != "feature" else data.to_input_features(v) for k, v in out.items()}
+
+
+def relation_scores_of(tree, data: TreeData, params, scores: list) -> dict:
+    """The relation-level Symbolic and Genie3 scores of one tree (``{ScoreKey(level='relation'): (R,)}``)."""
+    return {ScoreKey(s, level="relation"): relation_scores(
+                tree, node_rewards(tree, s, data.n_training_rows, params.symbolic_weight), data.relations,
+                data.feature_ids) for s in scores}
 
 
 def score_tree_group(data: TreeData, params: EnsembleParams, indices) -> ScoreAccumulator:

@@ -51,9 +51,17 @@ SCHEMA = pa.schema([
     ("created_at", pa.timestamp("us", tz="UTC")), ("params", pa.string())])
 
 
+#: the columns a relational ranking adds after the contract's (``spark_fr.relational.rollup``)
+RELATIONAL_FIELDS = [("level", pa.string()), ("lineage", pa.string())]
+
+
 def arrow_table(ranking) -> pa.Table:
-    """The ranking table as Arrow, with the output contract's types."""
-    return pa.Table.from_pandas(ranking.to_pandas(), schema=SCHEMA, preserve_index=False)
+    """The ranking table as Arrow, with the output contract's types (and a relational ranking's two columns)."""
+    df = ranking.to_pandas()
+    schema = SCHEMA
+    if "level" in df.columns:
+        schema = pa.schema(list(SCHEMA) + RELATIONAL_FIELDS)
+    return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
 
 
 def _is_remote(path: str) -> bool:
@@ -203,7 +211,7 @@ class Publication:
             names = [schema.field(i).name for i in range(len(schema))]
         except Exception as err:  # deltalake raises its own error types
             raise InputError(f"--output {path}: not a readable Delta table ({one_line(err)})") from None
-        if names != SCHEMA.names:
+        if names not in (SCHEMA.names, SCHEMA.names + [n for n, _ in RELATIONAL_FIELDS]):
             raise InputError(f"--output {path} is a Delta table that does not hold rankings (columns "
                              f"{_shown(names, 5)}); choose another table")
 

@@ -55,6 +55,8 @@ from dataclasses import dataclass, field
 
 from ..errors import InputError
 
+#: the top-level keys of a schema (a schema file may also hold the options of jobs/rank.py)
+SCHEMA_KEYS = frozenset({"tables", "target", "max_depth", "frequent_values", "aggregates", "base_dir"})
 KINDS = ("numeric", "nominal", "date", "id")
 FORMATS = ("auto", "csv", "tsv", "parquet", "delta", "json")
 NUMERIC_AGGREGATES = ("count", "count_distinct", "mean", "min", "max", "sum", "std")
@@ -237,7 +239,12 @@ def load_schema(source, *, base_dir: str | None = None, variables: dict | None =
         origin, cfg, file_dir = str(source), _read_yaml(str(source)), os.path.dirname(os.path.abspath(source))
     if not isinstance(cfg, dict):
         raise InputError(f"{origin}: a relational schema must be a mapping with 'tables' and 'target'")
-    _only(cfg, {"tables", "target", "max_depth", "frequent_values", "aggregates", "base_dir"}, origin)
+    if origin != "schema":  # a file may also hold ranking options (a jobs/rank.py --config): they are not ours
+        from ..options import JOB, OPTIONS
+
+        cfg = {k: v for k, v in cfg.items()
+               if k in SCHEMA_KEYS or not any(JOB in o.where and str(k).replace("-", "_") == o.name for o in OPTIONS)}
+    _only(cfg, SCHEMA_KEYS, origin)
     root = _root(cfg, base_dir, file_dir, origin)
     raw_tables = cfg.get("tables")
     if isinstance(raw_tables, list):

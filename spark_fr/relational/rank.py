@@ -1,0 +1,109 @@
+"""``spark_fr.rank_relational``: rank the generated features of a relational schema, and roll them up.
+
+Sketch
+------
+    options   <- checked first, before any data is read                             spark_fr.api.check_options
+    schema    <- YAML / dict                                                        spark_fr.relational.schema
+    generated <- one row per target example, features along foreign-key paths, lineage   relational.generate
+    ranking   <- spark_fr.rank on the generated frame (id column dropped), with each feature's relations:
+                 the tree methods add relation-level Symbolic / Genie3 by the node rule   pct.relation_scores
+    table     <- feature, attribute and relation levels                              relational.rollup
+
+Decisions
+---------
+* **Defaults** for ``--method ensemble``: bagging of 50 trees (the thesis's relational default, spec Sec. 7.3:
+  bagging ranked best of bagging, boosting and random forests), unless ``ensemble`` / ``trees`` are given.
+  ``cv_folds`` defaults to 10 (the thesis's 10-fold CV: the accuracy says whether the ranking is worth
+  reading) when the option exists and is not given.
+* **Task**: 'auto' infers it from the target column (a nominal column: classification; numbers: regression).
+* Rows whose target is missing are left out by the ranking (supervised methods), as for any table.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+from .. import options as O
+from ..api import check_options, run_ranking
+from ..runtime.session import get_spark
+from .generate import generate_features
+from .rollup import RelationalRanking, feature_relations
+from .schema import load_schema
+
+log = logging.getLogger(__name__)
+
+#: the relational defaults of options the user leaves unset (see the module's notes)
+RELATIONAL_DEFAULTS = {"ensemble": {"ensemble": "bagging", "trees": 50}, "boosting": {}, "relief": {}}
+CV_FOLDS = 10
+
+
+def rank_relational(tables: dict | None = None, schema=None, method: str = "ensemble", *, task: str = "auto",
+                    spark=None, relation_rollup: str = "node", base_dir: str | None = None, check: bool = True,
+                    **params) -> RelationalRanking:
+    """Rank the relations, attributes and generated features of a multi-table database for its target.
+
+    Parameters
+    ----------
+    tables : dict, optional
+        {table name: Spark DataFrame} replacing the schema's sources (all or some of them).
+    schema : str, dict or RelationalSchema
+        The schema (a YAML file such as ``conf/relational/financial.yaml``, or the same as a dict); options of
+        ``jobs/rank.py`` in the file are ignored here (pass them as keywords).
+    method : {'ensemble', 'boosting', 'relief'}
+    task : str
+        'auto' or a single-target type ('classification', 'regression').
+    spark : SparkSession, optional
+    relation_rollup : {'node', 'feature'}
+        How Symbolic and Genie3 reach the relations (:mod:`spark_fr.relational.rollup`).
+    base_dir : str, optional
+        Where the schema's relative source paths resolve.
+    check : bool
+        Check keys and measure dangling foreign keys before generating (:func:`generate_features`).
+    **params
+        The options of :func:`spark_fr.rank` (``trees``, ``seed``, ``cv_folds``, ...).
+
+    Returns
+    -------
+    RelationalRanking
+        Levels ``feature``, ``attribute`` and ``relation``; the metadata's ``relational`` entry describes the
+        generation (tables, paths, features, seconds).
+
+    Raises
+    ------
+    spark_fr.errors.InputError
+        A bad schema, table, option or value (one line).
+    """
+    if schema is None:
+        from ..errors import InputError
+
+        raise InputError("rank_relational needs a schema (a YAML file or a dict): tables, keys, foreign keys, target")
+    if relation_rollup not in ("node", "feature"):
+        from ..errors import InputError
+
+        raise InputError(f"relation_rollup must be node or feature, not {relation_rollup!r}")
+    params = {**{k: v for k, v in RELATIONAL_DEFAULTS.get(method, {}).items() if params.get(k) is None}, **{
+        k: v for k, v in params.items() if v is not None}}
+    if "cv_folds" in O.BY_NAME and params.get("cv_folds") is None and method in O.option("cv_folds").methods:
+        params["cv_folds"] = CV_FOLDS
+    opts = O.check_keywords({"task": task, "method": method, **params})
+    check_options(opts, opts.get("method", method), set(params))  # bad options fail before any data is read
+    parsed = load_schema(schema, base_dir=base_dir)
+    spark = spark or get_spark()
+    t0 = time.perf_counter()
+    generated = generate_features(spark, parsed, tables, check=check)
+    log.info("relational: %d features along %d paths from %d tables (target %s.%s)", len(generated.lineage),
+             len(generated.paths), len(parsed.tables), parsed.target.table, parsed.target.column)
+    info = {"schema": parsed.origin, "tables": sorted(parsed.tables), "target_table": parsed.target.table,
+            "max_depth": parsed.max_depth, "paths": len(generated.paths), "features": len(generated.lineage),
+            "relation_rollup": relation_rollup, "planning_s": time.perf_counter() - t0}
+    by_name = {f.feature: f for f in generated.lineage}
+
+    def build(names, usable, results, target_names, run_params, metadata):
+        lineage = [by_name[n] for n in names]
+        metadata = {**metadata, "input": parsed.origin, "relational": info}
+        return RelationalRanking.from_relational(lineage, usable, results, target_names,
+                                                 {**run_params, "input": parsed.origin}, metadata, relation_rollup)
+
+    frame = generated.frame.drop(generated.id)
+    return run_ranking(frame, [generated.target], task, method, spark=spark, params=params,
+                       feature_relations=feature_relations(generated.lineage), build=build)
