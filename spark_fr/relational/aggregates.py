@@ -11,6 +11,13 @@ Semantics (thesis 7.1, with the decisions of spark_fr):
   group.
 * A condition ``(C, w)`` keeps the rows whose ``C`` equals ``w``: ``count`` counts them, the others
   aggregate the attribute over them (missing when there are none).
+
+Determinism: Spark's ``sum``, ``avg`` and ``stddev`` add doubles in the order the rows arrive, which depends
+on the partitioning, so their last bits (and then the row keys hashed from the values, the bins and every
+tree) would change with it. ``sum``, ``mean`` and ``std`` therefore add a group's values in sorted order
+(``array_sort(collect_list(x))`` folded with ``aggregate``; ``std`` in two passes over the sorted values,
+around the mean): the same bits for any partitioning. Spark evaluates the one ``collect_list`` per value
+column once for all three.
 """
 from __future__ import annotations
 
@@ -43,18 +50,37 @@ def aggregate(name: str, value, condition=None):
     if name == "count_distinct":
         return F.count_distinct(v)
     if name == "mean":
-        return F.avg(v)
+        return _sorted_mean(v)
     if name == "min":
         return F.min(v)
     if name == "max":
         return F.max(v)
     if name == "sum":
-        return F.sum(v)
+        return _sorted_sum(F.array_sort(F.collect_list(v)))
     if name == "std":
-        return F.stddev_samp(v)
+        return _sorted_std(v)
     if name == "mode":
         return F.mode(v, True)
     raise ValueError(f"unknown aggregate {name!r}")
+
+
+def _sorted_sum(values):
+    """The sum of an array of doubles, added in array order; null for an empty array."""
+    total = F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + x)
+    return F.when(F.size(values) > 0, total)
+
+
+def _sorted_mean(v):
+    values = F.array_sort(F.collect_list(v))
+    return _sorted_sum(values) / F.size(values)
+
+
+def _sorted_std(v):
+    """Sample standard deviation (null below two values), in two passes over the sorted values."""
+    values = F.array_sort(F.collect_list(v))
+    mean = _sorted_sum(values) / F.size(values)
+    squares = F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + (x - mean) * (x - mean))
+    return F.when(F.size(values) > 1, F.sqrt(squares / (F.size(values) - 1)))
 
 
 def share(value, level: str):
