@@ -532,6 +532,11 @@ def parse_command_line(argv=None) -> dict:
     return {k: v for k, v in vars(args).items() if v is not None}
 
 
+#: the top-level keys of a relational schema (spark_fr.relational.schema): a config file holding ``tables`` is a
+#: schema, and may hold options too
+SCHEMA_KEYS = frozenset({"tables", "target", "max_depth", "frequent_values", "aggregates", "base_dir"})
+
+
 def load_config(path: str) -> dict:
     """The options of a YAML config file, checked like keywords (one-line errors naming the file).
 
@@ -555,8 +560,6 @@ def load_config(path: str) -> dict:
         raise InputError(f"{path}: a config file must be a mapping of option names to values")
     out = {}
     if "tables" in cfg:  # a relational schema (spark_fr.relational.schema), with or without options
-        from .relational.schema import SCHEMA_KEYS
-
         out["schema"] = path
         cfg = {k: v for k, v in cfg.items() if k not in SCHEMA_KEYS}
     for key, value in cfg.items():

@@ -19,8 +19,10 @@ FLOORS = {
     "spark_fr.io": 4,
     "spark_fr.ensemble": 5, "spark_fr.relief": 5,
     "spark_fr.ranking": 6,
-    "spark_fr.relational": 6,  # schema, Spark feature generation; uses data/ and io/, called by api/
+    "spark_fr.relational": 6.5,  # schema, Spark feature generation, the roll-up (uses data/, io/, ranking)
     "spark_fr.api": 7,
+    "spark_fr.relational.rank": 7.5,  # rank_relational: generation, then spark_fr.api's run
+
     "spark_fr.cli": 8, "spark_fr.estimator": 8,
     "spark_fr": 9,
 }

@@ -54,9 +54,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..options import JOB, OPTIONS, SCHEMA_KEYS
 
-#: the top-level keys of a schema (a schema file may also hold the options of jobs/rank.py)
-SCHEMA_KEYS = frozenset({"tables", "target", "max_depth", "frequent_values", "aggregates", "base_dir"})
 KINDS = ("numeric", "nominal", "date", "id")
 FORMATS = ("auto", "csv", "tsv", "parquet", "delta", "json")
 NUMERIC_AGGREGATES = ("count", "count_distinct", "mean", "min", "max", "sum", "std")
@@ -240,8 +239,6 @@ def load_schema(source, *, base_dir: str | None = None, variables: dict | None =
     if not isinstance(cfg, dict):
         raise InputError(f"{origin}: a relational schema must be a mapping with 'tables' and 'target'")
     if origin != "schema":  # a file may also hold ranking options (a jobs/rank.py --config): they are not ours
-        from ..options import JOB, OPTIONS
-
         cfg = {k: v for k, v in cfg.items()
                if k in SCHEMA_KEYS or not any(JOB in o.where and str(k).replace("-", "_") == o.name for o in OPTIONS)}
     _only(cfg, SCHEMA_KEYS, origin)
