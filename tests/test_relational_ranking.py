@@ -208,3 +208,24 @@ def test_attribute_of_a_count_and_of_a_conditional_feature(planted):
     assert attributes_of(count) == {"trans.*": 1.0}
     assert attributes_of(cond) == {"trans.amount": 0.5, "trans.merchant_type": 0.5}
     assert lin
+
+
+def test_boosting_same_bits_with_one_and_two_partitions(spark):
+    """Relational boosting on the planted tables: every table and every shuffle in 1 partition, then in 2."""
+    tables = planted_tables(seed=5, n=150)
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    results = []
+    try:
+        for parts in (1, 2):
+            spark.conf.set("spark.sql.shuffle.partitions", str(parts))
+            ranking = spark_fr.rank_relational(spark_tables(spark, tables, partitions=parts), schema=PLANTED_SCHEMA,
+                                               method="boosting", trees=8, seed=2, spark=spark)
+            results.append(ranking)
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", before)
+    cols = ["level", "feature", "score", "importance", "rank"]
+    a, b = (r.to_pandas()[cols] for r in results)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    assert results[0].metadata["boosting"]["curve"] == results[1].metadata["boosting"]["curve"]
+    best = rows(results[0], "feature").feature.iloc[0]
+    assert best == "trans__amount__mean__merchant_type_grocery"
