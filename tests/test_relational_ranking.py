@@ -229,3 +229,21 @@ def test_boosting_same_bits_with_one_and_two_partitions(spark):
     assert results[0].metadata["boosting"]["curve"] == results[1].metadata["boosting"]["curve"]
     best = rows(results[0], "feature").feature.iloc[0]
     assert best == "trans__amount__mean__merchant_type_grocery"
+
+
+def test_relief_ranks_relational_data_with_the_feature_form(spark):
+    tables = planted_tables(seed=9, n=120)
+    ranking = spark_fr.rank_relational(spark_tables(spark, tables), schema=PLANTED_SCHEMA, method="relief",
+                                       seed=1, spark=spark)
+    t = ranking.to_pandas()
+    assert set(t.score) == {"relief"} and set(t.level) == set(LEVELS)
+    features = t[t.level == "feature"]
+    imp = dict(zip(features.feature, features.importance))
+    shared = {}
+    for f, s in zip(features.feature, features.lineage):
+        rel = json.loads(s)["relations"]
+        for r in rel:
+            shared[r] = shared.get(r, 0.0) + imp[f] / len(rel)
+    got = t[t.level == "relation"].set_index("feature").importance.to_dict()
+    assert got == pytest.approx(shared, rel=1e-9, abs=1e-12)
+    assert rows(ranking, "feature", "relief").feature.iloc[0] == "trans__amount__mean__merchant_type_grocery"
