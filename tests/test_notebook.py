@@ -29,3 +29,19 @@ def test_quickstart_runs_as_a_script(datasets, tmp_path):
     assert set(table.target) == {"__all__", "amazed-suprised", "happy-pleased", "relaxing-calm", "quiet-still",
                                  "sad-lonely", "angry-aggresive"}
     check_png(tmp_path / "emotions.png")
+
+
+def test_relational_notebook_runs_as_a_script(datasets, tmp_path):
+    """notebooks/relational.py: the financial tables read with Spark and passed as DataFrames."""
+    notebook = ROOT / "notebooks" / "relational.py"
+    assert notebook.read_text().startswith("# Databricks notebook source\n")
+    env = _subprocess_env()
+    env["SPARK_FR_OUT"] = str(tmp_path)
+    r = subprocess.run([sys.executable, str(notebook)], capture_output=True, text=True, env=env, timeout=600,
+                       cwd=str(ROOT))
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "genie3, relations (top 5):" in r.stdout and "loan.account_id->account" in r.stdout
+    table = pd.read_csv(tmp_path / "financial" / "ranking.csv")
+    assert set(table.level) == {"feature", "attribute", "relation"}
+    assert {"loan.status"}.isdisjoint(set(table.feature))  # the target is never a feature
+    check_png(tmp_path / "financial.png")
