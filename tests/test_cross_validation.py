@@ -142,7 +142,8 @@ def test_ensemble_classification_equals_a_naive_fold_loop(settings):
         majority.append(float(np.mean(y[test] == top)))
     assert record["per_fold"] == expected
     assert record["baseline_per_fold"] == majority
-    assert record["mean"] == pytest.approx(np.mean(expected)) and record["std"] == pytest.approx(np.std(expected, ddof=1))
+    assert record["mean"] == pytest.approx(np.mean(expected))
+    assert record["std"] == pytest.approx(np.std(expected, ddof=1))
     assert record["rows"] == record["scored_rows"] == 150
 
 
@@ -323,12 +324,11 @@ def without_seconds(record):
 def test_rank_records_the_same_cross_validation_for_1_and_2_partitions(spark, method, monkeypatch):
     df = planted_frame(spark)
     kw = dict(targets="y", method=method, trees=8, seed=5, cv_folds=4, spark=spark)
-    runs = [spark_fr.rank(df.repartition(p), **kw) for p in (1, 2)]
-    runs.append(spark_fr.rank(df.orderBy("f3").coalesce(2), **kw))
+    runs = [spark_fr.rank(df.repartition(1), **kw), spark_fr.rank(df.orderBy("f3").repartition(2), **kw)]
     records = [r.metadata["cross_validation"] for r in runs]
     assert RECORD_KEYS <= set(records[0]) and records[0]["folds"] == 4 and records[0]["rows"] == 320
     assert records[0]["metric"] == "accuracy" and records[0]["mean"] > records[0]["baseline"] + 0.25
-    assert without_seconds(records[0]) == without_seconds(records[1]) == without_seconds(records[2])
+    assert without_seconds(records[0]) == without_seconds(records[1])
     assert runs[0].params["cv_folds"] == 4
     monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "1000")  # the folds in the driver: the same record
     here = spark_fr.rank(df, **kw).metadata["cross_validation"]
@@ -341,7 +341,8 @@ def test_job_writes_the_record_into_run_json(spark, tmp_path, capsys):
     csv = tmp_path / "d.csv"
     rng = np.random.default_rng(3)
     X = rng.normal(size=(200, 4))
-    pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(y=3 * X[:, 0] + rng.normal(0, 0.3, 200)).to_csv(csv, index=False)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(y=3 * X[:, 0] + rng.normal(0, 0.3, 200))
+    frame.to_csv(csv, index=False)
     out = tmp_path / "out"
     code, _, err = run_job(["--input", csv, "--targets", "y", "--trees", 10, "--cv-folds", 3, "--output", out],
                            capsys)

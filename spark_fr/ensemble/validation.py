@@ -169,8 +169,8 @@ def cross_validate(data, k: int, seed: int, predict, *, runner=None, estimated_s
         Folds (2 <= k <= rows).
     seed : int
     predict : callable
-        ``predict(data, folds=folds, fold=f)``: the predictions (m, T), in the task's units, of the held-out rows of fold
-        f (``np.flatnonzero(folds == f)``, in that order), from a model fitted on the others. Must be
+        ``predict(data, folds=folds, fold=f)``: the predictions (m, T), in the task's units, of the held-out rows
+        of fold f (``np.flatnonzero(folds == f)``, in that order), from a model fitted on the others. Must be
         picklable when ``runner`` ships it to Spark tasks.
     runner : callable, optional
         ``runner(payload, units, work, estimated_seconds) -> dict``: computes ``work(payload, chunk)`` over the
