@@ -113,7 +113,7 @@ def test_folds_depend_on_the_keys_and_classes_not_on_the_row_order():
 
 def test_too_many_or_too_few_folds_are_clear_errors():
     keys = random_keys(6)
-    with pytest.raises(InputError, match="--cv-folds 7 needs at least 7 rows with a known target; there are 6"):
+    with pytest.raises(InputError, match="--cv-folds 7 needs at least 7 rows to learn from; there are 6"):
         fold_of(keys, None, 7, seed=0)
     with pytest.raises(InputError, match="at least 2"):
         fold_of(keys, None, 1, seed=0)
@@ -296,7 +296,7 @@ def test_job_refuses_one_fold_and_more_folds_than_rows_with_one_line(spark, tmp_
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]).assign(y=y.astype(int).astype(str))
     frame.to_csv(csv, index=False)
     for folds, fragment in [(1, "--cv-folds must be 0 (off) or at least 2"),
-                            (31, "--cv-folds 31 needs at least 31 rows with a known target; there are 30")]:
+                            (31, "--cv-folds 31 needs at least 31 rows to learn from; there are 30")]:
         out = tmp_path / f"out{folds}"
         code, _, err = run_job(["--input", csv, "--targets", "y", "--trees", 3, "--cv-folds", folds,
                                 "--output", out], capsys)

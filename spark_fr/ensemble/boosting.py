@@ -357,6 +357,7 @@ def validate_boosting(spark, data: BoostingData, params: BoostingParams, boost_s
     the driver when small, else a Spark task; estimated from the ranking's own boosting time); logs one line."""
     k = params.cv_folds
     log.info("%d-fold cross-validation of the boosted model (%d rounds per fold)", k, params.trees)
+    data = replace(data, codes_rows=None)  # the folds route their rows from the codes: ship them once
     record = cross_validate_boosting(data, params, k, params.seed, runner=fold_runner(spark),
                                      estimated_seconds=boost_seconds * (k - 1))
     log.info("%s", describe(record))

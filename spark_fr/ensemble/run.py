@@ -17,6 +17,7 @@ Sketch
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import numpy as np
@@ -125,6 +126,7 @@ def validate_ensemble(spark, data: TreeData, params: EnsembleParams) -> dict:
     k = params.cv_folds
     log.info("%d-fold cross-validation of the ensemble (%d trees per fold)", k, params.trees)
     seconds = estimate_tree_seconds(data, params) * params.trees * k
+    data = dataclasses.replace(data, codes_rows=None)  # the folds route their rows from the codes: ship them once
     record = cross_validate_ensemble(data, params, k, params.seed, runner=fold_runner(spark),
                                      estimated_seconds=seconds)
     log.info("%s", describe(record))

@@ -75,7 +75,7 @@ def check_folds(k: int, n_rows: int) -> None:
     if k < 2:
         raise InputError(f"--cv-folds must be at least 2, not {k}")
     if k > n_rows:
-        raise InputError(f"--cv-folds {k} needs at least {k} rows with a known target; there are {n_rows}")
+        raise InputError(f"--cv-folds {k} needs at least {k} rows to learn from; there are {n_rows}")
 
 
 def fold_of(row_keys: np.ndarray, y: np.ndarray | None, k: int, seed: int) -> np.ndarray:
