@@ -85,6 +85,20 @@ class Integer(Kind):
 
 
 @dataclass(frozen=True)
+class FoldCount(Integer):
+    """A number of cross-validation folds: 0 (off) or an integer >= 2 (one fold is no cross-validation)."""
+
+    lo: int | None = 0
+    description: str = "0 (off) or an integer >= 2"
+
+    def coerce(self, value, opt):
+        value = super().coerce(value, opt)
+        if value == 1:
+            self.fail(opt, value, what="0 (off) or at least 2 (one fold leaves nothing to train on)")
+        return value
+
+
+@dataclass(frozen=True)
 class Real(Kind):
     """A finite number in a range; ``lo_open`` / ``hi_open`` exclude the bound."""
 
@@ -417,6 +431,10 @@ OPTIONS = (
     Option("max_broadcast_mb", Real(lo=0.0, lo_open=True, description="a positive number"), 1024.0,
            "largest encoded data (MB) that auto mode broadcasts (boosting: that it collects on the driver)",
            ENSEMBLES, TREES),
+    Option("cv_folds", FoldCount(), 0,
+           "also estimate the ranking model's predictive performance by K-fold cross-validation (stratified by "
+           "class; accuracy, RRMSE or micro-F1 against the majority class / training mean; in run.json's "
+           "cross_validation); K times the trees; broadcast mode and boosting only; 0 = off", ENSEMBLES, TREES),
     # boosting
     Option("shrinkage", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.05,
            "boosting: learning rate, each tree's leaf values are multiplied by it", BOOSTING, BOOST),

@@ -19,6 +19,8 @@ Algorithm sketch
             symbolic[t], genie3[t] <- the tree's scores                      spark_fr.pct.scores
         train_loss[m] <- loss(T, F)
     importance = the sum over the trees (the ranking is that of the mean); curve = the running sums
+    cv      <- --cv-folds K: the same boosting on the rows outside each of K stratified folds, its held-out
+               predictions scored (cross_validate_boosting; spark_fr.ensemble.validation), in run.json
 
 Decisions
 ---------
@@ -54,6 +56,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 import numpy as np
 
@@ -68,6 +71,8 @@ from ..runtime.rng import Stream, derive_seed, hash_uniform
 from ..tasks import TaskError
 from .params import BoostingParams
 from .run import feature_relations, training_rows
+from .spark import fold_runner
+from .validation import check_folds, cross_validate, describe
 
 log = logging.getLogger(__name__)
 
@@ -299,6 +304,47 @@ def boost_arrays(X, Y, task: str, params: BoostingParams | None = None, **kwargs
     return boost(data, params), data
 
 
+def boosting_fold_predictions(data: BoostingData, params: BoostingParams, folds: np.ndarray,
+                              fold: int) -> np.ndarray:
+    """Predictions (m, 1) of the held-out rows of ``fold`` (``np.flatnonzero(folds == fold)``, in that order) by
+    the model boosted on the other rows: the loss's class (index among the task's classes) or value."""
+    test, train = np.flatnonzero(folds == fold), np.flatnonzero(folds != fold)
+    train_data = BoostingData(np.ascontiguousarray(data.codes[:, train]), data.nominal, data.lower, data.upper,
+                              data.Y[train], data.row_keys[train], data.task)
+    model = boost(train_data, params)
+    return model.loss.predict_targets(model.decision_function(np.ascontiguousarray(data.codes[:, test].T)))
+
+
+def cross_validate_boosting(data: BoostingData, params: BoostingParams, k: int, seed: int, *, runner=None,
+                            estimated_seconds: float | None = None) -> dict:
+    """K-fold cross-validated predictive performance of the boosted model (``--cv-folds``).
+
+    Every fold boosts ``params.trees`` rounds with the ranking's parameters on the rows outside it (the rounds'
+    samples are functions of the training rows' keys, :func:`round_sample`) and predicts its rows with
+    :meth:`BoostedModel.decision_function` and the loss's class or value; see
+    :mod:`spark_fr.ensemble.validation` for the folds, the measures and the record. It lives here, not there,
+    because :func:`rank_boosting` calls it and the package's imports have no cycles.
+
+    Parameters
+    ----------
+    data : BoostingData
+    params : BoostingParams
+    k : int
+        Folds, 2 <= k <= rows.
+    seed : int
+        The folds' seed (the run uses ``params.seed``).
+    runner, estimated_seconds
+        As in :func:`spark_fr.ensemble.validation.cross_validate` (default: every fold here, in order).
+
+    Returns
+    -------
+    dict
+        The cross-validation record (accuracy against the majority class, or RRMSE against the training mean).
+    """
+    return cross_validate(data, k, seed, partial(boosting_fold_predictions, params=params), runner=runner,
+                          estimated_seconds=estimated_seconds)
+
+
 def warm_up_kernels() -> None:
     """Compile (or load from numba's cache) the kernels boosting uses, on a tiny problem."""
     rng = np.random.default_rng(0)
@@ -315,6 +361,18 @@ def warm_up_kernels() -> None:
 def driver_bytes(n_rows: int, n_features: int, n_columns: int) -> float:
     """Memory of a boosting run on the driver: codes in both layouts, and T, F, residuals, Hessians."""
     return n_rows * (2.0 * n_features + 8.0 * (4 * n_columns + 4))
+
+
+def validate_boosting(spark, data: BoostingData, params: BoostingParams, boost_seconds: float) -> dict:
+    """``--cv-folds``: the cross-validation record of the run's boosted model, each fold one unit of work (in
+    the driver when small, else a Spark task; estimated from the ranking's own boosting time); logs one line."""
+    k = params.cv_folds
+    log.info("%d-fold cross-validation of the boosted model (%d rounds per fold)", k, params.trees)
+    data = replace(data, codes_rows=None)  # the folds route their rows from the codes: ship them once
+    record = cross_validate_boosting(data, params, k, params.seed, runner=fold_runner(spark),
+                                     estimated_seconds=boost_seconds * (k - 1))
+    log.info("%s", describe(record))
+    return record
 
 
 def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised: bool = False,
@@ -345,6 +403,8 @@ def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised:
     data = BoostingData(np.ascontiguousarray(encoded.codes[:, rows]), encoded.nominal, lower, upper,
                         fitted.targets(encoded.Y[rows]), encoded.row_keys[rows], fitted,
                         relations=feature_relations(dataset, encoded.feature_names))
+    if params.cv_folds:
+        check_folds(params.cv_folds, data.n_rows)  # before any tree is grown
     warm_up_kernels()
     t0 = time.perf_counter()
     log.info("boosting %d rounds x %d tree(s) (%s, shrinkage %g, example fraction %g)", params.trees,
@@ -357,6 +417,8 @@ def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised:
     timings["trees_s"] = seconds
     info = {"encoded_on": encoded.encoded_on, "executed_on": "driver",
             "boosting": curve_report(model, params.scores, list(encoded.feature_names))}
+    if params.cv_folds:
+        info["cross_validation"] = validate_boosting(spark, data, params, seconds)
     derived = {k: getattr(params, k) for k in params.unset}
     derived.update(features_per_node=params.features_per_node(encoded.n_features), trees_per_round=loss.n_columns)
     return MethodRun(encoded.feature_names, encoded.usable, results_of(model, params.scores), prep.encoder.names,

@@ -11,9 +11,13 @@ Sketch
     mode     <- broadcast when the encoded data fits --max-broadcast-mb, else partitioned
     scores   <- trees grown and scored on Spark: broadcast mode             spark_fr.ensemble.spark
                 or partitioned mode (rows shuffled to their tree groups)    spark_fr.ensemble.partitioned
+    cv       <- --cv-folds K (broadcast mode): the ensemble's K-fold        spark_fr.ensemble.validation
+                cross-validated predictive performance, in info["cross_validation"] (partitioned mode:
+                skipped, with a warning: the data is never on the driver)
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import numpy as np
@@ -28,8 +32,9 @@ from ..tasks.descriptive import DescriptiveLayout
 from ..tasks.semi_supervised import with_features
 from ..tasks.sparse_columns import SparseLabels
 from .params import EnsembleParams
-from .spark import rank_trees_on_spark
+from .spark import estimate_tree_seconds, fold_runner, rank_trees_on_spark
 from .trees import TreeData
+from .validation import check_folds, cross_validate_ensemble, describe
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +126,27 @@ def feature_relations(dataset, feature_names):
     return None if relations is None else relations.for_features(list(feature_names))
 
 
+def validate_ensemble(spark, data: TreeData, params: EnsembleParams) -> dict:
+    """``--cv-folds``: the cross-validation record of the run's ensemble (:mod:`spark_fr.ensemble.validation`),
+    its folds computed where :func:`~spark_fr.runtime.spark.run_units` finds cheapest; logs one line."""
+    k = params.cv_folds
+    log.info("%d-fold cross-validation of the ensemble (%d trees per fold)", k, params.trees)
+    seconds = estimate_tree_seconds(data, params) * params.trees * k
+    data = dataclasses.replace(data, codes_rows=None)  # the folds route their rows from the codes: ship them once
+    record = cross_validate_ensemble(data, params, k, params.seed, runner=fold_runner(spark),
+                                     estimated_seconds=seconds)
+    log.info("%s", describe(record))
+    return record
+
+
+def cv_skipped_partitioned(k: int) -> dict:
+    """The record of ``--cv-folds`` in partitioned mode, where it is not computed (logged as a warning)."""
+    reason = ("cross-validation needs the encoded data on the driver (broadcast mode); this run is partitioned "
+              "(raise --max-broadcast-mb or set --ensemble-mode broadcast to get it)")
+    log.warning("--cv-folds %d skipped: %s", k, reason)
+    return {"folds": k, "skipped": reason}
+
+
 def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised: bool = False) -> MethodRun:
     """Rank the features of ``dataset`` with a PCT ensemble (see the module sketch)."""
     on_features = clusters_on_features(spec, semi_supervised)
@@ -143,6 +169,8 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
             except TaskError as err:
                 raise InputError(str(err)) from None
             info["encoded_targets"] = encoded_form(prep)
+            if params.cv_folds:
+                info["cross_validation"] = cv_skipped_partitioned(params.cv_folds)
             timings = dict(prep.timings)
             timings["trees_s"] = info.pop("trees_s")
             D = len(spec.feature_names)
@@ -167,6 +195,8 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
                          fitted.clustering_input(Yl), Yl, fitted.prototype_columns(Yl),
                          encoded.row_keys[rows], fitted,
                          relations=feature_relations(dataset, encoded.feature_names))
+    if params.cv_folds:
+        check_folds(params.cv_folds, int(rows.sum()))  # before any tree is grown
     info = {}
     if on_features and semi_supervised and params.ssl_weight == "auto":
         from .ssl_weight import choose_ssl_weight
@@ -174,6 +204,8 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
         tree_data, info["ssl_weight_search"] = choose_ssl_weight(spark, tree_data, params)
     results, tree_info = rank_trees_on_spark(spark, tree_data, params)
     info.update(tree_info)
+    if params.cv_folds:
+        info["cross_validation"] = validate_ensemble(spark, tree_data, params)
     timings = dict(encoded.timings)
     timings["trees_s"] = info.pop("trees_s")
     info["encoded_on"] = encoded.encoded_on

@@ -66,6 +66,26 @@ def plan_groups(n_trees: int, seconds_per_tree: float, parallelism: int, min_tas
     return contiguous_groups(n_trees, min(by_work, parallelism * tasks_per_core))
 
 
+def fold_runner(spark, description: str = "spark_fr: cross-validation (--cv-folds)"):
+    """A ``runner`` for :func:`spark_fr.ensemble.validation.cross_validate`: each fold one unit of
+    :func:`~spark_fr.runtime.spark.run_units` (in the driver when small, else one Spark task per fold, the data
+    broadcast once); the folds' results are merged by fold, so the record does not depend on where they ran."""
+
+    def run(payload, units, work, estimated_seconds=None):
+        result, _, _ = run_units(spark, payload, list(units), work, _merge_folds, {},
+                                 lambda left, parallelism: [left[i:i + 1] for i in range(len(left))],
+                                 estimated_seconds=estimated_seconds, label="cross-validation folds",
+                                 description=description)
+        return result
+
+    return run
+
+
+def _merge_folds(a: dict, b: dict) -> dict:
+    a.update(b)
+    return a
+
+
 def warm_up_kernels() -> None:
     """Compile (or load from numba's cache) the tree kernels in this process on a tiny problem."""
     from .local import rank_arrays

@@ -38,6 +38,7 @@ class Stream(IntEnum):
     SSL_FOLD = 5        #: the cross-validation fold of a labelled row (--ssl-weight auto)
     RELIEF_SAMPLE = 7   #: the order in which Relief samples its instances
     SUBSAMPLE = 8       #: the rows of a boosting round (example subsampling without replacement)
+    CV = 9              #: the order in which rows are dealt to the folds of --cv-folds (cross-validation)
 
 
 @njit(cache=True, nogil=True, inline="always")

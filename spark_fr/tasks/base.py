@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime.exact import ExactSum, column_sums, exact_sum
+from .measures import RRMSE, Measure
 from .sparse_columns import SparseLabels
 
 #: label-sparse targets are fitted a block of columns at a time, about this many values per block
@@ -432,6 +433,11 @@ class FittedTask:
         """Factor that makes the task impurity the thesis' normalised one (each single-target impurity divided
         by its training value; SSL mixes it with the descriptive part): 1 here, the impurity already is."""
         return 1.0
+
+    def predictive_measure(self) -> Measure:
+        """The measure ``--cv-folds`` scores held-out predictions with (:mod:`spark_fr.tasks.measures`): RRMSE
+        (the RMSE relative to the training mean, averaged over the targets) here."""
+        return RRMSE()
 
     def boosting_loss(self):
         """The loss gradient boosting minimises for this task (:mod:`spark_fr.tasks.losses`): the squared

@@ -20,6 +20,7 @@ import numpy as np
 from .base import FittedTask, ReliefTarget, TargetEncoder, TargetType, TaskError, mean_known
 from .distances import T_CLASS
 from .losses import log_loss
+from .measures import Accuracy
 
 
 def one_hot(y: np.ndarray, n_classes: int) -> np.ndarray:
@@ -50,6 +51,10 @@ class FittedClassification(FittedTask):
     def default_errors(self):
         """The misclassification rate of the majority class."""
         return np.array([1.0 - float(np.max(self.center))])
+
+    def predictive_measure(self):
+        """Accuracy, against the training fold's majority class (folds stratified by the class)."""
+        return Accuracy()
 
     def boosting_loss(self):
         """The log-loss of the classes present among the training rows (:func:`spark_fr.tasks.losses.log_loss`)."""

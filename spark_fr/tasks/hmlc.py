@@ -70,6 +70,7 @@ import numpy as np
 
 from .base import ReliefTarget, TargetEncoder, TargetType, TaskError
 from .distances import T_HMLC, T_HMLC_SQUARED
+from .measures import NotComputed
 from .mlc import FittedMLC
 from . import sparse_columns
 from .sparse_columns import SparseColumns, SparseLabels, worth_sparse
@@ -145,6 +146,11 @@ class FittedHMLC(FittedMLC):
         out = np.repeat(self.constant_prediction[None, :], P.shape[0], axis=0)
         out[:, self.kept] = P >= 0.5
         return out
+
+    def predictive_measure(self):
+        """Not computed (:mod:`spark_fr.tasks.measures`: the pooled precision-recall curve is not implemented)."""
+        return NotComputed("not computed for hmlc in this version (its measure, the area under the pooled "
+                           "precision-recall curve, is not implemented)")
 
     def combine(self, errors):
         """The weighted Hamming loss: the w(l)-weighted mean of the per-label error rates over the labels

@@ -100,6 +100,11 @@ class BoostingLoss:
         """The model's prediction from raw scores: probabilities of the columns, or the values."""
         return F
 
+    def predict_targets(self, F: np.ndarray) -> np.ndarray:
+        """The model's prediction (n, 1) in the task's units from raw scores: the value (regression), or the
+        index among the task's classes of the most probable class (ties to the lower index)."""
+        return np.asarray(F, dtype=np.float64)[:, :1].copy()
+
     def residuals(self, T: np.ndarray, F: np.ndarray) -> np.ndarray:
         """The negative gradient ``-dL/dF`` (n, K) per row."""
         return T - self.predict(F)
@@ -188,6 +193,9 @@ class MultinomialLogLoss(BoostingLoss):
     def predict(self, F):
         return softmax(F)
 
+    def predict_targets(self, F):
+        return self.present[np.argmax(np.asarray(F, dtype=np.float64), axis=1)].astype(np.float64)[:, None]
+
     def hessians(self, T, F):
         P = softmax(F)
         return P * (1.0 - P)
@@ -217,6 +225,11 @@ class BinomialLogLoss(BoostingLoss):
 
     def predict(self, F):
         return sigmoid(F)
+
+    def predict_targets(self, F):
+        """The second class where its probability is above 1/2 (log-odds > 0), else the first."""
+        second = np.asarray(F, dtype=np.float64)[:, 0] > 0
+        return np.where(second, self.present[1], self.present[0]).astype(np.float64)[:, None]
 
     def hessians(self, T, F):
         P = sigmoid(F)

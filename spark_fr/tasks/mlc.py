@@ -19,6 +19,7 @@ import numpy as np
 
 from .base import FittedTask, ReliefTarget, TargetEncoder, TargetType, TaskError, mean_known
 from .distances import T_F1, T_HAMMING, T_JACCARD, T_SUBSET
+from .measures import MicroF1
 from .regression import fit_numeric_columns
 
 #: the multi-label target distances of Relief, by option value
@@ -42,6 +43,10 @@ class FittedMLC(FittedTask):
         """Per label, the error rate of predicting the training frequency thresholded at 0.5."""
         p = np.asarray(self.center, np.float64)
         return np.where(p >= 0.5, 1.0 - p, p)
+
+    def predictive_measure(self):
+        """Micro-averaged F1 of the predicted label sets, against every label's training majority."""
+        return MicroF1()
 
 
 class LabelEncoder(TargetEncoder):

@@ -32,6 +32,7 @@ import numpy as np
 
 from .base import FittedTask, TargetType, TaskError
 from .descriptive import DescriptiveLayout, FittedDescriptive
+from .measures import NotComputed, TargetPart
 
 
 def _nanmean(e: np.ndarray) -> float:
@@ -171,6 +172,14 @@ class FittedClustering(FittedTask):
         """Mask of the rows with at least one known target."""
         Yt, _ = self._split(Y)
         return ~np.all(np.isnan(Yt), axis=1) if Yt.shape[1] else np.zeros(Yt.shape[0], bool)
+
+    def predictive_measure(self):
+        """The target type's measure of the target columns (held-out unlabelled rows are not scored); not
+        computed without targets (unsupervised ranking)."""
+        if self.inner is None:
+            return NotComputed("unsupervised ranking has no target to predict")
+        measure = self.inner.predictive_measure()
+        return TargetPart(measure, self.n_target_columns) if measure.computed else measure
 
     def target_error(self, Y, pred) -> float:
         """The target part's error alone (``--ssl-weight auto`` compares weights by it), NaN without targets."""
