@@ -431,10 +431,11 @@ OPTIONS = (
     Option("max_broadcast_mb", Real(lo=0.0, lo_open=True, description="a positive number"), 1024.0,
            "largest encoded data (MB) that auto mode broadcasts (boosting: that it collects on the driver)",
            ENSEMBLES, TREES),
-    Option("cv_folds", FoldCount(), 0,
+    Option("cv_folds", FoldCount(), None,
            "also estimate the ranking model's predictive performance by K-fold cross-validation (stratified by "
            "class; accuracy, RRMSE or micro-F1 against the majority class / training mean; in run.json's "
-           "cross_validation); K times the trees; broadcast mode and boosting only; 0 = off", ENSEMBLES, TREES),
+           "cross_validation); K times the trees; broadcast mode and boosting only; 0 = off", ENSEMBLES, TREES,
+           default_help="0; 10 for relational data (--schema)"),
     # boosting
     Option("shrinkage", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.05,
            "boosting: learning rate, each tree's leaf values are multiplied by it", BOOSTING, BOOST),

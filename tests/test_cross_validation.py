@@ -270,7 +270,7 @@ def test_boosting_regression_rrmse_equals_a_naive_reference():
 # ----- the option ----------------------------------------------------------------------------------------------
 def test_the_option_is_in_the_table_the_parameter_objects_and_yaml(tmp_path):
     opt = O.option("cv_folds")
-    assert opt.default == 0 and opt.methods == frozenset({"ensemble", "boosting"}) and opt.param_name == "cvFolds"
+    assert opt.default is None and opt.methods == frozenset({"ensemble", "boosting"}) and opt.param_name == "cvFolds"
     assert EnsembleParams().cv_folds == 0 and BoostingParams(cv_folds=10).cv_folds == 10
     assert opt.kind.parse("5", opt) == 5
     for bad, fragment in [(1, "at least 2"), (-2, "must be 0 (off) or an integer >= 2"), ("3", "not '3'"),

@@ -10,7 +10,7 @@ import pytest
 from pyspark.sql import types as T
 
 import spark_fr
-from conftest import CONTRACT, run_job
+from conftest import CONTRACT, check_png, run_job
 from spark_fr.errors import InputError
 from spark_fr.relational.rollup import LEVELS, attributes_of
 
@@ -180,6 +180,33 @@ def test_mutagenesis_from_its_config_with_the_job(tmp_path, capsys, datasets):
     assert len(run["boosting"]["curve"]["tree_round"]) == 10
     assert (tmp_path / "curve.png").stat().st_size > 10_000
     assert "relations (top" in stdout
+    cv = run["cross_validation"]  # 10 folds by default for relational data
+    assert cv["folds"] == 10 and cv["metric"] == "accuracy" and cv["rows"] == 188
+    assert cv["mean"] > cv["baseline"] + 0.05, cv  # better than the majority class (125 / 188)
+    assert "cross-validated accuracy (10 folds)" in stdout
+
+
+def test_financial_from_its_config_with_the_job(tmp_path, capsys, datasets):
+    """The issue's command: bagging of 50 trees, 10-fold cross-validation, CSV output with the two new columns."""
+    out = tmp_path / "financial"
+    code, stdout, err = run_job(["--config", ROOT / "conf/relational/financial.yaml", "--output", out,
+                                 "--output-format", "csv", "--plot", tmp_path / "financial.png"], capsys)
+    assert code == 0, err
+    table = pd.read_csv(out / "ranking.csv")
+    assert list(table.columns) == CONTRACT + ["level", "lineage"]
+    run = json.loads((out / "run.json").read_text())
+    assert (run["params"]["ensemble"], run["params"]["trees"]) == ("bagging", 50)
+    assert run["relational"]["tables"] == sorted(["loan", "account", "client", "disp", "card", "order", "district"])
+    assert run["n_rows"] == 682
+    cv = run["cross_validation"]
+    assert cv["folds"] == 10 and cv["mean"] > cv["baseline"] + 0.05, cv
+    relations = set(table[table.level == "relation"].feature)
+    assert {"loan.account_id->account", "disp.client_id->client", "card.disp_id->disp"} <= relations
+    features = table[table.level == "feature"]
+    for lineage in features.lineage.head(50):
+        lin = json.loads(lineage)
+        assert set(lin) == {"path", "table", "attribute", "aggregates", "condition", "value", "relations"}
+    check_png(tmp_path / "financial.png")
 
 
 def test_bad_relational_options_fail_before_any_work(tmp_path, capsys):

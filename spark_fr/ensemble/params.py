@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 #: the defaults of the options whose default depends on the task (a target type's ``ensemble_defaults``
 #: replaces them; see conf/defaults.yaml)
 GENERAL_DEFAULTS = {"ensemble": "rf", "trees": 100, "scores": ["symbolic", "genie3", "rf"], "max_features": None,
-                    "bootstrap": None}
+                    "bootstrap": None, "cv_folds": 0}
 
 
 def features_per_node(max_features, n_features: int) -> int:
@@ -101,7 +101,8 @@ class EnsembleParams(MethodParams):
 #: boosting's defaults for the options shared with the ensembles (spec methods-papers.md Sec. 2.3: the ISMIS
 #: paper's 50 trees; its grid had depth {2, 4, 6, 8}, depth > 2 being enough; it found sqrt(D) features per
 #: node too few, so every feature is tried)
-BOOSTING_DEFAULTS = {"trees": 50, "scores": ["symbolic", "genie3"], "max_features": "all", "max_depth": 4}
+BOOSTING_DEFAULTS = {"trees": 50, "scores": ["symbolic", "genie3"], "max_features": "all", "max_depth": 4,
+                     "cv_folds": 0}
 
 
 class BoostingParams(MethodParams):

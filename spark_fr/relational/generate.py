@@ -155,7 +155,8 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
         whose target is missing are kept: the ranking step decides); ``lineage``: a
         :class:`~spark_fr.relational.lineage.FeatureLineage` per feature, in column order. Feature names are
         unique (also without case), hold only ASCII letters, digits and ``_``, and never equal the id or
-        target column. Numeric features are doubles (dates: days since 1970-01-01), nominal ones strings.
+        target column. Numeric features are doubles (dates: days since 1970-01-01), nominal ones strings; a
+        target column of kind nominal (declared, or a string column) is a string column (class labels).
         Count-like aggregates of empty groups are 0; other aggregates of empty groups are null.
 
     Raises
@@ -169,6 +170,7 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     if check:
         check_data(schema, frames)
     target = schema.target
+    target_kind = kinds[target.table].get(target.column)
     kinds[target.table] = {c: k for c, k in kinds[target.table].items() if c != target.column}
     prepared = {name: _prepare(schema.tables[name], frames[name], kinds[name]) for name in schema.tables}
     paths = enumerate_paths(schema)
@@ -183,7 +185,8 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     tspec = schema.tables[target.table]
     base = frames[target.table]
     names = Names([target.id, target.column])
-    cols = [qcol(tspec.key).alias("__t"), qcol(target.id).alias("__id"), qcol(target.column).alias("__y")]
+    y = qcol(target.column).cast("string") if target_kind == "nominal" else qcol(target.column)
+    cols = [qcol(tspec.key).alias("__t"), qcol(target.id).alias("__id"), y.alias("__y")]
     lineage, out_cols = [], []
     for attr, (col, kind) in prepared[target.table].attrs.items():
         cols.append(_prepared_value(base, attr, kind).alias(f"t_{col}"))
