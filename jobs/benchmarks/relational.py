@@ -73,7 +73,7 @@ SETS = ("financial", "synthetic")
 FINANCIAL = ROOT / "conf" / "relational" / "financial.yaml"
 RESULT = "result.json"
 #: peer timings kept (medians) from the peers' result.json
-TIMINGS = ("spark_start_s", "generate_s", "write_s", "read_s", "entityset_s", "dfs_s")
+TIMINGS = ("spark_start_s", "generate_s", "write_s", "import_s", "read_s", "entityset_s", "dfs_s")
 OOM_MARKERS = ("MemoryError", "OutOfMemoryError", "Cannot allocate memory", "std::bad_alloc",
                "Unable to allocate")
 
