@@ -51,7 +51,8 @@ def suite(bench, tmp_path_factory):
 
 def test_options(bench):
     args = bench.parse_args(["--suite", "relational"])
-    assert (args.rows, args.repeats, args.peers) == (10_000_000, 1, ["spark_fr", "featuretools", "featuretools_like"])
+    assert (args.rows, args.repeats) == (10_000_000, 1)
+    assert args.peers == ["spark_fr", "spark_fr_common", "featuretools", "featuretools_like"]
     assert args.relational_sets == ["financial", "synthetic"] and args.relational_financial_depths == [3]
     assert args.relational_timeout == 1800 and args.relational_max_memory_gb > 0
     args = bench.parse_args(["--suite", "relational", "--relational-financial-depths", "3,2", "--peers",
@@ -158,3 +159,45 @@ def test_peers_compute_the_same_shared_aggregates(suite):
     # featuretools' aggregation over both hops at once is exactly the planted quantity
     planted = ft[f"MEAN(transactions.amount WHERE merchant_type = {PLANTED_TYPE})"].astype(float).fillna(-np.inf)
     assert (np.where(planted > THRESHOLD, "high", "low") == ft.label.astype(str).to_numpy()).all()
+
+
+def _featuretools_peer():
+    spec = importlib.util.spec_from_file_location("featuretools_dfs_peer", ROOT / "jobs" / "peers" / "featuretools_dfs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_featuretools_peer_reads_financial_as_spark_fr_does(spark, datasets):
+    """Same tables, same attribute kinds, same missing markers: the peers start from the same data."""
+    from spark_fr.io.csv import MISSING_MARKERS
+    from spark_fr.relational.checks import column_kinds
+    from spark_fr.relational.schema import load_schema
+    from spark_fr.relational.sources import load_tables
+
+    peer = _featuretools_peer()
+    assert peer.MISSING_MARKERS == MISSING_MARKERS
+    schema = load_schema(str(relational.FINANCIAL))
+    assert peer.load_schema_module().load_schema(str(relational.FINANCIAL)) == schema
+    want = column_kinds(schema, load_tables(spark, schema))
+    want[schema.target.table].pop(schema.target.column)
+    for name, spec in schema.tables.items():
+        df = peer.read_table(spec)
+        assert peer.column_kinds(schema, name, df) == want[name], name
+    aggs, where, missing = peer.primitives(schema)
+    assert set(aggs) == {"count", "num_unique", "mean", "min", "max", "sum", "std", "mode"}
+    assert where == ["count", "mean", "sum"] and "nominal.share" in missing
+
+
+def test_spark_fr_common_aggregates_are_those_featuretools_has():
+    spec = importlib.util.spec_from_file_location("spark_fr_relational_peer",
+                                                  ROOT / "jobs" / "peers" / "spark_fr_relational.py")
+    sfr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sfr)
+    from spark_fr.relational.schema import AggregateSpec
+
+    common = sfr.common_aggregates(AggregateSpec())
+    ft = _featuretools_peer().PRIMITIVES
+    for kind in ("numeric", "nominal", "date", "outer", "outer_nominal", "conditional"):
+        for name in getattr(AggregateSpec(), kind):
+            assert (name in getattr(common, kind)) == (ft[kind].get(name) is not None), (kind, name)

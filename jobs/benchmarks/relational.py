@@ -19,11 +19,14 @@ after). Two data sets (``--relational-sets``):
     (never committed) in bounded memory; ``max_depth`` 2 (every path of the schema; ``--relational-depth``
     overrides it); ``--repeats`` rounds (1).
 
-Peers (``--peers``, default ``spark_fr,featuretools,featuretools_like``):
+Peers (``--peers``, default ``spark_fr,spark_fr_common,featuretools,featuretools_like``):
 
 ``spark_fr``
     ``jobs/peers/spark_fr_relational.py``: ``generate_features`` in a local Spark session (``local[*]``,
     the data checks on), the frame written as Parquet.
+``spark_fr_common``
+    The same with ``--common-aggregates``: only the aggregates featuretools also has (no count of distinct
+    numbers or dates, no share of frequent values).
 ``spark_fr_local1``
     The same on ``local[1]``: one core, as featuretools (pandas) uses.
 ``featuretools``
@@ -43,7 +46,8 @@ A run past ``--relational-timeout`` seconds (1800) or whose process tree grows p
 out-of-memory error, is reported as "did not finish: timeout / out of memory" (with the time or memory it
 had reached) and is not repeated in later rounds; the suite goes on. The table per data set gives medians,
 peak memory, feature and row counts, and the ratios ``peer / spark_fr`` (> 1: spark_fr is faster or
-smaller; "> x" when the peer did not finish). Reported, never asserted. Examples::
+smaller; "> x" when the peer did not finish); the tightest pair is ``featuretools_like / spark_fr_common``
+(the same shapes, the shared aggregates; the feature counts still differ, see the peers' docstrings). Reported, never asserted. Examples::
 
     python jobs/benchmark.py --suite relational --json out/relational.json             # financial + 10^7 rows
     python jobs/benchmark.py --suite relational --relational-sets financial --relational-financial-depths 3,2
@@ -67,8 +71,8 @@ from .relational_data import make_relational
 from .tables import write_json
 
 SUMMARY = "relational feature generation: spark_fr vs featuretools' deep feature synthesis (financial, 10^7-row fact table)"
-PEERS = ("spark_fr", "featuretools", "featuretools_like", "spark_fr_local1")
-DEFAULT_PEERS = "spark_fr,featuretools,featuretools_like"
+PEERS = ("spark_fr", "spark_fr_common", "featuretools", "featuretools_like", "spark_fr_local1")
+DEFAULT_PEERS = "spark_fr,spark_fr_common,featuretools,featuretools_like"
 SETS = ("financial", "synthetic")
 FINANCIAL = ROOT / "conf" / "relational" / "financial.yaml"
 RESULT = "result.json"
@@ -107,7 +111,8 @@ def make_peers(names: list) -> list:
     -------
     list of RelPeer
     """
-    makers = {"spark_fr": ("spark_fr_relational.py",), "spark_fr_local1": ("spark_fr_relational.py", "--master",
+    makers = {"spark_fr": ("spark_fr_relational.py",),
+              "spark_fr_common": ("spark_fr_relational.py", "--common-aggregates"), "spark_fr_local1": ("spark_fr_relational.py", "--master",
                                                                            "local[1]"),
               "featuretools": ("featuretools_dfs.py",), "featuretools_like": ("featuretools_dfs.py", "--like-spark-fr")}
     return [RelPeer(n, _peer_command(*makers[n])) for n in names]
@@ -289,14 +294,23 @@ def _ratio(a, b):
     return round(a / b, 2) if a and b else None
 
 
-def ratios(summary: dict, reference: str = "spark_fr") -> list:
-    """``peer / reference`` of the median wall times and peak memory, for every other peer.
+def default_pairs(names: list) -> list:
+    """Every other peer over ``spark_fr``, then the featuretools peers over ``spark_fr_common``."""
+    pairs = [(n, "spark_fr") for n in names if n != "spark_fr"] if "spark_fr" in names else []
+    if "spark_fr_common" in names:
+        pairs += [(n, "spark_fr_common") for n in ("featuretools", "featuretools_like") if n in names]
+    return pairs
+
+
+def ratios(summary: dict, pairs: list | None = None) -> list:
+    """``peer / reference`` of the median wall times and peak memory.
 
     Parameters
     ----------
     summary : dict
         From :func:`summarise`.
-    reference : str
+    pairs : list of tuple of (str, str), optional
+        ``(peer, reference)``; default :func:`default_pairs` of the peers in ``summary``.
 
     Returns
     -------
@@ -305,12 +319,10 @@ def ratios(summary: dict, reference: str = "spark_fr") -> list:
         one of them did not finish), ``wall_at_least`` (the peer did not finish: the time it had reached over
         the reference's median) or ``wall_at_most`` (the reference did not finish), ``features`` of both.
     """
-    ref = summary.get(reference)
-    if ref is None:
-        return []
     out = []
-    for name, s in summary.items():
-        if name == reference:
+    for name, reference in (default_pairs(list(summary)) if pairs is None else pairs):
+        s, ref = summary.get(name), summary.get(reference)
+        if s is None or ref is None:
             continue
         r = {"peer": name, "reference": reference, "wall": _ratio(s.get("median_wall_s"), ref.get("median_wall_s")),
              "peak_rss": _ratio(s.get("median_peak_rss_mb"), ref.get("median_peak_rss_mb")),
@@ -353,7 +365,7 @@ def format_ratios(rs: list) -> str:
         f = r["features"]
         wall = x(r["wall"]) if r["wall"] is not None else (
             f"> {r['wall_at_least']:.2f}x (did not finish)" if r.get("wall_at_least") else
-            f"< {r['wall_at_most']:.2f}x (spark_fr did not finish)" if r.get("wall_at_most") else "n/a")
+            f"< {r['wall_at_most']:.2f}x ({r['reference']} did not finish)" if r.get("wall_at_most") else "n/a")
         lines.append(f"{r['peer']} / {r['reference']}: wall {wall}, peak RSS {x(r['peak_rss'])} "
                      f"(features {f[r['peer']]} / {f[r['reference']]})")
     return "\n".join(lines)

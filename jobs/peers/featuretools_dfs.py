@@ -92,6 +92,8 @@ def load_schema_module():
         ``spark_fr.relational.schema``; ``spark_fr`` and ``spark_fr.relational`` are registered as bare
         namespace modules (their ``__init__`` would import pyspark).
     """
+    if "spark_fr.relational.schema" in sys.modules:  # already imported (a test process): the same classes
+        return sys.modules["spark_fr.relational.schema"]
     pkg = ROOT / "spark_fr"
     for name, path in (("spark_fr", pkg), ("spark_fr.relational", pkg / "relational")):
         if name not in sys.modules:

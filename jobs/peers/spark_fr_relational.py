@@ -9,8 +9,12 @@ schema's ``max_depth`` or ``--max-depth``; the data checks on unless ``--no-chec
 (id, target, features) as Parquet (``--matrix``, default ``features.parquet/`` next to OUTPUT), so that the
 whole plan runs. Prints ``rows x features`` and writes ``{"rows", "features", "feature_names" (first 50),
 "spark_start_s" (imports and session), "generate_s" (planning, data checks, frequent values), "write_s"
-(the plan itself), "max_depth", "master", "spark_version"}`` to OUTPUT. spark_fr is imported from this
-repository, not from an installed copy.
+(the plan itself), "max_depth", "master", "spark_version", "aggregates"}`` to OUTPUT. spark_fr is imported
+from this repository, not from an installed copy.
+
+``--common-aggregates`` keeps only the schema's aggregates that featuretools also has (see
+``featuretools_dfs.py``): it drops the count of distinct values of numeric and date attributes and the
+share of frequent values of nominal ones (:data:`NO_FEATURETOOLS_COUNTERPART`).
 """
 from __future__ import annotations
 
@@ -24,8 +28,21 @@ from pathlib import Path  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+#: spark_fr aggregates, by position, that featuretools' deep feature synthesis has no primitive for
+NO_FEATURETOOLS_COUNTERPART = {"numeric": ("count_distinct",), "date": ("count_distinct",), "nominal": ("share",),
+                               "outer": ("count_distinct",)}
 
-def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None, master: str, check: bool) -> dict:
+
+def common_aggregates(aggregates):
+    """``aggregates`` (an ``AggregateSpec``) without :data:`NO_FEATURETOOLS_COUNTERPART`."""
+    import dataclasses
+
+    return dataclasses.replace(aggregates, **{kind: tuple(a for a in getattr(aggregates, kind) if a not in drop)
+                                              for kind, drop in NO_FEATURETOOLS_COUNTERPART.items()})
+
+
+def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None, master: str, check: bool,
+        common: bool = False) -> dict:
     """Generate and write the features; the facts of the run (see the module docstring)."""
     import dataclasses
 
@@ -38,6 +55,8 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
     schema = load_schema(schema_path)
     if max_depth is not None:
         schema = dataclasses.replace(schema, max_depth=max_depth)
+    if common:
+        schema = dataclasses.replace(schema, aggregates=common_aggregates(schema.aggregates))
     gen = generate_features(spark, schema, check=check)
     t2 = time.perf_counter()
     path = matrix or str(Path(output).resolve().parent / "features.parquet")
@@ -47,7 +66,8 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
     print(f"{rows} rows x {len(gen.features)} features")
     result = {"rows": rows, "features": len(gen.features), "feature_names": gen.features[:50], "matrix": path,
               "spark_start_s": round(t1 - T0, 3), "generate_s": round(t2 - t1, 3), "write_s": round(t3 - t2, 3),
-              "max_depth": schema.max_depth, "master": spark.sparkContext.master, "spark_version": spark.version}
+              "max_depth": schema.max_depth, "master": spark.sparkContext.master, "spark_version": spark.version,
+              "aggregates": dataclasses.asdict(schema.aggregates)}
     spark.stop()
     return result
 
@@ -63,8 +83,10 @@ def main(argv=None) -> int:
     ap.add_argument("--matrix", help="feature table, a Parquet directory (default: features.parquet next to OUTPUT)")
     ap.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     ap.add_argument("--no-check", dest="check", action="store_false", help="skip the key and foreign-key checks")
+    ap.add_argument("--common-aggregates", action="store_true",
+                    help="only the aggregates featuretools also has (see the description)")
     a = ap.parse_args(argv)
-    result = run(a.schema, a.output, a.matrix, a.max_depth, a.master, a.check)
+    result = run(a.schema, a.output, a.matrix, a.max_depth, a.master, a.check, a.common_aggregates)
     Path(a.output).write_text(json.dumps(result))
     return 0
 
