@@ -68,7 +68,8 @@ def test_not_finishing_is_reported_not_raised():
     ok = {"returncode": 0, "killed": None}
     assert relational.classify(ok, 10, 4) == "ok"
     assert relational.classify({"returncode": -9, "killed": "timeout"}, 10, 4) == "did not finish: timeout (10 s)"
-    assert relational.classify({"returncode": -9, "killed": "memory"}, 10, 4).startswith("did not finish: out of memory")
+    assert relational.classify({"returncode": -9, "killed": "memory"}, 10, 4) \
+        .startswith("did not finish: out of memory")
     assert relational.classify({"returncode": 1, "killed": None, "stderr_tail": "numpy MemoryError"}, 10, 4) \
         .startswith("did not finish: out of memory")
     assert relational.classify({"returncode": 2, "killed": None, "stderr_tail": "bad"}, 10, 4) == "failed (exit 2)"
@@ -153,8 +154,9 @@ def test_peers_compute_the_same_shared_aggregates(suite):
         both = ~np.isnan(a) & ~np.isnan(b)
         assert (np.isnan(a) == np.isnan(b)).all() or f.startswith("SUM("), f  # SUM of nothing: featuretools 0
         np.testing.assert_allclose(a[both], b[both], rtol=1e-9, err_msg=f)
-    for f, s in {"MODE(accounts.MODE(transactions.merchant_type))": "accounts__transactions__merchant_type__mode__mode",
-                 "MODE(accounts.account_type)": "accounts__account_type__mode", "districts.region": "districts__region"}.items():
+    nominal = {"MODE(accounts.MODE(transactions.merchant_type))": "accounts__transactions__merchant_type__mode__mode",
+               "MODE(accounts.account_type)": "accounts__account_type__mode", "districts.region": "districts__region"}
+    for f, s in nominal.items():
         assert (ft[f].astype(str).to_numpy() == sfr[s].astype(str).to_numpy()).all(), f
     # featuretools' aggregation over both hops at once is exactly the planted quantity
     planted = ft[f"MEAN(transactions.amount WHERE merchant_type = {PLANTED_TYPE})"].astype(float).fillna(-np.inf)
@@ -162,7 +164,8 @@ def test_peers_compute_the_same_shared_aggregates(suite):
 
 
 def _featuretools_peer():
-    spec = importlib.util.spec_from_file_location("featuretools_dfs_peer", ROOT / "jobs" / "peers" / "featuretools_dfs.py")
+    spec = importlib.util.spec_from_file_location("featuretools_dfs_peer",
+                                                  ROOT / "jobs" / "peers" / "featuretools_dfs.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod

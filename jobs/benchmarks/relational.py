@@ -47,7 +47,8 @@ out-of-memory error, is reported as "did not finish: timeout / out of memory" (w
 had reached) and is not repeated in later rounds; the suite goes on. The table per data set gives medians,
 peak memory, feature and row counts, and the ratios ``peer / spark_fr`` (> 1: spark_fr is faster or
 smaller; "> x" when the peer did not finish); the tightest pair is ``featuretools_like / spark_fr_common``
-(the same shapes, the shared aggregates; the feature counts still differ, see the peers' docstrings). Reported, never asserted. Examples::
+(the same shapes, the shared aggregates; the feature counts still differ, see the peers' docstrings).
+Reported, never asserted. Examples::
 
     python jobs/benchmark.py --suite relational --json out/relational.json             # financial + 10^7 rows
     python jobs/benchmark.py --suite relational --relational-sets financial --relational-financial-depths 3,2
@@ -70,7 +71,8 @@ from .paths import PEER_SCRIPTS, ROOT
 from .relational_data import make_relational
 from .tables import write_json
 
-SUMMARY = "relational feature generation: spark_fr vs featuretools' deep feature synthesis (financial, 10^7-row fact table)"
+SUMMARY = ("relational feature generation: spark_fr vs featuretools' deep feature synthesis "
+           "(financial, 10^7-row fact table)")
 PEERS = ("spark_fr", "spark_fr_common", "featuretools", "featuretools_like", "spark_fr_local1")
 DEFAULT_PEERS = "spark_fr,spark_fr_common,featuretools,featuretools_like"
 SETS = ("financial", "synthetic")
@@ -112,8 +114,8 @@ def make_peers(names: list) -> list:
     list of RelPeer
     """
     makers = {"spark_fr": ("spark_fr_relational.py",),
-              "spark_fr_common": ("spark_fr_relational.py", "--common-aggregates"), "spark_fr_local1": ("spark_fr_relational.py", "--master",
-                                                                           "local[1]"),
+              "spark_fr_common": ("spark_fr_relational.py", "--common-aggregates"),
+              "spark_fr_local1": ("spark_fr_relational.py", "--master", "local[1]"),
               "featuretools": ("featuretools_dfs.py",), "featuretools_like": ("featuretools_dfs.py", "--like-spark-fr")}
     return [RelPeer(n, _peer_command(*makers[n])) for n in names]
 
