@@ -13,12 +13,15 @@ Sketch
 ``tables``        plain-text tables, ratios between peers, the JSON report
 ``cost_model``    the fitted model of the time per tree, ``c0 + c1 n log2(n) k (T + 4) / E``
 ``scaling_plot``  the scaling suite's PNG
+``relational_data`` the relational suite's synthetic customers -> accounts -> transactions tables (Parquet, 10^7
+                  fact rows in bounded memory), their schema YAML and the planted label
 ``ensemble``      ``--suite ensemble``: PCT ensembles against scikit-learn and CLUS
 ``relief``        ``--suite relief``: Relief against CLUS and skrebate, and peak memory by rows
 ``arff``          ``--suite arff``: ARFF row parsing against scipy
 ``tall``          ``--suite tall``: a tall MTR table against scikit-learn and Spark MLlib; broadcast vs partitioned
 ``wide``          ``--suite wide``: a wide table (Parquet and ARFF) against CLUS and scikit-learn
 ``scaling``       ``--suite scaling``: strong and weak scaling by Spark master and mode, and the cost model
+``relational``    ``--suite relational``: relational feature generation against featuretools' deep feature synthesis
 
 A suite is a module with ``SUMMARY`` (its line in ``--suite``'s help), ``add_arguments(parser)``,
 ``check_arguments(args, error)`` and ``run(args) -> exit code``; ``jobs/benchmark.py`` lists the suites

@@ -9,13 +9,16 @@ command's descendants (Spark's JVM and its Python workers, CLUS' JVM) and sums t
 workers) are counted once per process, so the sum over-states a little; a process living less than one
 poll may be missed. The wall time runs from the start of the process to its exit, so interpreter or JVM
 start-up, reading the input and writing the result are included. The 1-minute load average before and
-after each run, and :func:`environment`, tell how busy the (shared) machine was.
+after each run, and :func:`environment`, tell how busy the (shared) machine was. The command runs in its own
+process group: a run past its time limit, or past its memory limit (``max_rss_mb``, checked at every poll),
+is killed with its whole tree (a Spark peer's JVM included), and ``killed`` says why.
 """
 from __future__ import annotations
 
 import os
 import platform
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -66,7 +69,7 @@ def tree_rss_kb(root: int) -> int:
     return total
 
 
-def run_measured(command: list, run_dir: Path, timeout: float) -> dict:
+def run_measured(command: list, run_dir: Path, timeout: float, max_rss_mb: float | None = None) -> dict:
     """Run ``command`` in ``run_dir`` and measure it.
 
     Parameters
@@ -76,32 +79,48 @@ def run_measured(command: list, run_dir: Path, timeout: float) -> dict:
         Created if needed; receives ``stdout.txt`` and ``stderr.txt``.
     timeout : float
         Seconds before the command is killed.
+    max_rss_mb : float, optional
+        Peak RSS of the process tree above which the command is killed (default: no limit).
 
     Returns
     -------
     dict
         ``wall_s``, ``peak_rss_mb`` (process tree), ``returncode``, ``stderr_tail`` (failed runs only),
-        ``load_avg_1_before``, ``load_avg_1_after``.
+        ``load_avg_1_before``, ``load_avg_1_after``, ``killed`` (None, ``"timeout"`` or ``"memory"``).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     load_before = round(os.getloadavg()[0], 2)
     env = dict(os.environ, PYTHONUNBUFFERED="1")
+    killed = None
     with open(run_dir / "stdout.txt", "w") as out, open(run_dir / "stderr.txt", "w") as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(command, cwd=run_dir, stdout=out, stderr=err, env=env)
+        proc = subprocess.Popen(command, cwd=run_dir, stdout=out, stderr=err, env=env, start_new_session=True)
         peak = 0
         while proc.poll() is None:
             peak = max(peak, tree_rss_kb(proc.pid))
             if time.perf_counter() - t0 > timeout:
-                proc.kill()
+                killed = "timeout"
+            elif max_rss_mb is not None and peak > max_rss_mb * 1024:
+                killed = "memory"
+            if killed:
+                _kill_tree(proc)
                 break
             time.sleep(SAMPLE_EVERY_S)
         proc.wait()
         wall = time.perf_counter() - t0
-    tail = (run_dir / "stderr.txt").read_text()[-2000:]
+    tail = (run_dir / "stderr.txt").read_text(errors="replace")[-2000:]
     return {"wall_s": round(wall, 3), "peak_rss_mb": round(peak / 1024, 1), "returncode": proc.returncode,
             "stderr_tail": tail if proc.returncode else "", "load_avg_1_before": load_before,
-            "load_avg_1_after": round(os.getloadavg()[0], 2)}
+            "load_avg_1_after": round(os.getloadavg()[0], 2), "killed": killed}
+
+
+def _kill_tree(proc) -> None:
+    """Kill the command's process group (it was started in a new session), then the command itself."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+    proc.kill()
 
 
 def environment() -> dict:

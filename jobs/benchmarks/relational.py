@@ -1,0 +1,441 @@
+"""Relational suite (``--suite relational``): spark_fr's feature generation against featuretools' deep feature
+synthesis (DFS), on the same schema and depth.
+
+What is measured
+----------------
+Each peer reads the same spark_fr schema YAML, generates one row of features per target example and writes
+the feature table as Parquet, as a separate, measured command (wall time of the whole process, interpreter
+and JVM start-up, reading and writing included; peak RSS of its process tree; the load average before and
+after). Two data sets (``--relational-sets``):
+
+``financial``
+    ``conf/relational/financial.yaml``: PKDD'99 financial, 7 headerless TSV tables (682 loans, 6,471 orders,
+    an n-n link ``disp`` between clients and accounts), at the config's ``max_depth`` (3) and any other
+    depths of ``--relational-financial-depths`` (``3,2`` compares depth 2 too); ``--relational-financial-
+    repeats`` rounds (3).
+``synthetic``
+    ``relational_data.py``: customers (target, planted label) -> accounts -> transactions, the fact table of
+    ``--rows`` rows (10,000,000), plus each customer's district; Parquet written once into ``--workdir``
+    (never committed) in bounded memory; ``max_depth`` 2 (every path of the schema; ``--relational-depth``
+    overrides it); ``--repeats`` rounds (1).
+
+Peers (``--peers``, default ``spark_fr,spark_fr_common,featuretools,featuretools_like``):
+
+``spark_fr``
+    ``jobs/peers/spark_fr_relational.py``: ``generate_features`` in a local Spark session (``local[*]``,
+    the data checks on), the frame written as Parquet.
+``spark_fr_common``
+    The same with ``--common-aggregates``: only the aggregates featuretools also has (no count of distinct
+    numbers or dates, no share of frequent values).
+``spark_fr_local1``
+    The same on ``local[1]``: one core, as featuretools (pandas) uses.
+``featuretools``
+    ``jobs/peers/featuretools_dfs.py``: the tables read with pandas, an EntitySet with the same keys and
+    foreign keys, ``ft.dfs`` with the aggregation primitives mapped from the schema's aggregates (count,
+    num_unique, mean, min, max, sum, std, mode; conditional aggregates as ``where_primitives`` over the
+    same frequent values; spark_fr's share of frequent values and numeric count distinct have no
+    counterpart), no transform primitives, the feature matrix written as Parquet. DFS as it is: it also
+    generates shapes spark_fr does not (aggregations over two to-many hops at once, siblings through a
+    parent, every primitive stacked on every other), so the feature counts differ and are reported.
+``featuretools_like``
+    The same with ``--like-spark-fr``: only the DFS definitions of shapes spark_fr generates (one to-many
+    hop per aggregation, no walking straight back, the schema's outer aggregates when stacked).
+
+A run past ``--relational-timeout`` seconds (1800) or whose process tree grows past
+``--relational-max-memory-gb`` (3/4 of the machine's memory) is killed; it, and a run that dies of an
+out-of-memory error, is reported as "did not finish: timeout / out of memory" (with the time or memory it
+had reached) and is not repeated in later rounds; the suite goes on. The table per data set gives medians,
+peak memory, feature and row counts, and the ratios ``peer / spark_fr`` (> 1: spark_fr is faster or
+smaller; "> x" when the peer did not finish); the tightest pair is ``featuretools_like / spark_fr_common``
+(the same shapes, the shared aggregates; the feature counts still differ, see the peers' docstrings).
+Reported, never asserted. Examples::
+
+    python jobs/benchmark.py --suite relational --json out/relational.json             # financial + 10^7 rows
+    python jobs/benchmark.py --suite relational --relational-sets financial --relational-financial-depths 3,2
+    python jobs/benchmark.py --suite relational --relational-sets synthetic --rows 1000000 --peers spark_fr,featuretools
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .measure import environment, machine_line, run_measured
+from .options import comma_list, fill_defaults, parse_peers
+from .paths import PEER_SCRIPTS, ROOT
+from .relational_data import make_relational
+from .tables import write_json
+
+SUMMARY = ("relational feature generation: spark_fr vs featuretools' deep feature synthesis "
+           "(financial, 10^7-row fact table)")
+PEERS = ("spark_fr", "spark_fr_common", "featuretools", "featuretools_like", "spark_fr_local1")
+DEFAULT_PEERS = "spark_fr,spark_fr_common,featuretools,featuretools_like"
+SETS = ("financial", "synthetic")
+FINANCIAL = ROOT / "conf" / "relational" / "financial.yaml"
+RESULT = "result.json"
+#: peer timings kept (medians) from the peers' result.json
+TIMINGS = ("spark_start_s", "generate_s", "write_s", "import_s", "read_s", "entityset_s", "dfs_s")
+OOM_MARKERS = ("MemoryError", "OutOfMemoryError", "Cannot allocate memory", "std::bad_alloc",
+               "Unable to allocate")
+
+
+@dataclass
+class RelPeer:
+    """A peer of this suite: its name and ``command(schema, depth, run_dir) -> command line``."""
+
+    name: str
+    command: Callable[[Path, object, Path], list]
+
+
+def _peer_command(script: str, *options: str) -> Callable:
+    def command(schema: Path, depth, run_dir: Path) -> list:
+        cmd = [sys.executable, str(PEER_SCRIPTS / script), str(schema), str(run_dir / RESULT),
+               "--matrix", str(run_dir / "features.parquet"), *options]
+        return cmd + (["--max-depth", str(depth)] if depth is not None else [])
+
+    return command
+
+
+def make_peers(names: list) -> list:
+    """The suite's peers, in the order they run.
+
+    Parameters
+    ----------
+    names : list of str
+        From :data:`PEERS`.
+
+    Returns
+    -------
+    list of RelPeer
+    """
+    makers = {"spark_fr": ("spark_fr_relational.py",),
+              "spark_fr_common": ("spark_fr_relational.py", "--common-aggregates"),
+              "spark_fr_local1": ("spark_fr_relational.py", "--master", "local[1]"),
+              "featuretools": ("featuretools_dfs.py",), "featuretools_like": ("featuretools_dfs.py", "--like-spark-fr")}
+    return [RelPeer(n, _peer_command(*makers[n])) for n in names]
+
+
+def total_memory_gb() -> float:
+    """The machine's physical memory in GB."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
+
+
+def add_arguments(parser) -> None:
+    """The ``relational suite`` option group.
+
+    Parameters
+    ----------
+    parser : argparse.ArgumentParser
+    """
+    g = parser.add_argument_group(f"relational suite (--suite relational; defaults --rows 10000000 (fact table of "
+                                  f"the synthetic set) --repeats 1 (synthetic set), peers {DEFAULT_PEERS}; "
+                                  f"also {','.join(p for p in PEERS if p not in DEFAULT_PEERS.split(','))})")
+    g.add_argument("--relational-sets", default=",".join(SETS), help=f"comma list of {', '.join(SETS)} (default all)")
+    g.add_argument("--relational-financial-depths", default="3",
+                   help="comma list of max_depth values for financial (default 3, the config's)")
+    g.add_argument("--relational-financial-repeats", type=int, default=3, help="rounds on financial (default 3)")
+    g.add_argument("--relational-depth", type=int, help="max_depth of the synthetic set (default: its schema's, 2)")
+    g.add_argument("--relational-timeout", type=float, default=1800,
+                   help="seconds per peer run before it is killed and reported as not finished (default 1800)")
+    g.add_argument("--relational-max-memory-gb", type=float,
+                   help="peak RSS of a peer's process tree above which it is killed and reported as out of "
+                        "memory (default 3/4 of the machine's memory)")
+
+
+def check_arguments(args, error) -> None:
+    """Fill in the suite's defaults and parse its lists, in place.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+    error : callable
+        ``error(message)`` exits with a usage error.
+    """
+    fill_defaults(args, rows=10_000_000, repeats=1)
+    parse_peers(args, PEERS, DEFAULT_PEERS, error)
+    args.relational_sets = comma_list(args.relational_sets)
+    bad = [s for s in args.relational_sets if s not in SETS]
+    if bad or not args.relational_sets:
+        error(f"--relational-sets: unknown {','.join(bad) or '(empty)'}; choose from {', '.join(SETS)}")
+    try:
+        args.relational_financial_depths = [int(d) for d in comma_list(args.relational_financial_depths)]
+    except ValueError:
+        error("--relational-financial-depths takes a comma list of integers")
+    if not args.relational_financial_depths or min(args.relational_financial_depths) < 0:
+        error("--relational-financial-depths takes depths >= 0")
+    if args.rows < 100:
+        error("--rows (the synthetic fact table) must be at least 100")
+    if min(args.repeats, args.relational_financial_repeats) < 1:
+        error("--repeats and --relational-financial-repeats must be positive")
+    if args.relational_depth is not None and args.relational_depth < 0:
+        error("--relational-depth must be >= 0")
+    if args.relational_timeout <= 0:
+        error("--relational-timeout must be positive")
+    if args.relational_max_memory_gb is None:
+        args.relational_max_memory_gb = round(0.75 * total_memory_gb(), 1)
+    elif args.relational_max_memory_gb <= 0:
+        error("--relational-max-memory-gb must be positive")
+
+
+def classify(res: dict, timeout: float, max_gb: float) -> str:
+    """``ok``, ``did not finish: timeout (N s)``, ``did not finish: out of memory (...)`` or ``failed (exit N)``.
+
+    Parameters
+    ----------
+    res : dict
+        :func:`measure.run_measured`'s facts.
+    timeout : float
+    max_gb : float
+
+    Returns
+    -------
+    str
+    """
+    if res["returncode"] == 0 and not res.get("killed"):
+        return "ok"
+    if res.get("killed") == "timeout":
+        return f"did not finish: timeout ({timeout:.0f} s)"
+    if res.get("killed") == "memory":
+        return f"did not finish: out of memory (over {max_gb:.1f} GB)"
+    if res["returncode"] in (-9, 137) or any(m in res.get("stderr_tail", "") for m in OOM_MARKERS):
+        return f"did not finish: out of memory (exit {res['returncode']})"
+    return f"failed (exit {res['returncode']})"
+
+
+def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, timeout: float, max_gb: float) -> dict:
+    """Alternate the peers on one schema and depth; a peer that did not finish is not run again.
+
+    Parameters
+    ----------
+    peers : list of RelPeer
+    schema : Path
+    depth : int or None
+        ``--max-depth`` for both peers (None: the schema's).
+    repeats : int
+    workdir : Path
+        Runs go into ``workdir/<peer>_r<round>`` (emptied first).
+    timeout, max_gb : float
+        Per run.
+
+    Returns
+    -------
+    dict
+        ``{peer name: list of run dicts}``: :func:`measure.run_measured`'s facts, ``round``, ``status`` and,
+        for a finished run, the peer's ``result.json`` (rows, features, timings, matrix path).
+    """
+    runs = {p.name: [] for p in peers}
+    for rnd in range(1, repeats + 1):
+        for peer in peers:
+            if any(r["status"].startswith("did not finish") for r in runs[peer.name]):
+                continue
+            run_dir = workdir / f"{peer.name}_r{rnd}"
+            if run_dir.exists():
+                shutil.rmtree(run_dir)
+            res = run_measured(peer.command(schema, depth, run_dir), run_dir, timeout, max_gb * 1024)
+            res["round"] = rnd
+            res["status"] = classify(res, timeout, max_gb)
+            if res["status"] == "ok":
+                facts = json.loads((run_dir / RESULT).read_text())
+                res.update({k: v for k, v in facts.items() if k != "feature_names"})
+                note = f"{facts['rows']} rows x {facts['features']} features"
+            else:
+                note = res["status"] + (f": {res['stderr_tail'][-300:]}" if res["status"].startswith("failed") else "")
+            runs[peer.name].append(res)
+            print(f"  round {rnd} {peer.name:<18} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:6.2f} GB  "
+                  f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {note}", flush=True)
+    return runs
+
+
+def _median(runs: list, key: str):
+    values = [r[key] for r in runs if isinstance(r.get(key), (int, float))]
+    return round(statistics.median(values), 3) if values else None
+
+
+def summarise(runs: dict) -> dict:
+    """Per peer: status, medians over the finished runs, feature and row counts, the load averages.
+
+    Parameters
+    ----------
+    runs : dict
+        From :func:`run_case`.
+
+    Returns
+    -------
+    dict
+        ``{peer: {"status", "runs", "runs_ok", "median_wall_s", "min_wall_s", "max_wall_s",
+        "median_peak_rss_mb", "features", "rows", "median_<timing>", "load_avg_1": [min, max]}}``; a peer
+        that did not finish has ``status`` saying why and ``reached_wall_s`` / ``reached_peak_rss_mb``.
+    """
+    out = {}
+    for name, rs in runs.items():
+        ok = [r for r in rs if r["status"] == "ok"]
+        loads = [r[k] for r in rs for k in ("load_avg_1_before", "load_avg_1_after")]
+        s = {"status": "ok" if ok else (rs[-1]["status"] if rs else "not run"), "runs": len(rs), "runs_ok": len(ok),
+             "load_avg_1": [min(loads), max(loads)] if loads else None}
+        if ok:
+            walls = [r["wall_s"] for r in ok]
+            s.update({"median_wall_s": round(statistics.median(walls), 3), "min_wall_s": min(walls),
+                      "max_wall_s": max(walls), "median_peak_rss_mb": _median(ok, "peak_rss_mb"),
+                      "features": ok[-1]["features"], "rows": ok[-1]["rows"], "matrix": ok[-1].get("matrix")})
+            for key in TIMINGS:
+                value = _median(ok, key)
+                if value is not None:
+                    s[f"median_{key}"] = value
+        elif rs:
+            s.update({"reached_wall_s": rs[-1]["wall_s"], "reached_peak_rss_mb": rs[-1]["peak_rss_mb"]})
+        out[name] = s
+    return out
+
+
+def _ratio(a, b):
+    return round(a / b, 2) if a and b else None
+
+
+def default_pairs(names: list) -> list:
+    """Every other peer over ``spark_fr``, then the featuretools peers over ``spark_fr_common``."""
+    pairs = [(n, "spark_fr") for n in names if n != "spark_fr"] if "spark_fr" in names else []
+    if "spark_fr_common" in names:
+        pairs += [(n, "spark_fr_common") for n in ("featuretools", "featuretools_like") if n in names]
+    return pairs
+
+
+def ratios(summary: dict, pairs: list | None = None) -> list:
+    """``peer / reference`` of the median wall times and peak memory.
+
+    Parameters
+    ----------
+    summary : dict
+        From :func:`summarise`.
+    pairs : list of tuple of (str, str), optional
+        ``(peer, reference)``; default :func:`default_pairs` of the peers in ``summary``.
+
+    Returns
+    -------
+    list of dict
+        ``peer``, ``reference``, ``wall``, ``peak_rss`` (> 1: the reference is faster / smaller; None when
+        one of them did not finish), ``wall_at_least`` (the peer did not finish: the time it had reached over
+        the reference's median) or ``wall_at_most`` (the reference did not finish), ``features`` of both.
+    """
+    out = []
+    for name, reference in (default_pairs(list(summary)) if pairs is None else pairs):
+        s, ref = summary.get(name), summary.get(reference)
+        if s is None or ref is None:
+            continue
+        r = {"peer": name, "reference": reference, "wall": _ratio(s.get("median_wall_s"), ref.get("median_wall_s")),
+             "peak_rss": _ratio(s.get("median_peak_rss_mb"), ref.get("median_peak_rss_mb")),
+             "features": {name: s.get("features"), reference: ref.get("features")}}
+        if s.get("reached_wall_s") and ref.get("median_wall_s"):
+            r["wall_at_least"] = _ratio(s["reached_wall_s"], ref["median_wall_s"])
+        if ref.get("reached_wall_s") and s.get("median_wall_s"):
+            r["wall_at_most"] = _ratio(s["median_wall_s"], ref["reached_wall_s"])
+        out.append(r)
+    return out
+
+
+def format_table(summary: dict) -> str:
+    """Plain-text table of one data set and depth: one line per peer."""
+    head = (f"{'peer':<19}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'peak RSS GB':>13}{'features':>10}"
+            f"{'rows':>9}{'load':>11}  status")
+    lines = [head, "-" * len(head)]
+    for name, s in summary.items():
+        load = f"{s['load_avg_1'][0]:.1f}-{s['load_avg_1'][1]:.1f}" if s.get("load_avg_1") else "-"
+        if s["runs_ok"]:
+            rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
+            lines.append(f"{name:<19}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
+                         f"{s['median_peak_rss_mb'] / 1024:>13.2f}{s['features']:>10}{s['rows']:>9}{load:>11}  ok")
+        else:
+            reached = s.get("reached_wall_s")
+            rng = f"(>= {reached:.0f})" if reached else ""
+            peak = s.get("reached_peak_rss_mb")
+            lines.append(f"{name:<19}{0:>5}{'-':>15}{rng:>17}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}{load:>11}  "
+                         f"{s['status']}")
+    return "\n".join(lines)
+
+
+def format_ratios(rs: list) -> str:
+    """One line per ratio: ``featuretools / spark_fr: wall 2.10x, peak RSS 0.50x (features 253 / 111)``."""
+    def x(v):
+        return f"{v:.2f}x" if v is not None else "n/a"
+
+    lines = []
+    for r in rs:
+        f = r["features"]
+        wall = x(r["wall"]) if r["wall"] is not None else (
+            f"> {r['wall_at_least']:.2f}x (did not finish)" if r.get("wall_at_least") else
+            f"< {r['wall_at_most']:.2f}x ({r['reference']} did not finish)" if r.get("wall_at_most") else "n/a")
+        lines.append(f"{r['peer']} / {r['reference']}: wall {wall}, peak RSS {x(r['peak_rss'])} "
+                     f"(features {f[r['peer']]} / {f[r['reference']]})")
+    return "\n".join(lines)
+
+
+def cases(args, workdir: Path) -> list:
+    """The (data set, schema, depth, repeats, data facts) to run, in order."""
+    out = []
+    for name in args.relational_sets:
+        if name == "financial":
+            for depth in args.relational_financial_depths:
+                out.append(("financial", FINANCIAL, depth, args.relational_financial_repeats,
+                            {"schema": str(FINANCIAL)}))
+        else:
+            schema, truth = make_relational(workdir, args.rows)
+            written = f"written in {truth['write_s']:.1f} s" if "write_s" in truth else "reused"
+            print(f"data: {schema.parent} ({truth['sizes']}; labels {truth['labels']}; {written})")
+            depth = args.relational_depth if args.relational_depth is not None else truth["max_depth"]
+            out.append(("synthetic", schema, depth, args.repeats, dict(truth, schema=str(schema))))
+    return out
+
+
+def run(args) -> int:
+    """Run the suite: every data set and depth, the tables, the ratios and ``--json``.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        From ``jobs/benchmark.py``.
+
+    Returns
+    -------
+    int
+        0 when spark_fr finished everywhere (the peers may not have: that is a result), else 1.
+    """
+    workdir = Path(args.workdir).resolve()
+    names = list(args.peers)
+    if not FINANCIAL.exists() and "financial" in args.relational_sets:
+        print(f"financial skipped: {FINANCIAL} not found")
+        args.relational_sets = [s for s in args.relational_sets if s != "financial"]
+    if any(n.startswith("featuretools") for n in names):
+        import importlib.util
+
+        if importlib.util.find_spec("featuretools") is None:
+            print("featuretools skipped: not installed (pip install featuretools==1.31.0)")
+            names = [n for n in names if not n.startswith("featuretools")]
+    if not names or not args.relational_sets:
+        print("nothing to run", file=sys.stderr)
+        return 1
+    peers = make_peers(names)
+    env_before = environment()
+    results, failed = [], False
+    for name, schema, depth, repeats, data in cases(args, workdir):
+        print(machine_line(environment(), f"{name} at max_depth {depth}: {repeats} round(s) of {', '.join(names)}"))
+        runs = run_case(peers, schema, depth, repeats, workdir / "relational" / f"{name}_d{depth}",
+                        args.relational_timeout, args.relational_max_memory_gb)
+        summary = summarise(runs)
+        rs = ratios(summary)
+        print()
+        print(format_table(summary))
+        print(format_ratios(rs))
+        print()
+        failed |= any(s["runs_ok"] == 0 for n, s in summary.items() if n.startswith("spark_fr"))
+        results.append({"set": name, "max_depth": depth, "repeats": repeats, "data": data, "summary": summary,
+                        "ratios": rs, "runs": runs})
+    env_after = environment()
+    print(f"load average after: {env_after['load_avg_1_5_15']}")
+    if args.json:
+        write_json(args.json, {"suite": "relational", "config": dict(vars(args)),
+                               "environment": {"before": env_before, "after": env_after}, "cases": results})
+    return 1 if failed else 0

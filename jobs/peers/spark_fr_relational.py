@@ -1,0 +1,95 @@
+"""spark_fr peer of the relational benchmark: ``generate_features`` on a relational schema, written as Parquet.
+
+    python jobs/peers/spark_fr_relational.py conf/relational/financial.yaml result.json [--max-depth 2]
+
+Starts a local Spark session as ``python jobs/rank.py`` does (``spark_fr.runtime.session.get_spark``:
+``--master``, default ``local[*]``; loopback; the driver gets half of the machine's memory, or
+``SPARK_FR_DRIVER_MEMORY``), calls ``spark_fr.relational.generate_features(spark, SCHEMA)`` (with the
+schema's ``max_depth`` or ``--max-depth``; the data checks on unless ``--no-check``) and writes the frame
+(id, target, features) as Parquet (``--matrix``, default ``features.parquet/`` next to OUTPUT), so that the
+whole plan runs. Prints ``rows x features`` and writes ``{"rows", "features", "feature_names" (first 50),
+"spark_start_s" (imports and session), "generate_s" (planning, data checks, frequent values), "write_s"
+(the plan itself), "max_depth", "master", "spark_version", "aggregates"}`` to OUTPUT. spark_fr is imported
+from this repository, not from an installed copy.
+
+``--common-aggregates`` keeps only the schema's aggregates that featuretools also has (see
+``featuretools_dfs.py``): it drops the count of distinct values of numeric and date attributes and the
+share of frequent values of nominal ones (:data:`NO_FEATURETOOLS_COUNTERPART`).
+"""
+from __future__ import annotations
+
+import time
+
+T0 = time.perf_counter()  # before the imports: spark_start_s covers them
+
+import json  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+#: spark_fr aggregates, by position, that featuretools' deep feature synthesis has no primitive for
+NO_FEATURETOOLS_COUNTERPART = {"numeric": ("count_distinct",), "date": ("count_distinct",), "nominal": ("share",),
+                               "outer": ("count_distinct",)}
+
+
+def common_aggregates(aggregates):
+    """``aggregates`` (an ``AggregateSpec``) without :data:`NO_FEATURETOOLS_COUNTERPART`."""
+    import dataclasses
+
+    return dataclasses.replace(aggregates, **{kind: tuple(a for a in getattr(aggregates, kind) if a not in drop)
+                                              for kind, drop in NO_FEATURETOOLS_COUNTERPART.items()})
+
+
+def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None, master: str, check: bool,
+        common: bool = False) -> dict:
+    """Generate and write the features; the facts of the run (see the module docstring)."""
+    import dataclasses
+
+    from spark_fr.relational import generate_features, load_schema
+    from spark_fr.runtime.session import get_spark
+
+    spark = get_spark(master=master, app_name="spark_fr relational", quiet=True)
+    spark.sparkContext.setLogLevel("ERROR")
+    t1 = time.perf_counter()
+    schema = load_schema(schema_path)
+    if max_depth is not None:
+        schema = dataclasses.replace(schema, max_depth=max_depth)
+    if common:
+        schema = dataclasses.replace(schema, aggregates=common_aggregates(schema.aggregates))
+    gen = generate_features(spark, schema, check=check)
+    t2 = time.perf_counter()
+    path = matrix or str(Path(output).resolve().parent / "features.parquet")
+    gen.frame.write.mode("overwrite").parquet(path)
+    t3 = time.perf_counter()
+    rows = spark.read.parquet(path).count()  # from the files' footers
+    print(f"{rows} rows x {len(gen.features)} features")
+    result = {"rows": rows, "features": len(gen.features), "feature_names": gen.features[:50], "matrix": path,
+              "spark_start_s": round(t1 - T0, 3), "generate_s": round(t2 - t1, 3), "write_s": round(t3 - t2, 3),
+              "max_depth": schema.max_depth, "master": spark.sparkContext.master, "spark_version": spark.version,
+              "aggregates": dataclasses.asdict(schema.aggregates)}
+    spark.stop()
+    return result
+
+
+def main(argv=None) -> int:
+    """Command line: ``SCHEMA.yaml OUTPUT [--max-depth D] [--matrix PATH] [--master URL] [--no-check]``."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("schema", help="a spark_fr relational schema (YAML)")
+    ap.add_argument("output", help="result JSON file")
+    ap.add_argument("--max-depth", type=int, help="longest foreign-key path (default: the schema's max_depth)")
+    ap.add_argument("--matrix", help="feature table, a Parquet directory (default: features.parquet next to OUTPUT)")
+    ap.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    ap.add_argument("--no-check", dest="check", action="store_false", help="skip the key and foreign-key checks")
+    ap.add_argument("--common-aggregates", action="store_true",
+                    help="only the aggregates featuretools also has (see the description)")
+    a = ap.parse_args(argv)
+    result = run(a.schema, a.output, a.matrix, a.max_depth, a.master, a.check, a.common_aggregates)
+    Path(a.output).write_text(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

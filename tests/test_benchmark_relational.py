@@ -1,0 +1,206 @@
+"""The relational suite of jobs/benchmark.py: spark_fr's feature generation against featuretools' deep feature
+synthesis, end to end at a tiny size with both real peers.
+
+The suite runs as a user runs it (``jobs/benchmark.py``'s ``main``, each peer a separate, measured process) on a
+synthetic schema with a 20,000-row fact table. The tests check what it reports (JSON keys, both peers finished,
+feature counts), that the generator's planted label is what it says (recomputed with pandas, and found again
+in featuretools' own ``MEAN(transactions.amount WHERE merchant_type = grocery)``), and that the two peers
+compute the same values for the aggregates they share, so the comparison is apples to apples. Wall times are
+recorded by the suite and never asserted here.
+"""
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT / "jobs") not in sys.path:
+    sys.path.insert(0, str(ROOT / "jobs"))
+
+from benchmarks import relational  # noqa: E402
+from benchmarks.relational_data import PLANTED_TYPE, THRESHOLD, make_relational  # noqa: E402
+
+ROWS = 20_000
+needs_featuretools = pytest.mark.skipif(importlib.util.find_spec("featuretools") is None,
+                                        reason="featuretools is not installed (pip install featuretools==1.31.0)")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("spark_fr_benchmark_relational", ROOT / "jobs" / "benchmark.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def suite(bench, tmp_path_factory):
+    """The suite at 20,000 fact rows with spark_fr and featuretools: (report, printed output, workdir)."""
+    work = tmp_path_factory.mktemp("relational")
+    out = work / "report.json"
+    code = bench.main(["--suite", "relational", "--relational-sets", "synthetic", "--rows", str(ROWS),
+                       "--peers", "spark_fr,featuretools", "--workdir", str(work), "--json", str(out)])
+    assert code == 0
+    return json.loads(out.read_text()), work
+
+
+def test_options(bench):
+    args = bench.parse_args(["--suite", "relational"])
+    assert (args.rows, args.repeats) == (10_000_000, 1)
+    assert args.peers == ["spark_fr", "spark_fr_common", "featuretools", "featuretools_like"]
+    assert args.relational_sets == ["financial", "synthetic"] and args.relational_financial_depths == [3]
+    assert args.relational_timeout == 1800 and args.relational_max_memory_gb > 0
+    args = bench.parse_args(["--suite", "relational", "--relational-financial-depths", "3,2", "--peers",
+                             "spark_fr_local1,featuretools"])
+    assert args.relational_financial_depths == [3, 2] and args.peers == ["spark_fr_local1", "featuretools"]
+    for bad in (["--relational-sets", "imdb"], ["--peers", "clus"], ["--rows", "10"],
+                ["--relational-financial-depths", "x"]):
+        with pytest.raises(SystemExit):
+            bench.parse_args(["--suite", "relational", *bad])
+
+
+def test_not_finishing_is_reported_not_raised():
+    ok = {"returncode": 0, "killed": None}
+    assert relational.classify(ok, 10, 4) == "ok"
+    assert relational.classify({"returncode": -9, "killed": "timeout"}, 10, 4) == "did not finish: timeout (10 s)"
+    assert relational.classify({"returncode": -9, "killed": "memory"}, 10, 4) \
+        .startswith("did not finish: out of memory")
+    assert relational.classify({"returncode": 1, "killed": None, "stderr_tail": "numpy MemoryError"}, 10, 4) \
+        .startswith("did not finish: out of memory")
+    assert relational.classify({"returncode": 2, "killed": None, "stderr_tail": "bad"}, 10, 4) == "failed (exit 2)"
+    summary = relational.summarise({
+        "spark_fr": [dict(wall_s=10.0, peak_rss_mb=100.0, load_avg_1_before=1.0, load_avg_1_after=2.0, status="ok",
+                          features=5, rows=3)],
+        "featuretools": [dict(wall_s=60.0, peak_rss_mb=900.0, load_avg_1_before=1.0, load_avg_1_after=1.5,
+                              status="did not finish: timeout (60 s)")]})
+    assert summary["featuretools"]["status"].startswith("did not finish") and summary["featuretools"]["runs_ok"] == 0
+    (r,) = relational.ratios(summary)
+    assert r["wall"] is None and r["wall_at_least"] == 6.0
+    assert "did not finish" in relational.format_table(summary) and "> 6.00x" in relational.format_ratios([r])
+
+
+def test_measure_kills_a_run_over_its_memory_limit(tmp_path):
+    from benchmarks.measure import run_measured
+
+    grow = "import time; x = bytearray(400 * 2**20); x[::4096] = b'1' * len(x[::4096]); time.sleep(30)"
+    res = run_measured([sys.executable, "-c", grow], tmp_path / "run", timeout=60, max_rss_mb=200)
+    assert res["killed"] == "memory" and res["returncode"] != 0 and res["wall_s"] < 30
+
+
+def test_planted_label(tmp_path):
+    schema, truth = make_relational(tmp_path, ROWS)
+    folder = schema.parent
+    tx = pd.read_parquet(folder / "transactions.parquet")
+    accounts = pd.read_parquet(folder / "accounts.parquet")
+    customers = pd.read_parquet(folder / "customers.parquet").set_index("customer_id")
+    assert len(tx) == ROWS and tx.transaction_id.is_unique and len(customers) == truth["sizes"]["customers"]
+    assert set(accounts.customer_id) == set(customers.index)  # every customer has an account
+    tx = tx.merge(accounts[["account_id", "customer_id"]], on="account_id")
+    mean = tx[tx.merchant_type == PLANTED_TYPE].groupby("customer_id").amount.mean()
+    want = np.where(mean.reindex(customers.index).fillna(-np.inf) > THRESHOLD, "high", "low")
+    assert (customers.label.to_numpy() == want).all()
+    assert 0.3 < (want == "high").mean() < 0.7
+    assert tx.merchant_type.value_counts().index[0] == PLANTED_TYPE  # a frequent value: conditions cover it
+    again, _ = make_relational(tmp_path, ROWS)  # reused, not rewritten
+    assert again == schema and "write_s" not in _
+
+
+@needs_featuretools
+def test_suite_end_to_end(suite):
+    report, _ = suite
+    assert report["suite"] == "relational" and {"config", "environment", "cases"} <= set(report)
+    (case,) = report["cases"]
+    assert case["set"] == "synthetic" and case["max_depth"] == 2 and case["data"]["sizes"]["transactions"] == ROWS
+    for name in ("spark_fr", "featuretools"):
+        s = case["summary"][name]
+        assert s["status"] == "ok" and s["runs_ok"] == 1 and s["rows"] == case["data"]["sizes"]["customers"]
+        assert s["features"] > 40 and s["median_wall_s"] > 0 and s["median_peak_rss_mb"] > 0
+        assert len(s["load_avg_1"]) == 2
+    (r,) = case["ratios"]
+    assert r["peer"] == "featuretools" and r["wall"] > 0 and r["peak_rss"] > 0
+    assert r["features"] == {"featuretools": case["summary"]["featuretools"]["features"],
+                             "spark_fr": case["summary"]["spark_fr"]["features"]}
+    run = case["runs"]["featuretools"][0]
+    assert run["where_primitives"] and "nominal.share" in run["no_counterpart"]
+    assert PLANTED_TYPE in run["interesting_values"]["transactions"]["merchant_type"]
+
+
+@needs_featuretools
+def test_peers_compute_the_same_shared_aggregates(suite):
+    report, _ = suite
+    (case,) = report["cases"]
+    sfr = pd.read_parquet(case["summary"]["spark_fr"]["matrix"]).set_index("customer_id").sort_index()
+    ft = pd.read_parquet(case["summary"]["featuretools"]["matrix"]).set_index("customer_id").sort_index()
+    assert list(sfr.index) == list(ft.index)
+    assert (sfr.label.astype(str) == ft.label.astype(str)).all()
+    numeric = {"COUNT(accounts)": "accounts__count",
+               "MEAN(accounts.MEAN(transactions.amount))": "accounts__transactions__amount__mean__mean",
+               "MAX(accounts.SUM(transactions.amount))": "accounts__transactions__amount__sum__max",
+               "MIN(accounts.STD(transactions.amount))": "accounts__transactions__amount__std__min",
+               "MEAN(accounts.COUNT(transactions))": "accounts__transactions__count__mean",
+               "NUM_UNIQUE(accounts.account_type)": "accounts__account_type__count_distinct",
+               "MEAN(accounts.opened_year WHERE account_type = credit)":
+                   "accounts__opened_year__mean__account_type_credit",
+               "SUM(accounts.opened_year WHERE account_type = savings)":
+                   "accounts__opened_year__sum__account_type_savings",
+               "districts.avg_salary": "districts__avg_salary", "age": "age"}
+    for f, s in numeric.items():
+        a, b = ft[f].astype(float).to_numpy(), sfr[s].astype(float).to_numpy()
+        both = ~np.isnan(a) & ~np.isnan(b)
+        assert (np.isnan(a) == np.isnan(b)).all() or f.startswith("SUM("), f  # SUM of nothing: featuretools 0
+        np.testing.assert_allclose(a[both], b[both], rtol=1e-9, err_msg=f)
+    nominal = {"MODE(accounts.MODE(transactions.merchant_type))": "accounts__transactions__merchant_type__mode__mode",
+               "MODE(accounts.account_type)": "accounts__account_type__mode", "districts.region": "districts__region"}
+    for f, s in nominal.items():
+        assert (ft[f].astype(str).to_numpy() == sfr[s].astype(str).to_numpy()).all(), f
+    # featuretools' aggregation over both hops at once is exactly the planted quantity
+    planted = ft[f"MEAN(transactions.amount WHERE merchant_type = {PLANTED_TYPE})"].astype(float).fillna(-np.inf)
+    assert (np.where(planted > THRESHOLD, "high", "low") == ft.label.astype(str).to_numpy()).all()
+
+
+def _featuretools_peer():
+    spec = importlib.util.spec_from_file_location("featuretools_dfs_peer",
+                                                  ROOT / "jobs" / "peers" / "featuretools_dfs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_featuretools_peer_reads_financial_as_spark_fr_does(spark, datasets):
+    """Same tables, same attribute kinds, same missing markers: the peers start from the same data."""
+    from spark_fr.io.csv import MISSING_MARKERS
+    from spark_fr.relational.checks import column_kinds
+    from spark_fr.relational.schema import load_schema
+    from spark_fr.relational.sources import load_tables
+
+    peer = _featuretools_peer()
+    assert peer.MISSING_MARKERS == MISSING_MARKERS
+    schema = load_schema(str(relational.FINANCIAL))
+    assert peer.load_schema_module().load_schema(str(relational.FINANCIAL)) == schema
+    want = column_kinds(schema, load_tables(spark, schema))
+    want[schema.target.table].pop(schema.target.column)
+    for name, spec in schema.tables.items():
+        df = peer.read_table(spec)
+        assert peer.column_kinds(schema, name, df) == want[name], name
+    aggs, where, missing = peer.primitives(schema)
+    assert set(aggs) == {"count", "num_unique", "mean", "min", "max", "sum", "std", "mode"}
+    assert where == ["count", "mean", "sum"] and "nominal.share" in missing
+
+
+def test_spark_fr_common_aggregates_are_those_featuretools_has():
+    spec = importlib.util.spec_from_file_location("spark_fr_relational_peer",
+                                                  ROOT / "jobs" / "peers" / "spark_fr_relational.py")
+    sfr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sfr)
+    from spark_fr.relational.schema import AggregateSpec
+
+    common = sfr.common_aggregates(AggregateSpec())
+    ft = _featuretools_peer().PRIMITIVES
+    for kind in ("numeric", "nominal", "date", "outer", "outer_nominal", "conditional"):
+        for name in getattr(AggregateSpec(), kind):
+            assert (name in getattr(common, kind)) == (ft[kind].get(name) is not None), (kind, name)
