@@ -84,6 +84,15 @@ class GeneratedTable:
     id: str
     target: str
     paths: list = field(default_factory=list)
+    pandas: object = None  # the local engine's result (pandas DataFrame); frame is then None
+    engine: str = "spark"
+
+    def ranking_input(self, drop_id: bool = True):
+        """A context manager giving what :func:`spark_fr.api.run_ranking` takes: the Spark frame, or (local
+        engine) a Parquet file written under the system temporary directory and removed on exit."""
+        from .local import ranking_input
+
+        return ranking_input(self, drop_id)
 
     @property
     def features(self) -> list:
@@ -133,7 +142,7 @@ class _Context:
 
 
 def generate_features(spark, schema, tables: dict | None = None, *, base_dir: str | None = None,
-                      check: bool = True) -> GeneratedTable:
+                      check: bool = True, engine: str = "auto") -> GeneratedTable:
     """Generate relational features for the target table of ``schema``: the single entry point.
 
     Parameters
@@ -147,6 +156,10 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
         Where relative source paths resolve (see :mod:`spark_fr.relational.schema`).
     check : bool
         Check keys (unique, present) and measure dangling foreign keys (warnings) with Spark first.
+    engine : {'auto', 'spark', 'local'}
+        'local' generates in the driver with pandas (:mod:`spark_fr.relational.local`; ``spark`` is not
+        touched, the result is ``.pandas``); 'auto' picks it when no DataFrame is given, every source is a
+        local file it reads exactly, and they weigh below ``local.LOCAL_MAX_BYTES``; else Spark.
 
     Returns
     -------
@@ -165,6 +178,14 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
         A bad schema, a missing table, column or source, a repeated or missing key (one line).
     """
     schema = load_schema(schema, base_dir=base_dir)
+    if engine not in ("auto", "spark", "local"):
+        raise ValueError(f"engine must be auto, spark or local, not {engine!r}")
+    if engine != "spark":
+        from .local import try_local
+
+        done = try_local(schema, tables, check, forced=engine == "local")
+        if done is not None:
+            return done
     frames = load_tables(spark, schema, tables)
     kinds = column_kinds(schema, frames)
     if check:
