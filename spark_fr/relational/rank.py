@@ -25,7 +25,6 @@ import time
 
 from .. import options as O
 from ..api import check_options, run_ranking
-from ..runtime.session import get_spark
 from .generate import generate_features
 from .rollup import RelationalRanking, feature_relations
 from .schema import load_schema
@@ -39,7 +38,7 @@ CV_FOLDS = 10
 
 def rank_relational(tables: dict | None = None, schema=None, method: str = "ensemble", *, task: str = "auto",
                     spark=None, relation_rollup: str = "node", base_dir: str | None = None, check: bool = True,
-                    **params) -> RelationalRanking:
+                    engine: str = "auto", **params) -> RelationalRanking:
     """Rank the relations, attributes and generated features of a multi-table database for its target.
 
     Parameters
@@ -59,6 +58,10 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
         Where the schema's relative source paths resolve.
     check : bool
         Check keys and measure dangling foreign keys before generating (:func:`generate_features`).
+    engine : {'auto', 'spark', 'local'}
+        Where the features are generated (:func:`generate_features`): with the local engine the ranking
+        reads them from a temporary Parquet file, so small data never starts the JVM when the ranking
+        itself runs in the driver.
     **params
         The options of :func:`spark_fr.rank` (``trees``, ``seed``, ``cv_folds``, ...).
 
@@ -88,14 +91,19 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
     opts = O.check_keywords({"task": task, "method": method, **params})
     check_options(opts, opts.get("method", method), set(params))  # bad options fail before any data is read
     parsed = load_schema(schema, base_dir=base_dir)
-    spark = spark or get_spark()
+    if spark is None:  # started only when needed: the local engine and a driver-side ranking never need it
+        from pyspark.sql import SparkSession
+
+        from ..runtime.session import SessionStart
+
+        spark = SparkSession.getActiveSession() or SessionStart(lazy=True, app_name="spark_fr rank_relational")
     t0 = time.perf_counter()
-    generated = generate_features(spark, parsed, tables, check=check)
+    generated = generate_features(spark, parsed, tables, check=check, engine=engine)
     log.info("relational: %d features along %d paths from %d tables (target %s.%s)", len(generated.lineage),
              len(generated.paths), len(parsed.tables), parsed.target.table, parsed.target.column)
     info = {"schema": parsed.origin, "tables": sorted(parsed.tables), "target_table": parsed.target.table,
             "max_depth": parsed.max_depth, "paths": len(generated.paths), "features": len(generated.lineage),
-            "relation_rollup": relation_rollup, "planning_s": time.perf_counter() - t0}
+            "relation_rollup": relation_rollup, "planning_s": time.perf_counter() - t0, "engine": generated.engine}
     by_name = {f.feature: f for f in generated.lineage}
 
     def build(names, usable, results, target_names, run_params, metadata):
@@ -104,6 +112,6 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
         return RelationalRanking.from_relational(lineage, usable, results, target_names,
                                                  {**run_params, "input": parsed.origin}, metadata, relation_rollup)
 
-    frame = generated.frame.drop(generated.id)
-    return run_ranking(frame, [generated.target], task, method, spark=spark, params=params,
-                       feature_relations=feature_relations(generated.lineage), build=build)
+    with generated.ranking_input(drop_id=True) as data:
+        return run_ranking(data, [generated.target], task, method, spark=spark, params=params,
+                           feature_relations=feature_relations(generated.lineage), build=build)
