@@ -1,0 +1,224 @@
+"""The local relational engine (spark_fr.relational.local) against the Spark engine: the same columns, order,
+lineage and values bit for bit (NaN/null positions included) on the schemas of test_relational_generate
+(tables written as headerless TSV files that both engines read), financial, random tables with nulls, ties,
+dates, a self-reference and an n-n link; the engine choice; the same ranking either way."""
+import datetime as dt
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from spark_fr.relational import generate_features, load_schema
+from spark_fr.relational.local import LOCAL_MAX_BYTES, local_possible
+from test_relational_generate import CITY, CUSTOMER, ITEM, KEYS, ORDERS, PRODUCT, SCHEMAS, shop_schema
+
+ROOT = Path(__file__).resolve().parents[1]
+FINANCIAL = ROOT / "conf" / "relational" / "financial.yaml"
+MUTAGENESIS = ROOT / "conf" / "relational" / "mutagenesis.yaml"
+SHOP_ROWS = {"customer": CUSTOMER, "city": CITY, "orders": ORDERS, "item": ITEM, "product": PRODUCT}
+
+
+def _text(v):
+    if v is None or (isinstance(v, float) and np.isnan(v)):
+        return ""
+    if isinstance(v, (dt.date, pd.Timestamp)):
+        return v.isoformat()[:10]
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def write_tsv(folder: Path, name: str, rows, columns) -> dict:
+    """A headerless TSV file of ``rows``; the schema's source entry for it."""
+    path = folder / f"t{abs(hash(name)) % 10 ** 8}.tsv"
+    path.write_text("".join("\t".join(_text(v) for v in row) + "\n" for row in rows))
+    return {"source": str(path), "columns": list(columns)}
+
+
+def with_sources(cfg: dict, folder: Path, rows: dict, columns: dict) -> dict:
+    cfg = json.loads(json.dumps(cfg))
+    for name, spec in cfg["tables"].items():
+        spec.update(write_tsv(folder, name, rows[name], columns[name]))
+    return cfg
+
+
+def shop_files(cfg, folder):
+    columns = {n: [c.split()[0] for c in SCHEMAS[n].split(", ")] for n in SCHEMAS}
+    return with_sources(cfg, folder, {n: SHOP_ROWS[n] for n in cfg["tables"]}, columns)
+
+
+def assert_identical(spark, cfg, check=True):
+    """Both engines on ``cfg``; every column bit-identical; returns the local result."""
+    loc = generate_features(None, cfg, engine="local", check=check)
+    assert loc.engine == "local" and loc.frame is None
+    sp = generate_features(spark, cfg, engine="spark", check=check)
+    assert sp.engine == "spark"
+    s = sp.frame.toPandas()
+    lo = loc.pandas
+    assert list(s.columns) == list(lo.columns)
+    assert sp.lineage == loc.lineage
+    assert [p.hops for p in sp.paths] == [p.hops for p in loc.paths]
+    s = s.sort_values(sp.id, kind="stable").reset_index(drop=True)
+    lo = lo.sort_values(sp.id, kind="stable").reset_index(drop=True)
+    for c in s.columns:
+        a, b = s[c].to_numpy(), lo[c].to_numpy()
+        if s[c].dtype == object or lo[c].dtype == object:
+            assert s[c].dtype == object and lo[c].dtype == object, c
+            na = [v is None or (isinstance(v, float) and np.isnan(v)) for v in a]
+            nb = [v is None or (isinstance(v, float) and np.isnan(v)) for v in b]
+            assert na == nb, c
+            assert [v for v, m in zip(a, na) if not m] == [v for v, m in zip(b, nb) if not m], c
+        else:
+            a, b = a.astype(np.float64), b.astype(np.float64)
+            assert np.array_equal(np.isnan(a), np.isnan(b)), c
+            m = ~np.isnan(a)
+            assert np.array_equal(a[m].view(np.int64), b[m].view(np.int64)), (c, a[m], b[m])
+    return loc
+
+
+def test_shop_schema_identical(spark, tmp_path):
+    assert_identical(spark, shop_files(shop_schema(), tmp_path))
+
+
+def test_shop_schema_with_conditions_and_shares_everywhere(spark, tmp_path):
+    cfg = shop_schema(frequent_values=3, aggregates={
+        "numeric": ["count", "count_distinct", "mean", "min", "max", "sum", "std"],
+        "nominal": ["count", "count_distinct", "mode", "share"], "date": ["count", "min", "max", "mean", "std"],
+        "conditional": ["count", "sum", "mean", "min", "max"],
+        "outer": ["mean", "min", "max", "sum", "std", "count_distinct"], "outer_nominal": ["mode", "count_distinct"]})
+    assert_identical(spark, shop_files(cfg, tmp_path))
+
+
+def test_self_reference_identical(spark, tmp_path):
+    cfg = {"tables": {"customer": {"key": "cust_id", "foreign_keys": {"referrer_id": "customer"}}},
+           "target": {"table": "customer", "column": "label"}, "max_depth": 2,
+           "aggregates": {"numeric": ["count", "mean"], "nominal": ["mode", "share"], "date": ["max"],
+                          "conditional": ["sum"]}}
+    assert_identical(spark, shop_files(cfg, tmp_path), check=False)
+
+
+def test_depth_and_aggregate_options_identical(spark, tmp_path):
+    cfg = shop_schema(max_depth=1, aggregates={"numeric": ["sum"], "nominal": ["mode"], "date": [],
+                                               "conditional": ["max"]})
+    assert_identical(spark, shop_files(cfg, tmp_path), check=False)
+
+
+def test_hostile_names_and_collisions_identical(spark, tmp_path):
+    evil_col = "a`; DROP TABLE x; --"
+    cfg = {"tables": {"t.1": {"key": "id.x", "types": {"y": "nominal"}},
+                      "we\"ird`tab' le": {"key": "k`", "foreign_keys": {"fk'": "t.1"}}},
+           "target": {"table": "t.1", "column": "y"}, "max_depth": 1}
+    rows = {"t.1": [(1, "p", 1.0), (2, "q", None), (3, "p", 2.0)],
+            "we\"ird`tab' le": [(1, 1, 2.0, "u"), (2, 1, 4.0, "v"), (3, 2, 1.0, "u")]}
+    columns = {"t.1": ["id.x", "y", evil_col], "we\"ird`tab' le": ["k`", "fk'", evil_col, "c c"]}
+    assert_identical(spark, with_sources(cfg, tmp_path, rows, columns))
+    cfg = {"tables": {"a": {"key": "k"}, "b": {"key": "k", "foreign_keys": {"fk": "a"}}},
+           "target": {"table": "a", "column": "y"}, "max_depth": 1, "aggregates": {"numeric": ["mean"]}}
+    loc = assert_identical(spark, with_sources(cfg, tmp_path, {"a": [(1, 0, 1.0)], "b": [(1, 1, 2.0)]},
+                                               {"a": ["k", "y", "B__C__MEAN"], "b": ["k", "fk", "c"]}))
+    assert loc.features == ["B__C__MEAN", "b__c__mean_2"]
+
+
+def random_tables(seed: int):
+    """Small random tables: nulls, ties, dates, nominal integers, a self-reference, an n-n link, two to-many
+    hops in a row, dangling keys."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 40))
+
+    def maybe(values, p=0.15):
+        return [None if rng.random() < p else v for v in values]
+
+    def dates(k):
+        return maybe([dt.date(2000, 1, 1) + dt.timedelta(days=int(d)) for d in rng.integers(-4000, 9000, k)])
+
+    def nums(k, ties=True):
+        if ties:
+            return maybe([float(v) for v in rng.choice([0.5, 1.0, 3.0, -2.25, 0.1, 0.2, 0.3, 1e-3, 7.0], k)])
+        return maybe([float(v) for v in rng.normal(0, 1e3, k) * rng.random(k)])
+
+    tgt = list(zip(range(1, n + 1), maybe(rng.choice(["yes", "no", "maybe"], n).tolist(), 0.1), nums(n, False),
+                   maybe(rng.choice(["x", "y", "z", "w"], n).tolist()), dates(n),
+                   maybe([int(v) for v in rng.integers(1, n + 3, n)], 0.3),  # self-reference, some dangling
+                   maybe([int(v) for v in rng.integers(0, 4, n)], 0.1)))  # nominal integers
+    m = int(rng.integers(0, 80))
+    child = list(zip(range(100, 100 + m), maybe([int(v) for v in rng.integers(1, n + 2, m)], 0.05), nums(m),
+                     nums(m, False), maybe(rng.choice(["a", "b", "c", "d", "e"], m).tolist()), dates(m)))
+    g = int(rng.integers(0, 120))
+    grand = list(zip(range(1000, 1000 + g), maybe([int(v) for v in rng.integers(100, 100 + max(m, 1) + 2, g)], 0.05),
+                     nums(g), maybe(rng.choice(["p", "q", "r"], g).tolist())))
+    q = int(rng.integers(1, 8))
+    other = list(zip(range(1, q + 1), nums(q), maybe(rng.choice(["s", "t"], q).tolist())))
+    k = int(rng.integers(0, 60))
+    link = list(zip(range(1, k + 1), maybe([int(v) for v in rng.integers(1, n + 1, k)], 0.05),
+                    maybe([int(v) for v in rng.integers(1, q + 2, k)], 0.05), nums(k)))
+    rows = {"t": tgt, "child": child, "grand": grand, "other": other, "link": link}
+    columns = {"t": ["tid", "label", "x", "c", "d", "ref", "level"],
+               "child": ["cid", "tid", "v", "u", "w", "when"], "grand": ["gid", "cid", "z", "e"],
+               "other": ["oid", "val", "kind"], "link": ["lid", "tid", "oid", "weight"]}
+    cfg = {"tables": {"t": {"key": "tid", "foreign_keys": {"ref": "t"}, "types": {"level": "nominal"}},
+                      "child": {"key": "cid", "foreign_keys": {"tid": "t"}},
+                      "grand": {"key": "gid", "foreign_keys": {"cid": "child"}},
+                      "other": {"key": "oid"},
+                      "link": {"key": "lid", "foreign_keys": {"tid": "t", "oid": "other"}}},
+           "target": {"table": "t", "column": "label"}, "max_depth": 3, "frequent_values": int(rng.integers(1, 4)),
+           "aggregates": {"numeric": ["count", "count_distinct", "mean", "min", "max", "sum", "std"],
+                          "nominal": ["count", "count_distinct", "mode", "share"],
+                          "date": ["count", "mean", "min", "max", "std"],
+                          "conditional": ["count", "mean", "sum", "max"],
+                          "outer": ["mean", "min", "max", "sum", "std", "count_distinct"],
+                          "outer_nominal": ["mode", "count_distinct"]}}
+    return cfg, rows, columns
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_random_tables_identical(spark, tmp_path, seed):
+    cfg, rows, columns = random_tables(seed)
+    assert_identical(spark, with_sources(cfg, tmp_path, rows, columns), check=False)
+
+
+def test_financial_identical(spark):
+    loc = assert_identical(spark, str(FINANCIAL))
+    assert len(loc.pandas) == 682
+
+
+def test_auto_rule(tmp_path, spark):
+    fin = load_schema(str(FINANCIAL))
+    assert local_possible(fin)
+    assert not local_possible(fin, max_bytes=1000)  # too large
+    assert not local_possible(load_schema(str(MUTAGENESIS)))  # nested JSON: Spark
+    assert generate_features(None, str(FINANCIAL)).engine == "local"  # auto: never touches the session
+    cfg = shop_files(shop_schema(), tmp_path)
+    frames = {n: spark.createDataFrame(SHOP_ROWS[n], SCHEMAS[n]) for n in SHOP_ROWS}
+    assert not local_possible(load_schema(cfg), frames)  # DataFrames given: Spark
+    assert generate_features(spark, shop_schema(), frames).engine == "spark"
+    parquet = json.loads(json.dumps(cfg))
+    pd.DataFrame(PRODUCT, columns=["product_id", "category"]).to_parquet(tmp_path / "p.parquet")
+    parquet["tables"]["product"] = {"key": "product_id", "source": str(tmp_path / "p.parquet")}
+    assert not local_possible(load_schema(parquet))  # Parquet: Spark
+    assert LOCAL_MAX_BYTES == 64 << 20
+
+
+def test_numbers_spark_parses_otherwise_fall_back_to_spark(tmp_path, spark):
+    cfg = {"tables": {"a": {"key": "k"}}, "target": {"table": "a", "column": "y"}}
+    cfg = with_sources(cfg, tmp_path, {"a": [(1, 1, "1d"), (2, 0, "2")]}, {"a": ["k", "y", "x"]})
+    assert local_possible(load_schema(cfg))
+    assert generate_features(spark, cfg).engine == "spark"
+    from spark_fr.errors import InputError
+
+    with pytest.raises(InputError, match="local"):
+        generate_features(None, cfg, engine="local")
+
+
+def test_ranking_identical_either_engine(spark):
+    import spark_fr
+
+    kw = dict(schema=str(FINANCIAL), trees=10, cv_folds=0, seed=3)
+    local = spark_fr.rank_relational(spark=spark, engine="local", **kw)
+    remote = spark_fr.rank_relational(spark=spark, engine="spark", **kw)
+    assert local.metadata["relational"]["engine"] == "local"
+    assert remote.metadata["relational"]["engine"] == "spark"
+    a, b = local.to_pandas(), remote.to_pandas()
+    assert list(a.columns) == list(b.columns)
+    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_exact=True)
