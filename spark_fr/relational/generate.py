@@ -301,13 +301,13 @@ def _path_frame(path, ctx: _Context):
         parent = ctx.prepared[path.tables()[i - 1]]
         if hop.direction == MANY:
             if aggregated:
-                exprs, values = _outer(values, ctx)
+                group, values = _outer(values, ctx)
             else:
-                exprs, values = _innermost(values, raw, kinds, path, i == s, ctx)
+                group, values = _innermost(values, raw, kinds, path, i == s, ctx)
                 aggregated = True
             if not values:
                 return frame, []
-            frame = frame.groupBy(F.col("__l").alias("__g")).agg(*exprs)
+            frame = group.apply(frame, F.col("__l").alias("__g"))
             if i >= 2 and into_parent.direction == MANY:
                 p = parent.frame.select(F.col("__k").alias("__pk"), F.col(_link_col(parent, into_parent)).alias("__l"))
                 frame = p.join(frame, F.col("__pk") == F.col("__g"), "left")
@@ -327,17 +327,17 @@ def _filled(values):
 
 
 def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
-    """Aggregate expressions and new values at the innermost to-many hop."""
+    """The aggregates (a :class:`GroupAggregates`) and new values at the innermost to-many hop."""
     aggs = ctx.schema.aggregates
-    exprs, out = [], []
+    group, out = A.GroupAggregates(), []
 
-    def add(expr, value):
-        exprs.append(expr.alias(value.col))
+    def add(name, col, value, condition=None, kind="numeric"):
+        group.add(name, col, value.col, condition, kind)
         out.append(value)
 
     wants_count = any("count" in aggs.for_kind(k) for k in set(kinds.values())) or not kinds
     if last_hop and wants_count:
-        add(A.aggregate("count", None), _Value(ctx.new_col(), "numeric", None, ("count",), count_like=True))
+        add("count", None, _Value(ctx.new_col(), "numeric", None, ("count",), count_like=True))
     need_frequent = (("share" in aggs.nominal and any(k == "nominal" for k in kinds.values()))
                      or (aggs.conditional and any(k == "nominal" for k in kinds.values())))
     frequent = ctx.frequent_of(path.table) if need_frequent else {}
@@ -348,40 +348,40 @@ def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
                 continue
             if name == "share":
                 for level in frequent.get(v.attribute, []):
-                    add(A.share(F.col(v.col), level),
-                        _Value(ctx.new_col(), "numeric", v.attribute, ("share",), level=level))
+                    nv = _Value(ctx.new_col(), "numeric", v.attribute, ("share",), level=level)
+                    group.add_expression(A.share(F.col(v.col), level), nv.col)
+                    out.append(nv)
                 continue
-            add(A.aggregate(name, F.col(v.col)),
-                _Value(ctx.new_col(), A.output_kind(name), v.attribute, (name,), count_like=name in A.COUNT_LIKE))
+            add(name, v.col, _Value(ctx.new_col(), A.output_kind(name), v.attribute, (name,),
+                                    count_like=name in A.COUNT_LIKE), kind="nominal" if kind == "nominal" else "numeric")
     for cattr, levels in frequent.items():
-        cond_col = F.col(raw[cattr].col)
         for level in levels:
-            cond = cond_col == F.lit(level)
+            cond = (raw[cattr].col, level)
             if "count" in aggs.conditional:
-                add(A.aggregate("count", None, cond),
-                    _Value(ctx.new_col(), "numeric", None, ("count",), (cattr, level), count_like=True))
+                add("count", None, _Value(ctx.new_col(), "numeric", None, ("count",), (cattr, level), count_like=True),
+                    cond)
             for v in values:
                 if kinds[v.attribute] == "nominal":
                     continue
                 for name in aggs.conditional:
                     if name == "count":
                         continue
-                    add(A.aggregate(name, F.col(v.col), cond),
-                        _Value(ctx.new_col(), "numeric", v.attribute, (name,), (cattr, level)))
-    return exprs, out
+                    add(name, v.col, _Value(ctx.new_col(), "numeric", v.attribute, (name,), (cattr, level)), cond)
+    return group, out
 
 
 def _outer(values, ctx: _Context):
-    """Aggregate expressions and new values at an outer to-many hop (the value was aggregated before)."""
+    """The aggregates (a :class:`GroupAggregates`) and new values at an outer to-many hop (the value was
+    aggregated before)."""
     aggs = ctx.schema.aggregates
-    exprs, out = [], []
+    group, out = A.GroupAggregates(), []
     for v in values:
         names = aggs.outer if v.kind == "numeric" else aggs.outer_nominal
         for name in names:
             nv = _Value(ctx.new_col(), A.output_kind(name), v.attribute, v.aggregates + (name,), v.condition,
                         v.level, name in A.COUNT_LIKE)
-            exprs.append(A.aggregate(name, F.col(v.col)).alias(nv.col))
+            group.add(name, v.col, nv.col, kind=v.kind)
             out.append(nv)
-    return exprs, out
+    return group, out
 
 
