@@ -91,6 +91,11 @@ def column_kinds(schema: RelationalSchema, frames: dict) -> dict:
 def check_data(schema: RelationalSchema, frames: dict) -> dict:
     """Check keys (present, unique) and measure dangling foreign keys.
 
+    Keys are checked where a join uses them: the target table's and those of tables that foreign keys point
+    to. A table nothing points to (a fact table, typically the largest) is not checked: its rows are
+    aggregated one by one, so a repeated or missing key changes no feature, and the check would cost a
+    shuffle of all of its rows.
+
     Returns
     -------
     dict
@@ -102,7 +107,10 @@ def check_data(schema: RelationalSchema, frames: dict) -> dict:
     InputError
         A table whose key (or the target's id) is missing in some rows or repeated.
     """
+    referenced = {schema.target.table} | {fk.table for spec in schema.tables.values() for fk in spec.foreign_keys}
     for name, spec in schema.tables.items():
+        if name not in referenced:  # no join uses its key: each of its rows is aggregated alone, repeated key or not
+            continue
         keys = [spec.key]
         if name == schema.target.table and schema.target.id != spec.key:
             keys.append(schema.target.id)
