@@ -204,3 +204,20 @@ def check_png(path, figure=None, best: str | None = None) -> None:
     if best is not None:
         ticks = {t.get_position()[1]: t.get_text() for t in figure.axes[0].get_yticklabels()}
         assert ticks[max(ticks)] == best
+
+
+def slow_route(tree, codes_row):
+    """Leaf of one row by walking a tree's node arrays in Python (missing code 255, nominal masks, thresholds):
+    the slow, obvious reference of Tree.apply."""
+    node = 0
+    while tree.feature[node] >= 0:
+        f = int(tree.feature[node])
+        code = int(codes_row[f])
+        if code == 255:
+            left = bool(tree.missing_left[node])
+        elif tree.nominal[f]:
+            left = bool((int(tree.mask[node, code // 64]) >> (code % 64)) & 1)
+        else:
+            left = code <= tree.threshold[node]
+        node = int(tree.left[node] if left else tree.right[node])
+    return node

@@ -17,7 +17,7 @@ from spark_fr.errors import InputError
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.losses import BinomialLogLoss, MultinomialLogLoss, SquaredLoss, leaf_sums
 
-from conftest import check_contract, check_png, run_job, top
+from conftest import check_contract, check_png, run_job, slow_route, top
 
 
 # ----- slow references -----------------------------------------------------------------------------------
@@ -25,22 +25,6 @@ def slow_softmax_row(f):
     top = max(f)
     e = [math.exp(v - top) for v in f]
     return [v / sum(e) for v in e]
-
-
-def slow_route(tree, codes_row):
-    """Leaf of one row by walking the node arrays in Python (missing code 255, nominal masks, thresholds)."""
-    node = 0
-    while tree.feature[node] >= 0:
-        f = int(tree.feature[node])
-        code = int(codes_row[f])
-        if code == 255:
-            left = bool(tree.missing_left[node])
-        elif tree.nominal[f]:
-            left = bool((int(tree.mask[node, code // 64]) >> (code % 64)) & 1)
-        else:
-            left = code <= tree.threshold[node]
-        node = int(tree.left[node] if left else tree.right[node])
-    return node
 
 
 def planted(n=1500, D=12, seed=0, classes=3):

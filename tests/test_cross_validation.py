@@ -18,7 +18,7 @@ from spark_fr.ensemble.validation import cross_validate_ensemble, fold_of
 from spark_fr.errors import InputError
 from spark_fr.pct.tree import leaf_prototypes
 
-from conftest import run_job
+from conftest import run_job, slow_route
 
 RECORD_KEYS = {"folds", "metric", "mean", "std", "per_fold", "baseline", "baseline_name", "rows", "seconds"}
 
@@ -36,22 +36,6 @@ def planted_classes(n=240, D=6, seed=0, classes=3, noise=0.4):
 
 
 # ----- slow, obvious references ------------------------------------------------------------------------------
-def slow_route(tree, codes_row):
-    """Leaf of one row by walking the node arrays in Python."""
-    node = 0
-    while tree.feature[node] >= 0:
-        f = int(tree.feature[node])
-        code = int(codes_row[f])
-        if code == 255:
-            left = bool(tree.missing_left[node])
-        elif tree.nominal[f]:
-            left = bool((int(tree.mask[node, code // 64]) >> (code % 64)) & 1)
-        else:
-            left = code <= tree.threshold[node]
-        node = int(tree.left[node] if left else tree.right[node])
-    return node
-
-
 def naive_ensemble_fold(data: TreeData, params, train, test):
     """Mean leaf prototype of the held-out rows over trees grown on a TreeData of the training rows alone."""
     sub = TreeData(np.ascontiguousarray(data.codes[:, train]), data.nominal, data.lower, data.upper, data.Z[train],

@@ -153,3 +153,14 @@ def test_headerless_tsv_and_nested_json(spark, tmp_path):
     assert pdf.at[first, "atom__count"] == 2 and pdf.at[first, "atom__bond__count__max"] == 2
     empty = m.m_id[m.w == 2.0].iloc[0]
     assert pdf.at[empty, "atom__count"] == 0 and pd.isna(pdf.at[empty, "atom__bond__count__max"])
+
+
+def test_keys_of_tables_nothing_points_to_are_not_checked(spark):
+    """A repeated key in a leaf table changes no feature: no error (and no shuffle of the largest table)."""
+    from spark_fr.relational.checks import check_data as check
+
+    s = load_schema({"tables": {"a": {"key": "k"}, "b": {"key": "k", "foreign_keys": {"fk": "a"}}},
+                     "target": {"table": "a", "column": "y"}})
+    a = spark.createDataFrame([(1, "p"), (2, "q")], "k int, y string")
+    b = spark.createDataFrame([(7, 1), (7, 2), (None, 2)], "k int, fk int")
+    assert check(s, {"a": a, "b": b}) == {("b", "fk"): 0.0}

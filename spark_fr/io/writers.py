@@ -293,8 +293,11 @@ class Publication:
                 continue
             try:
                 os.rename(tmp, path)
-            except OSError:
-                os.rename(old, path)  # put the earlier ranking back, and try again
+            except OSError:  # another run published in between
+                try:
+                    os.rename(old, path)  # put the earlier ranking back, and try again
+                except OSError:  # the other run's ranking is in place: the earlier one is superseded
+                    _remove_our_directory(old)
                 time.sleep(0.05 * (attempt + 1))
                 continue
             _remove_our_directory(old)

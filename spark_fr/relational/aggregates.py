@@ -14,14 +14,25 @@ Semantics (thesis 7.1, with the decisions of spark_fr):
 
 Determinism: Spark's ``sum``, ``avg`` and ``stddev`` add doubles in the order the rows arrive, which depends
 on the partitioning, so their last bits (and then the row keys hashed from the values, the bins and every
-tree) would change with it. ``sum``, ``mean`` and ``std`` therefore add a group's values in sorted order
-(``array_sort(collect_list(x))`` folded with ``aggregate``; ``std`` in two passes over the sorted values,
-around the mean): the same bits for any partitioning. Spark evaluates the one ``collect_list`` per value
-column once for all three.
+tree) would change with it. ``sum``, ``mean`` and ``std`` are therefore computed in one of two ways, both
+giving the same bits for any partitioning:
+
+* **on a grid** (:mod:`spark_fr.relational.exact`), when the value has a finite bound: exact long sums of
+  the values' fixed-point limbs, native aggregates only (fast);
+* **from sorted values** otherwise (infinite or NaN values): ``array_sort(collect_list(x))`` folded with
+  ``aggregate`` (``std`` in two passes over the sorted values, around the mean); Spark evaluates the one
+  ``collect_list`` per value column once for all three.
+
+``mode`` and ``count_distinct`` of a nominal value whose *domain* (its table's distinct values) is small are
+computed from one native count per domain value; otherwise from ``mode`` / ``collect_set``. A numeric
+``count_distinct`` uses the sorted values.
 """
 from __future__ import annotations
 
 from pyspark.sql import functions as F
+
+from . import exact as X
+from .sqltext import Sql, fn, when
 
 COUNT_LIKE = ("count", "count_distinct")
 NOMINAL_OUTPUT = ("mode",)
@@ -32,36 +43,214 @@ def output_kind(name: str) -> str:
     return "nominal" if name in NOMINAL_OUTPUT else "numeric"
 
 
-def aggregate(name: str, value, condition=None):
-    """The Spark aggregate ``name`` of the column ``value``, over rows where ``condition`` holds (if given).
+#: aggregates computed from a group's sorted values (see the module's notes on determinism)
+FROM_SORTED = ("sum", "mean", "std")
+
+
+def aggregate(name: str, value, condition=None, kind: str = "numeric"):
+    """The Spark aggregate ``name`` of the column ``value``, over rows where ``condition`` holds (if given), for
+    the aggregates that need no sorted values (count, min, max, mode, a nominal count_distinct).
 
     Parameters
     ----------
     name : str
-        One of count, count_distinct, mean, min, max, sum, std, mode.
+        One of count, count_distinct (of a nominal value), min, max, mode.
     value : pyspark.sql.Column
     condition : pyspark.sql.Column, optional
         Boolean column; rows where it is not true are left out.
+    kind : {'numeric', 'nominal'}
+        The value's kind.
     """
     if name == "count":
         one = F.lit(1)
         return F.count(one if condition is None else F.when(condition, one))
     v = value if condition is None else F.when(condition, value)
-    if name == "count_distinct":
-        return F.count_distinct(v)
-    if name == "mean":
-        return _sorted_mean(v)
+    if name == "count_distinct" and kind == "nominal":  # no DISTINCT aggregate: Spark would expand every row
+        return F.size(F.collect_set(v))
     if name == "min":
         return F.min(v)
     if name == "max":
         return F.max(v)
-    if name == "sum":
-        return _sorted_sum(F.array_sort(F.collect_list(v)))
-    if name == "std":
-        return _sorted_std(v)
     if name == "mode":
         return F.mode(v, True)
-    raise ValueError(f"unknown aggregate {name!r}")
+    raise ValueError(f"aggregate {name!r} of a {kind} value is computed from sorted values (GroupAggregates)")
+
+
+class GroupAggregates:
+    """The aggregates of one ``groupBy``: native aggregates first, then projection steps that finish them.
+
+    1. ``agg``: the plain aggregates; the limb sums of every (value, condition) computed on a grid; one count
+       per domain value of every (nominal value, condition) with a known domain; one
+       ``array_sort(collect_list(x))`` per (value, condition) that needs sorted values;
+    2. projection steps: sums, means, standard deviations from limbs, modes and counts of distinct values
+       from domain counts, and the sorted-value statistics (a std around a hidden mean column: a column inside
+       the fold's lambda, not an expression, which Spark would evaluate once per element).
+
+    Use :meth:`add` for every output column, then :meth:`apply`.
+    """
+
+    def __init__(self):
+        self._plain = []
+        self._pre = []  # (name, row expression) computed once per row before the groupBy
+        self._hidden_aggs = []  # (name, aggregate expression)
+        self._keys = {}  # (what, value, condition, extra) -> hidden column name(s)
+        self._steps = [[], [], []]
+        self._hidden = []
+        self.names = []
+
+    def _hide(self, expr) -> str:
+        name = f"__h{len(self._hidden_aggs)}"
+        self._hidden_aggs.append((name, expr))
+        self._hidden.append(name)
+        return name
+
+    def _step(self, i: int, expr, name: str, hidden: bool = False) -> None:
+        while len(self._steps) <= i:
+            self._steps.append([])
+        self._steps[i].append(expr.alias(name))
+        if hidden:
+            self._hidden.append(name)
+
+    def _condition_name(self, condition) -> str | None:
+        """The name of the boolean row column of a condition (computed once per row), or None."""
+        if condition is None:
+            return None
+        return self._once(("condition", condition), lambda: self._precompute(
+            F.col(condition[0]) == F.lit(condition[1])))
+
+    def _condition(self, condition):
+        """The boolean row column of a condition, or None."""
+        name = self._condition_name(condition)
+        return None if name is None else F.col(name)
+
+    def _precompute(self, expr) -> str:
+        name = f"__r{len(self._pre)}"
+        self._pre.append((name, expr))
+        return name
+
+    def _value(self, value: str, condition):
+        v = F.col(value)
+        return v if condition is None else F.when(self._condition(condition), v)
+
+    def _once(self, key, make):
+        if key not in self._keys:
+            self._keys[key] = make()
+        return self._keys[key]
+
+    def _sorted(self, value: str, condition) -> str:
+        return self._once(("sorted", value, condition),
+                          lambda: self._hide(F.array_sort(F.collect_list(self._value(value, condition)))))
+
+    def _count(self, value: str, condition) -> str:
+        return self._once(("count", value, condition), lambda: self._hide(F.count(self._value(value, condition))))
+
+    def _limb_sums(self, value: str, condition, grid: int, std: bool) -> list:
+        def make():
+            limbs = self._once(("limbs", value, grid, std), lambda: [
+                self._precompute(limb.column()) for limb in (X.std_limbs if std else X.sum_limbs)(Sql.col(value), grid)])
+            cond = self._condition_name(condition)
+            return [self._hide(fn("sum", Sql.col(limb) if cond is None else when(Sql.col(cond), Sql.col(limb))).column())
+                    for limb in limbs]
+
+        return self._once(("std" if std else "sum", value, condition, grid), make)
+
+    def _domain_counts(self, value: str, condition, domain: tuple) -> list:
+        v = self._value(value, condition)
+        return self._once(("domain", value, condition, domain),
+                          lambda: [self._hide(F.count(F.when(v == F.lit(w), 1))) for w in domain])
+
+    def add(self, name: str, value: str | None, alias: str, condition: tuple | None = None,
+            kind: str = "numeric", grid: int | None = None, domain: tuple | None = None) -> None:
+        """Add output column ``alias``: aggregate ``name`` of column ``value`` (None for a row count), over the
+        rows whose column ``condition[0]`` equals ``condition[1]`` (if given).
+
+        ``grid`` (a numeric value's grid exponent, :func:`spark_fr.relational.exact.grid_exponent` of a bound
+        on its magnitude) computes sum, mean and std on that grid; None uses sorted values. ``domain`` (a
+        nominal value's possible values, sorted) computes mode and count_distinct from one count per value.
+        """
+        self.names.append(alias)
+        if name in FROM_SORTED and grid is not None:
+            self._add_on_grid(name, value, alias, condition, grid)
+        elif name in ("mode", "count_distinct") and kind == "nominal" and domain is not None:
+            self._add_from_domain(name, value, alias, condition, tuple(domain))
+        elif name in FROM_SORTED or (name == "count_distinct" and kind != "nominal"):
+            self._add_from_sorted(name, value, alias, condition)
+        else:
+            self._plain.append(aggregate(name, None if value is None else F.col(value), self._condition(condition),
+                                         kind).alias(alias))
+
+    def _add_on_grid(self, name, value, alias, condition, grid):
+        if name == "std":
+            sums = self._limb_sums(value, condition, grid, std=True)
+            steps = X.std_steps([Sql.col(c) for c in sums], Sql.col(self._count(value, condition)), grid, alias)
+            for i, step in enumerate(steps):
+                for col, expr in step:
+                    self._step(i, expr.column(), col)
+            self._hidden.extend(X.std_hidden(alias))
+            return
+        words = self._once(("words", value, condition, grid), lambda: self._hidden_step(
+            0, [w.column() for w in X.sum_words([Sql.col(c) for c in self._limb_sums(value, condition, grid, std=False)])]))
+        total = X.sum_from_words([Sql.col(w) for w in words], grid)
+        if name == "mean":
+            total = total / Sql.col(self._count(value, condition))
+        self._step(1, total.column(), alias)
+
+    def _hidden_step(self, i: int, exprs) -> list:
+        names = []
+        for expr in exprs:
+            names.append(f"__w{len(self._hidden)}")
+            self._step(i, expr, names[-1], hidden=True)
+        return names
+
+    def _add_from_domain(self, name, value, alias, condition, domain):
+        counts = [F.col(c) for c in self._domain_counts(value, condition, domain)]
+        if name == "count_distinct":
+            present = [F.when(c > 0, 1).otherwise(0) for c in counts]
+            total = present[0]
+            for p in present[1:]:
+                total = total + p
+            self._step(0, total.cast("long"), alias)
+            return
+        size = len(domain)  # packed: count * size + (size - 1 - index): the largest count, then the smallest value
+        packed = F.greatest(*[c * F.lit(size) + F.lit(size - 1 - i) for i, c in enumerate(counts)]) \
+            if size > 1 else counts[0] * F.lit(1)
+        index = F.lit(size - 1) - packed % F.lit(size)
+        self._step(0, F.when(packed >= size, F.element_at(F.array(*[F.lit(w) for w in domain]), (index + 1).cast("int"))),
+                   alias)
+
+    def _add_from_sorted(self, name, value, alias, condition):
+        arr = self._sorted(value, condition)
+        values = F.col(arr)
+        if name == "sum":
+            self._step(0, _sorted_sum(values), alias)
+        elif name == "mean":
+            self._step(0, _sorted_sum(values) / F.size(values), alias)
+        elif name == "count_distinct":
+            self._step(0, F.size(F.array_distinct(values)), alias)
+        else:
+            mean = f"{arr}_m"
+            if ("sorted_mean", arr) not in self._keys:
+                self._keys[("sorted_mean", arr)] = mean
+                self._step(0, _sorted_sum(values) / F.size(values), mean, hidden=True)
+            self._step(1, _std_around(values, F.col(mean)), alias)
+
+    def add_expression(self, expr, alias: str) -> None:
+        """Add a ready aggregate expression (e.g. :func:`share`) as output column ``alias``."""
+        self.names.append(alias)
+        self._plain.append(expr.alias(alias))
+
+    def apply(self, frame, key):
+        """``frame`` grouped by the column ``key`` (a Column, aliased): the key and the added columns."""
+        if self._pre:
+            frame = frame.select("*", *[e.alias(n) for n, e in self._pre])
+        out = frame.groupBy(key).agg(*self._plain, *[e.alias(n) for n, e in self._hidden_aggs])
+        for step in self._steps:
+            if step:
+                out = out.select("*", *step)
+        return out.drop(*self._hidden)
+
+    def __bool__(self) -> bool:
+        return bool(self.names)
 
 
 def _sorted_sum(values):
@@ -70,15 +259,8 @@ def _sorted_sum(values):
     return F.when(F.size(values) > 0, total)
 
 
-def _sorted_mean(v):
-    values = F.array_sort(F.collect_list(v))
-    return _sorted_sum(values) / F.size(values)
-
-
-def _sorted_std(v):
-    """Sample standard deviation (null below two values), in two passes over the sorted values."""
-    values = F.array_sort(F.collect_list(v))
-    mean = _sorted_sum(values) / F.size(values)
+def _std_around(values, mean):
+    """Sample standard deviation of a sorted array around its mean (a column): null below two values."""
     squares = F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + (x - mean) * (x - mean))
     return F.when(F.size(values) > 1, F.sqrt(squares / (F.size(values) - 1)))
 

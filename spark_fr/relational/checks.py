@@ -14,6 +14,7 @@ Sketch
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -91,6 +92,11 @@ def column_kinds(schema: RelationalSchema, frames: dict) -> dict:
 def check_data(schema: RelationalSchema, frames: dict) -> dict:
     """Check keys (present, unique) and measure dangling foreign keys.
 
+    Keys are checked where a join uses them: the target table's and those of tables that foreign keys point
+    to. A table nothing points to (a fact table, typically the largest) is not checked: its rows are
+    aggregated one by one, so a repeated or missing key changes no feature, and the check would cost a
+    shuffle of all of its rows.
+
     Returns
     -------
     dict
@@ -102,33 +108,47 @@ def check_data(schema: RelationalSchema, frames: dict) -> dict:
     InputError
         A table whose key (or the target's id) is missing in some rows or repeated.
     """
-    for name, spec in schema.tables.items():
-        keys = [spec.key]
-        if name == schema.target.table and schema.target.id != spec.key:
-            keys.append(schema.target.id)
-        df = frames[name]
-        exprs = [F.count(F.lit(1)).alias("rows")]
-        for i, k in enumerate(keys):
-            exprs += [F.count(qcol(k)).alias(f"n{i}"), F.count_distinct(qcol(k)).alias(f"d{i}")]
-        row = df.agg(*exprs).first()
-        for i, k in enumerate(keys):
-            if row[f"n{i}"] < row["rows"]:
-                raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in "
-                                 f"{row['rows'] - row[f'n{i}']} of {row['rows']} rows")
-            if row[f"d{i}"] < row[f"n{i}"]:
-                raise InputError(f"{schema.origin}: table '{name}': key '{k}' is not unique "
-                                 f"({row[f'n{i}'] - row[f'd{i}']} repeated values)")
-    shares = {}
-    for name, spec in schema.tables.items():
-        for fk in spec.foreign_keys:
-            parent = schema.tables[fk.table]
-            child = frames[name].select(qcol(fk.column).alias("__fk")).where(F.col("__fk").isNotNull())
-            keys = frames[fk.table].select(qcol(parent.key).alias("__pk"))
-            row = child.join(keys, F.col("__fk") == F.col("__pk"), "left").agg(
-                F.count(F.lit(1)).alias("n"), F.count(F.when(F.col("__pk").isNull(), 1)).alias("dangling")).first()
+    referenced = {schema.target.table} | {fk.table for spec in schema.tables.values() for fk in spec.foreign_keys}
+    key_checks = [(name, spec) for name, spec in schema.tables.items() if name in referenced]
+    links = [(name, fk) for name, spec in schema.tables.items() for fk in spec.foreign_keys]
+    with ThreadPoolExecutor(max_workers=4) as pool:  # small jobs, mostly latency: side by side
+        keys = [pool.submit(_key_counts, schema, name, spec, frames[name]) for name, spec in key_checks]
+        dangling = [pool.submit(_dangling, schema, name, fk, frames) for name, fk in links]
+        for job in keys:
+            job.result()  # the first bad key, in schema order
+        shares = {}
+        for (name, fk), job in zip(links, dangling):
+            row = job.result()
             share = row["dangling"] / row["n"] if row["n"] else 0.0
             shares[(name, fk.column)] = share
             if share > 0:
                 log.warning("%s: table '%s': %.1f%% of the foreign keys '%s' (%d rows) have no row in '%s'",
                             schema.origin, name, 100 * share, fk.column, row["dangling"], fk.table)
     return shares
+
+
+def _key_counts(schema: RelationalSchema, name: str, spec, df) -> None:
+    """Raise InputError when a table's key (or the target's id) is missing in some rows or repeated."""
+    keys = [spec.key]
+    if name == schema.target.table and schema.target.id != spec.key:
+        keys.append(schema.target.id)
+    exprs = [F.count(F.lit(1)).alias("rows")]
+    for i, k in enumerate(keys):
+        exprs += [F.count(qcol(k)).alias(f"n{i}"), F.count_distinct(qcol(k)).alias(f"d{i}")]
+    row = df.agg(*exprs).first()
+    for i, k in enumerate(keys):
+        if row[f"n{i}"] < row["rows"]:
+            raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in "
+                             f"{row['rows'] - row[f'n{i}']} of {row['rows']} rows")
+        if row[f"d{i}"] < row[f"n{i}"]:
+            raise InputError(f"{schema.origin}: table '{name}': key '{k}' is not unique "
+                             f"({row[f'n{i}'] - row[f'd{i}']} repeated values)")
+
+
+def _dangling(schema: RelationalSchema, name: str, fk, frames: dict):
+    """Row ``(n, dangling)``: the child's non-null foreign keys, and those whose parent key is absent."""
+    parent = schema.tables[fk.table]
+    child = frames[name].select(qcol(fk.column).alias("__fk")).where(F.col("__fk").isNotNull())
+    keys = frames[fk.table].select(qcol(parent.key).alias("__pk"))
+    return child.join(keys, F.col("__fk") == F.col("__pk"), "left").agg(
+        F.count(F.lit(1)).alias("n"), F.count(F.when(F.col("__pk").isNull(), 1)).alias("dangling")).first()

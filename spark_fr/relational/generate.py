@@ -44,6 +44,7 @@ its whole table, ties broken by the smaller value.
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from pyspark.sql import functions as F
@@ -52,6 +53,7 @@ from pyspark.sql.window import Window
 
 from ..data.columns import qcol
 from . import aggregates as A
+from . import exact as X
 from .checks import check_data, column_kinds
 from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
@@ -118,6 +120,12 @@ class _Value:
     condition: tuple | None = None
     level: str | None = None  # the value of a share
     count_like: bool = False
+    bound: float | None = None  # numeric: a bound on |value| (None: unknown or not finite)
+    domain: tuple | None = None  # nominal: every value it can take, sorted (None: too many)
+
+    @property
+    def grid(self):
+        return X.grid_exponent(self.bound) if self.kind == "numeric" else None
 
 
 @dataclass
@@ -129,12 +137,38 @@ class _Table:
     fks: dict  # foreign-key column -> internal column
 
 
+@dataclass
+class _Profile:
+    """What the aggregates need to know of a table before they are planned (one or two small Spark jobs)."""
+
+    rows: int
+    bounds: dict  # numeric or date attribute -> max |value| (None: not finite, or no value)
+    frequent: dict  # nominal attribute -> its most frequent values
+    domains: dict  # nominal attribute -> its sorted distinct values (None: more than DOMAIN_LIMIT)
+
+
+#: nominal attributes with at most this many distinct values get modes and distinct counts from one native
+#: count per value (see ``aggregates.py``)
+DOMAIN_LIMIT = 64
+#: threads running the data checks and table profiles (small Spark jobs) side by side
+SMALL_JOBS = 4
+
+
 class _Context:
-    def __init__(self, schema, prepared, frequent_of):
+    def __init__(self, schema, prepared):
         self.schema = schema
         self.prepared = prepared
-        self.frequent_of = frequent_of
+        self._profiles = {}
         self._n = 0
+
+    def set_profile(self, table: str, profile: _Profile) -> None:
+        self._profiles[table] = profile
+
+    def profile_of(self, table: str) -> _Profile:
+        """The (cached) profile of a table whose attributes are aggregated."""
+        if table not in self._profiles:
+            self._profiles[table] = _profile(self.prepared[table], self.schema.frequent_values)
+        return self._profiles[table]
 
     def new_col(self) -> str:
         self._n += 1
@@ -188,21 +222,21 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
             return done
     frames = load_tables(spark, schema, tables)
     kinds = column_kinds(schema, frames)
-    if check:
-        check_data(schema, frames)
     target = schema.target
     target_kind = kinds[target.table].get(target.column)
     kinds[target.table] = {c: k for c, k in kinds[target.table].items() if c != target.column}
     prepared = {name: _prepare(schema.tables[name], frames[name], kinds[name]) for name in schema.tables}
     paths = enumerate_paths(schema)
-    cache: dict = {}
-
-    def frequent_of(table: str) -> dict:
-        if table not in cache:
-            cache[table] = _frequent_values(prepared[table], schema.frequent_values)
-        return cache[table]
-
-    ctx = _Context(schema, prepared, frequent_of)
+    ctx = _Context(schema, prepared)
+    # the small jobs before planning run side by side: each is mostly latency (scheduling, code generation)
+    aggregated = sorted({p.table for p in paths if any(h.direction == MANY for h in p.hops)})
+    with ThreadPoolExecutor(max_workers=SMALL_JOBS) as pool:
+        checking = pool.submit(check_data, schema, frames) if check else None
+        profiling = {t: pool.submit(_profile, prepared[t], schema.frequent_values) for t in aggregated}
+        if checking is not None:
+            checking.result()  # a data error first
+        for t, job in profiling.items():
+            ctx.set_profile(t, job.result())
     tspec = schema.tables[target.table]
     base = frames[target.table]
     names = Names([target.id, target.column])
@@ -278,21 +312,45 @@ def _prepare(spec, df, kinds: dict) -> _Table:
     return _Table(df.select(*cols), attrs, fks)
 
 
-def _frequent_values(table: _Table, k: int) -> dict:
-    """{nominal attribute: [its k most frequent non-missing values]} (one small Spark job)."""
+def _profile(table: _Table, k: int) -> _Profile:
+    """Rows, numeric bounds (one job) and nominal frequent values and domains (one job) of a prepared table."""
+    numeric = [(a, c) for a, (c, kind) in table.attrs.items() if kind != "nominal"]
+    row = table.frame.agg(F.count(F.lit(1)).alias("__n"),
+                          *[F.max(F.abs(F.col(c))).alias(c) for _, c in numeric]).first()
+    bounds = {}
+    for a, c in numeric:
+        b = row[c]
+        bounds[a] = float(b) if b is not None and X.grid_exponent(float(b)) is not None else None
+    frequent, domains = _nominal_values(table, k)
+    return _Profile(int(row["__n"]), bounds, frequent, domains)
+
+
+def _nominal_values(table: _Table, k: int) -> tuple:
+    """({nominal attribute: its k most frequent non-missing values}, {nominal attribute: its sorted distinct
+    non-missing values, or None when there are more than DOMAIN_LIMIT}) in one small Spark job."""
     nominal = [(a, c) for a, (c, kind) in table.attrs.items() if kind == "nominal"]
-    if not nominal or k <= 0:
-        return {}
+    if not nominal:
+        return {}, {}
     pairs = F.explode(F.array(*[F.struct(F.lit(i).alias("a"), F.col(c).alias("v")) for i, (_, c) in
                                 enumerate(nominal)])).alias("s")
     counts = (table.frame.select(pairs).select("s.a", "s.v").where(F.col("v").isNotNull())
               .groupBy("a", "v").count())
     rank = F.row_number().over(Window.partitionBy("a").orderBy(F.col("count").desc(), F.col("v").asc()))
-    rows = counts.withColumn("r", rank).where(F.col("r") <= k).collect()
-    out = {a: [] for a, _ in nominal}
+    distinct = F.count(F.lit(1)).over(Window.partitionBy("a"))
+    rows = (counts.withColumn("r", rank).withColumn("d", distinct)
+            .where(F.col("r") <= max(k, DOMAIN_LIMIT)).collect())
+    frequent = {a: [] for a, _ in nominal}
+    seen = {a: [] for a, _ in nominal}
+    many = set()
     for row in sorted(rows, key=lambda r: (r["a"], r["r"])):
-        out[nominal[row["a"]][0]].append(row["v"])
-    return out
+        attr = nominal[row["a"]][0]
+        if row["r"] <= k:
+            frequent[attr].append(row["v"])
+        seen[attr].append(row["v"])
+        if row["d"] > DOMAIN_LIMIT:
+            many.add(attr)
+    domains = {a: None if a in many else tuple(sorted(seen[a])) for a, _ in nominal}
+    return (frequent if k > 0 else {a: [] for a, _ in nominal}), domains
 
 
 # --- one path ---------------------------------------------------------------------------------------------
@@ -322,13 +380,13 @@ def _path_frame(path, ctx: _Context):
         parent = ctx.prepared[path.tables()[i - 1]]
         if hop.direction == MANY:
             if aggregated:
-                exprs, values = _outer(values, ctx)
+                group, values = _outer(values, ctx)
             else:
-                exprs, values = _innermost(values, raw, kinds, path, i == s, ctx)
+                group, values = _innermost(values, raw, kinds, path, i == s, ctx)
                 aggregated = True
             if not values:
                 return frame, []
-            frame = frame.groupBy(F.col("__l").alias("__g")).agg(*exprs)
+            frame = group.apply(frame, F.col("__l").alias("__g"))
             if i >= 2 and into_parent.direction == MANY:
                 p = parent.frame.select(F.col("__k").alias("__pk"), F.col(_link_col(parent, into_parent)).alias("__l"))
                 frame = p.join(frame, F.col("__pk") == F.col("__g"), "left")
@@ -347,21 +405,40 @@ def _filled(values):
     return [F.coalesce(F.col(v.col), F.lit(0)).alias(v.col) if v.count_like else F.col(v.col) for v in values]
 
 
-def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
-    """Aggregate expressions and new values at the innermost to-many hop."""
-    aggs = ctx.schema.aggregates
-    exprs, out = [], []
+def _derived(name: str, source, rows: float) -> tuple:
+    """(bound, domain) of aggregate ``name`` of value ``source`` over groups of at most ``rows`` rows."""
+    if name in A.COUNT_LIKE:
+        return float(rows), None
+    if name == "share":
+        return 1.0, None
+    if name == "mode":
+        return None, source.domain
+    if source is None or source.bound is None:
+        return None, None
+    return {"mean": source.bound, "min": source.bound, "max": source.bound, "sum": source.bound * rows,
+            "std": 2.0 * source.bound}[name], None
 
-    def add(expr, value):
-        exprs.append(expr.alias(value.col))
+
+def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
+    """The aggregates (a :class:`GroupAggregates`) and new values at the innermost to-many hop."""
+    aggs = ctx.schema.aggregates
+    group, out = A.GroupAggregates(), []
+    profile = ctx.profile_of(path.table)
+    for v in values:
+        v.bound, v.domain = profile.bounds.get(v.attribute), profile.domains.get(v.attribute)
+
+    def add(name, source, value, condition=None, kind="numeric"):
+        value.bound, value.domain = _derived(name, source, profile.rows)
+        group.add(name, None if source is None else source.col, value.col, condition, kind,
+                  grid=None if source is None else source.grid, domain=None if source is None else source.domain)
         out.append(value)
 
     wants_count = any("count" in aggs.for_kind(k) for k in set(kinds.values())) or not kinds
     if last_hop and wants_count:
-        add(A.aggregate("count", None), _Value(ctx.new_col(), "numeric", None, ("count",), count_like=True))
+        add("count", None, _Value(ctx.new_col(), "numeric", None, ("count",), count_like=True))
     need_frequent = (("share" in aggs.nominal and any(k == "nominal" for k in kinds.values()))
                      or (aggs.conditional and any(k == "nominal" for k in kinds.values())))
-    frequent = ctx.frequent_of(path.table) if need_frequent else {}
+    frequent = profile.frequent if need_frequent else {}
     for v in values:
         kind = kinds[v.attribute]
         for name in aggs.for_kind(kind):
@@ -369,40 +446,41 @@ def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
                 continue
             if name == "share":
                 for level in frequent.get(v.attribute, []):
-                    add(A.share(F.col(v.col), level),
-                        _Value(ctx.new_col(), "numeric", v.attribute, ("share",), level=level))
+                    nv = _Value(ctx.new_col(), "numeric", v.attribute, ("share",), level=level, bound=1.0)
+                    group.add_expression(A.share(F.col(v.col), level), nv.col)
+                    out.append(nv)
                 continue
-            add(A.aggregate(name, F.col(v.col)),
-                _Value(ctx.new_col(), A.output_kind(name), v.attribute, (name,), count_like=name in A.COUNT_LIKE))
+            add(name, v, _Value(ctx.new_col(), A.output_kind(name), v.attribute, (name,),
+                                count_like=name in A.COUNT_LIKE), kind="nominal" if kind == "nominal" else "numeric")
     for cattr, levels in frequent.items():
-        cond_col = F.col(raw[cattr].col)
         for level in levels:
-            cond = cond_col == F.lit(level)
+            cond = (raw[cattr].col, level)
             if "count" in aggs.conditional:
-                add(A.aggregate("count", None, cond),
-                    _Value(ctx.new_col(), "numeric", None, ("count",), (cattr, level), count_like=True))
+                add("count", None, _Value(ctx.new_col(), "numeric", None, ("count",), (cattr, level), count_like=True),
+                    cond)
             for v in values:
                 if kinds[v.attribute] == "nominal":
                     continue
                 for name in aggs.conditional:
                     if name == "count":
                         continue
-                    add(A.aggregate(name, F.col(v.col), cond),
-                        _Value(ctx.new_col(), "numeric", v.attribute, (name,), (cattr, level)))
-    return exprs, out
+                    add(name, v, _Value(ctx.new_col(), "numeric", v.attribute, (name,), (cattr, level)), cond)
+    return group, out
 
 
 def _outer(values, ctx: _Context):
-    """Aggregate expressions and new values at an outer to-many hop (the value was aggregated before)."""
+    """The aggregates (a :class:`GroupAggregates`) and new values at an outer to-many hop (the value was
+    aggregated before)."""
     aggs = ctx.schema.aggregates
-    exprs, out = [], []
+    group, out = A.GroupAggregates(), []
     for v in values:
         names = aggs.outer if v.kind == "numeric" else aggs.outer_nominal
         for name in names:
             nv = _Value(ctx.new_col(), A.output_kind(name), v.attribute, v.aggregates + (name,), v.condition,
                         v.level, name in A.COUNT_LIKE)
-            exprs.append(A.aggregate(name, F.col(v.col)).alias(nv.col))
+            nv.bound, nv.domain = _derived(name, v, X.MAX_GROUP_ROWS)
+            group.add(name, v.col, nv.col, kind=v.kind, grid=v.grid, domain=v.domain)
             out.append(nv)
-    return exprs, out
+    return group, out
 
 
