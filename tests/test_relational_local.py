@@ -83,7 +83,7 @@ def test_shop_schema_identical(spark, tmp_path):
 
 
 def test_shop_schema_with_conditions_and_shares_everywhere(spark, tmp_path):
-    cfg = shop_schema(frequent_values=3, aggregates={
+    cfg = shop_schema(max_depth=1, frequent_values=3, aggregates={  # outer aggregates: the random tables
         "numeric": ["count", "count_distinct", "mean", "min", "max", "sum", "std"],
         "nominal": ["count", "count_distinct", "mode", "share"], "date": ["count", "min", "max", "mean", "std"],
         "conditional": ["count", "sum", "mean", "min", "max"],
@@ -121,11 +121,16 @@ def test_hostile_names_and_collisions_identical(spark, tmp_path):
     assert loc.features == ["B__C__MEAN", "b__c__mean_2"]
 
 
+#: values with ties, signed zeros, negative, tiny (subnormal) and ordinary magnitudes
+TIES = [0.5, 1.0, 3.0, -2.25, 0.1, 0.2, 0.3, 1e-3, 7.0, 0.0, -0.0, 5e-324, -3e-200]
+
+
 def random_tables(seed: int):
-    """Small random tables: nulls, ties, dates, nominal integers, a self-reference, an n-n link, two to-many
-    hops in a row, dangling keys."""
+    """Small random tables at depth 2 (target <- child <- grand, target -> other, other <- target): missing
+    values, ties, signed zeros, dates, nominal integers, dangling and missing keys (empty groups), an
+    all-missing column, numbers from tiny to 1e300 (the sums' derived bounds then overflow: the sorted path)."""
     rng = np.random.default_rng(seed)
-    n = int(rng.integers(5, 40))
+    n = int(rng.integers(5, 30))
 
     def maybe(values, p=0.15):
         return [None if rng.random() < p else v for v in values]
@@ -133,46 +138,48 @@ def random_tables(seed: int):
     def dates(k):
         return maybe([dt.date(2000, 1, 1) + dt.timedelta(days=int(d)) for d in rng.integers(-4000, 9000, k)])
 
-    def nums(k, ties=True):
-        if ties:
-            return maybe([float(v) for v in rng.choice([0.5, 1.0, 3.0, -2.25, 0.1, 0.2, 0.3, 1e-3, 7.0], k)])
+    def ties(k):
+        return maybe([float(v) for v in rng.choice(TIES, k)])
+
+    def wide(k, top=300):  # signed, magnitudes 1e-300 .. 1e`top`
+        return maybe([float(s * m * 10.0 ** e) for s, m, e in
+                      zip(rng.choice([-1.0, 1.0], k), rng.random(k), rng.integers(-300, top + 1, k))])
+
+    def normal(k):
         return maybe([float(v) for v in rng.normal(0, 1e3, k) * rng.random(k)])
 
-    tgt = list(zip(range(1, n + 1), maybe(rng.choice(["yes", "no", "maybe"], n).tolist(), 0.1), nums(n, False),
+    q = int(rng.integers(1, 6))
+    other = list(zip(range(1, q + 1), normal(q), maybe(rng.choice(["s", "t"], q).tolist())))
+    tgt = list(zip(range(1, n + 1), maybe(rng.choice(["yes", "no", "maybe"], n).tolist(), 0.1), normal(n),
                    maybe(rng.choice(["x", "y", "z", "w"], n).tolist()), dates(n),
-                   maybe([int(v) for v in rng.integers(1, n + 3, n)], 0.3),  # self-reference, some dangling
+                   maybe([int(v) for v in rng.integers(1, q + 2, n)], 0.2),  # to-one, some dangling
                    maybe([int(v) for v in rng.integers(0, 4, n)], 0.1)))  # nominal integers
-    m = int(rng.integers(0, 80))
-    child = list(zip(range(100, 100 + m), maybe([int(v) for v in rng.integers(1, n + 2, m)], 0.05), nums(m),
-                     nums(m, False), maybe(rng.choice(["a", "b", "c", "d", "e"], m).tolist()), dates(m)))
-    g = int(rng.integers(0, 120))
+    m = int(rng.integers(0, 50))
+    child = list(zip(range(100, 100 + m), maybe([int(v) for v in rng.integers(1, n + 3, m)], 0.05), ties(m),
+                     wide(m, 20), maybe(rng.choice(["a", "b", "c"], m).tolist()),
+                     dates(m), [None] * m))
+    g = int(rng.integers(0, 60))
     grand = list(zip(range(1000, 1000 + g), maybe([int(v) for v in rng.integers(100, 100 + max(m, 1) + 2, g)], 0.05),
-                     nums(g), maybe(rng.choice(["p", "q", "r"], g).tolist())))
-    q = int(rng.integers(1, 8))
-    other = list(zip(range(1, q + 1), nums(q), maybe(rng.choice(["s", "t"], q).tolist())))
-    k = int(rng.integers(0, 60))
-    link = list(zip(range(1, k + 1), maybe([int(v) for v in rng.integers(1, n + 1, k)], 0.05),
-                    maybe([int(v) for v in rng.integers(1, q + 2, k)], 0.05), nums(k)))
-    rows = {"t": tgt, "child": child, "grand": grand, "other": other, "link": link}
-    columns = {"t": ["tid", "label", "x", "c", "d", "ref", "level"],
-               "child": ["cid", "tid", "v", "u", "w", "when"], "grand": ["gid", "cid", "z", "e"],
-               "other": ["oid", "val", "kind"], "link": ["lid", "tid", "oid", "weight"]}
-    cfg = {"tables": {"t": {"key": "tid", "foreign_keys": {"ref": "t"}, "types": {"level": "nominal"}},
+                     wide(g), maybe(rng.choice(["p", "q", "r"], g).tolist())))
+    rows = {"t": tgt, "child": child, "grand": grand, "other": other}
+    columns = {"t": ["tid", "label", "x", "c", "d", "oid", "level"],
+               "child": ["cid", "tid", "v", "u", "w", "when", "blank"], "grand": ["gid", "cid", "z", "e"],
+               "other": ["oid", "val", "kind"]}
+    cfg = {"tables": {"t": {"key": "tid", "foreign_keys": {"oid": "other"}, "types": {"level": "nominal"}},
                       "child": {"key": "cid", "foreign_keys": {"tid": "t"}},
                       "grand": {"key": "gid", "foreign_keys": {"cid": "child"}},
-                      "other": {"key": "oid"},
-                      "link": {"key": "lid", "foreign_keys": {"tid": "t", "oid": "other"}}},
+                      "other": {"key": "oid"}},
            "target": {"table": "t", "column": "label"}, "max_depth": 2, "frequent_values": int(rng.integers(1, 3)),
            "aggregates": {"numeric": ["count", "count_distinct", "mean", "min", "max", "sum", "std"],
                           "nominal": ["count", "count_distinct", "mode", "share"],
-                          "date": ["count", "mean", "min", "max", "std"],
-                          "conditional": ["count", "mean", "sum", "max"],
-                          "outer": ["mean", "min", "max", "sum", "std", "count_distinct"],
+                          "date": ["count", "mean", "max", "std"],
+                          "conditional": ["count", "mean", "sum", "min"],
+                          "outer": ["mean", "max", "sum", "std", "count_distinct"],
                           "outer_nominal": ["mode", "count_distinct"]}}
     return cfg, rows, columns
 
 
-@pytest.mark.parametrize("seed", range(3))  # depth 2: the Spark plan of depth 3 has ~3600 columns
+@pytest.mark.parametrize("seed", [1])  # CI-sized: each Spark plan costs ~30 s on 2 shared cores
 def test_random_tables_identical(spark, tmp_path, seed):
     cfg, rows, columns = random_tables(seed)
     assert_identical(spark, with_sources(cfg, tmp_path, rows, columns), check=False)
@@ -214,11 +221,11 @@ def test_numbers_spark_parses_otherwise_fall_back_to_spark(tmp_path, spark):
 def test_ranking_identical_either_engine(spark):
     import spark_fr
 
-    kw = dict(schema=str(FINANCIAL), trees=10, cv_folds=0, seed=3)
+    kw = dict(schema=str(FINANCIAL), trees=5, cv_folds=0, seed=3)
     local = spark_fr.rank_relational(spark=spark, engine="local", **kw)
     remote = spark_fr.rank_relational(spark=spark, engine="spark", **kw)
     assert local.metadata["relational"]["engine"] == "local"
     assert remote.metadata["relational"]["engine"] == "spark"
-    a, b = local.to_pandas(), remote.to_pandas()
+    a, b = (r.to_pandas().drop(columns=["run_id", "created_at"], errors="ignore") for r in (local, remote))
     assert list(a.columns) == list(b.columns)
     pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_exact=True)

@@ -171,7 +171,7 @@ class GroupAggregates:
         self.names.append(alias)
         if name in FROM_SORTED and grid is not None:
             self._add_on_grid(name, value, alias, condition, grid)
-        elif name in ("mode", "count_distinct") and kind == "nominal" and domain is not None:
+        elif name in ("mode", "count_distinct") and kind == "nominal" and domain:  # not (): no value at all
             self._add_from_domain(name, value, alias, condition, tuple(domain))
         elif name in FROM_SORTED or (name == "count_distinct" and kind != "nominal"):
             self._add_from_sorted(name, value, alias, condition)
@@ -238,6 +238,10 @@ class GroupAggregates:
         """Add a ready aggregate expression (e.g. :func:`share`) as output column ``alias``."""
         self.names.append(alias)
         self._plain.append(expr.alias(alias))
+
+    def add_share(self, value: str, level: str, alias: str) -> None:
+        """Add output column ``alias``: the :func:`share` of ``level`` among the values of column ``value``."""
+        self.add_expression(share(F.col(value), level), alias)
 
     def apply(self, frame, key):
         """``frame`` grouped by the column ``key`` (a Column, aliased): the key and the added columns."""

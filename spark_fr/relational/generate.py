@@ -174,6 +174,10 @@ class _Context:
         self._n += 1
         return f"v{self._n}"
 
+    def new_group(self):
+        """An empty set of aggregates for one ``groupBy`` (the local engine records them instead)."""
+        return A.GroupAggregates()
+
 
 def generate_features(spark, schema, tables: dict | None = None, *, base_dir: str | None = None,
                       check: bool = True, engine: str = "auto") -> GeneratedTable:
@@ -422,7 +426,7 @@ def _derived(name: str, source, rows: float) -> tuple:
 def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
     """The aggregates (a :class:`GroupAggregates`) and new values at the innermost to-many hop."""
     aggs = ctx.schema.aggregates
-    group, out = A.GroupAggregates(), []
+    group, out = ctx.new_group(), []
     profile = ctx.profile_of(path.table)
     for v in values:
         v.bound, v.domain = profile.bounds.get(v.attribute), profile.domains.get(v.attribute)
@@ -447,7 +451,7 @@ def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
             if name == "share":
                 for level in frequent.get(v.attribute, []):
                     nv = _Value(ctx.new_col(), "numeric", v.attribute, ("share",), level=level, bound=1.0)
-                    group.add_expression(A.share(F.col(v.col), level), nv.col)
+                    group.add_share(v.col, level, nv.col)
                     out.append(nv)
                 continue
             add(name, v, _Value(ctx.new_col(), A.output_kind(name), v.attribute, (name,),
@@ -472,7 +476,7 @@ def _outer(values, ctx: _Context):
     """The aggregates (a :class:`GroupAggregates`) and new values at an outer to-many hop (the value was
     aggregated before)."""
     aggs = ctx.schema.aggregates
-    group, out = A.GroupAggregates(), []
+    group, out = ctx.new_group(), []
     for v in values:
         names = aggs.outer if v.kind == "numeric" else aggs.outer_nominal
         for name in names:

@@ -5,17 +5,28 @@ values bit for bit) for small inputs, without starting the JVM.
 
 Algorithm sketch
 ----------------
-The plan is the Spark engine's (``generate.py``: paths from :func:`enumerate_paths`, values walked innermost
-first, the same :class:`_Value` bookkeeping, names and lineage); only the execution differs:
+The plan is the Spark engine's: paths from :func:`enumerate_paths`, values walked innermost first, and at
+every to-many hop the aggregates planned by ``generate._innermost`` / ``generate._outer`` themselves (the
+same :class:`_Value` bookkeeping, bounds and grid exponents from ``_derived``, names and lineage), which
+hand them to a recorder (:class:`_Group`) instead of Spark's ``GroupAggregates``. Only the execution differs:
 
 * **Reading**: headerless CSV/TSV sources (``columns:``) are read by a driver-side scanner that types the
   columns as :func:`spark_fr.relational.sources.read_headerless` does (missing markers, space trim, double
   when every known value is a plain decimal number, date when every one is ``yyyy-MM-dd``, else string).
-* **Aggregating** a hop: the child rows are sorted by (group, value); ``sum``, ``mean`` and ``std`` add
-  each group's sorted values *sequentially* from 0.0 (a row-wise ``np.cumsum`` over a zero-padded matrix per
-  bucket of similar group sizes), which is the fold the Spark engine runs (``array_sort`` + ``aggregate``):
-  the same bits. count, count_distinct, min, max, mode, shares and conditions follow ``aggregates.py``.
+* **Profiles** (``generate._profile``): a table's rows, the largest ``|x|`` of each numeric or date
+  attribute over its prepared values, its frequent nominal values; the bounds give the grid exponents.
+* **Aggregating** a hop: ``sum``, ``mean`` and ``std`` of a value with a finite bound use the numpy mirrors
+  of the Spark engine's fixed-point arithmetic (:func:`spark_fr.relational.exact.group_sums_numpy`,
+  :func:`~spark_fr.relational.exact.group_stds_numpy`; mean = that sum / the number of non-missing values):
+  the same bits. A value without a finite bound (a derived bound that overflows, e.g. the sum of values near
+  the largest double, or an attribute with no value) takes, as in Spark, the sorted path: each group's
+  sorted values added *sequentially* from 0.0 (a row-wise ``np.cumsum`` over zero-padded matrices), the
+  fold Spark runs (``array_sort`` + ``aggregate``). count, count_distinct, min, max, mode, shares and
+  conditions follow ``aggregates.py``.
 * **Joins** drop null keys first (a null never matches in Spark).
+
+The walk itself (joins, empty groups, count-like fills) mirrors ``generate._path_frame`` with arrays; it is
+not shared code.
 
 Decisions
 ---------
@@ -37,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from . import aggregates as AN
+from . import exact as X
 from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
@@ -280,18 +291,39 @@ def _prepare(spec, table: LocalTable, kinds: dict, key_types: dict) -> _Prepared
 
 
 def _frequent(table: _Prepared, k: int) -> dict:
+    """generate._nominal_values' frequent values: {nominal attribute: its k most frequent non-missing values,
+    ties broken by the smaller value (UTF-8 byte order, as Spark sorts strings)}."""
     out = {}
-    if k <= 0:
-        return out
     for a, (c, kind) in table.attrs.items():
         if kind != "nominal":
             continue
-        vals = [v for v in table.frame[c] if v is not None]
+        if k <= 0:
+            out[a] = []
+            continue
         counts: dict = {}
-        for v in vals:
-            counts[v] = counts.get(v, 0) + 1
+        for v in table.frame[c]:
+            if v is not None:
+                counts[v] = counts.get(v, 0) + 1
         out[a] = [v for v, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))[:k]]
     return out
+
+
+def _profile(table: _Prepared, k: int):
+    """:func:`spark_fr.relational.generate._profile` of a local table: its rows, the largest ``|x|`` of every
+    numeric or date attribute (None when it has no value), the frequent values of the nominal ones. Domains are
+    None: they only choose how Spark computes a mode or a distinct count, not the result."""
+    from .generate import _Profile
+
+    bounds = {}
+    for a, (c, kind) in table.attrs.items():
+        if kind == "nominal":
+            continue
+        x = table.frame[c].to_numpy(dtype=np.float64)
+        x = x[~np.isnan(x)]
+        b = float(np.max(np.abs(x))) if len(x) else None
+        bounds[a] = b if b is not None and X.grid_exponent(b) is not None else None
+    nominal = [a for a, (_, kind) in table.attrs.items() if kind == "nominal"]
+    return _Profile(len(table.frame), bounds, _frequent(table, k), {a: None for a in nominal})
 
 
 # --- aggregation kernels ----------------------------------------------------------------------------------
@@ -299,7 +331,8 @@ def _frequent(table: _Prepared, k: int) -> dict:
 
 def _seq_sums(groups: np.ndarray, values: np.ndarray, n_groups: int):
     """Per group: (sum added sequentially from 0.0 in the given order, count) of ``values`` (already sorted
-    within each group, groups contiguous and ascending)."""
+    within each group, groups contiguous and ascending): the Spark engine's sorted-array fold, used only for
+    values without a finite bound (see the module's notes)."""
     sums = np.full(n_groups, np.nan)
     counts = np.bincount(groups, minlength=n_groups)
     if len(values) == 0:
@@ -322,29 +355,34 @@ def _seq_sums(groups: np.ndarray, values: np.ndarray, n_groups: int):
     return sums, counts
 
 
-def _numeric_aggs(names, g, x, n_groups):
-    """{name: array over groups} for numeric values ``x`` (NaN = null) of rows in groups ``g``."""
+def _numeric_aggs(names, g, x, n_groups, grid):
+    """{name: array over groups} for numeric values ``x`` (NaN = null) of rows in groups ``g``; ``grid``: the
+    value's grid exponent (sum, mean, std on that grid, :mod:`spark_fr.relational.exact`) or None (from the
+    sorted values, sequentially)."""
     ok = ~np.isnan(x)
     g2, x2 = g[ok], x[ok]
     order = np.lexsort((x2, g2))
     g2, x2 = g2[order], x2[order]
+    cnt = np.bincount(g2, minlength=n_groups)
     out = {}
-    need_sum = any(n in ("sum", "mean", "std") for n in names)
-    if need_sum:
-        sums, cnt = _seq_sums(g2, x2, n_groups)
-    else:
-        cnt = np.bincount(g2, minlength=n_groups)
+    sums = None
+    if grid is None and any(n in ("sum", "mean", "std") for n in names):
+        sums, _ = _seq_sums(g2, x2, n_groups)
+    elif any(n in ("sum", "mean") for n in names):
+        sums = X.group_sums_numpy(g, x, n_groups, grid)
     for name in names:
         if name == "sum":
             out[name] = sums
         elif name == "mean":
             with np.errstate(invalid="ignore", divide="ignore"):
                 out[name] = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
+        elif name == "std" and grid is not None:
+            out[name] = X.group_stds_numpy(g, x, n_groups, grid)
         elif name == "std":
-            mean = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
-            d = x2 - mean[g2]
-            sq, _ = _seq_sums(g2, d * d, n_groups)
             with np.errstate(invalid="ignore", divide="ignore"):
+                mean = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
+                d = x2 - mean[g2]
+                sq, _ = _seq_sums(g2, d * d, n_groups)
                 out[name] = np.where(cnt > 1, np.sqrt(sq / np.maximum(cnt - 1, 1)), np.nan)
         elif name in ("min", "max"):
             r = np.full(n_groups, np.nan)
@@ -407,6 +445,75 @@ def _nominal_aggs(name, g, x, n_groups, level=None):
     raise Unsupported(f"aggregate {name} of a nominal value")
 
 
+class _Group:
+    """The aggregates of one hop as :class:`spark_fr.relational.aggregates.GroupAggregates` receives them from
+    generate.py's planning (``add``, ``add_share``), recorded, then computed with numpy (:meth:`run`)."""
+
+    def __init__(self):
+        self.entries = []  # (name, value column or None, alias, condition, kind, grid, share level)
+
+    def add(self, name, value, alias, condition=None, kind="numeric", grid=None, domain=None):
+        self.entries.append((name, value, alias, condition, kind, grid, None))
+
+    def add_share(self, value, level, alias):
+        self.entries.append(("share", value, alias, None, "nominal", None, level))
+
+    def __bool__(self):
+        return bool(self.entries)
+
+    def run(self, cols: dict, g: np.ndarray, n_groups: int) -> dict:
+        """{alias: array over the groups} from the rows' value columns ``cols`` and groups ``g``."""
+        masks, out, numeric = {}, {}, {}
+
+        def mask_of(condition):
+            if condition is None:
+                return None
+            if condition not in masks:  # a null never equals the value
+                masks[condition] = np.array([c == condition[1] for c in cols[condition[0]]], dtype=bool)
+            return masks[condition]
+
+        for name, value, alias, condition, kind, grid, level in self.entries:
+            mask = mask_of(condition)
+            if value is None:  # the count of (matching) rows
+                out[alias] = np.bincount(g if mask is None else g[mask], minlength=n_groups).astype(np.float64)
+            elif kind == "nominal":
+                x = cols[value] if mask is None else np.where(mask, cols[value], None)
+                out[alias] = _nominal_aggs(name, g, x, n_groups, level)
+            else:  # numeric: all aggregates of one (value, condition, grid) from one sort
+                numeric.setdefault((value, condition, grid), []).append((name, alias))
+        for (value, condition, grid), items in numeric.items():
+            x = cols[value].astype(np.float64)
+            mask = mask_of(condition)
+            if mask is not None:
+                x = np.where(mask, x, np.nan)
+            res = _numeric_aggs(sorted({n for n, _ in items}), g, x, n_groups, grid)
+            for name, alias in items:
+                out[alias] = res[name]
+        return out
+
+
+class _LocalContext:
+    """generate._Context for the local engine: profiles of local tables, recorded aggregates."""
+
+    def __init__(self, schema, prepared):
+        self.schema = schema
+        self.prepared = prepared
+        self._profiles = {}
+        self._n = 0
+
+    def profile_of(self, table: str):
+        if table not in self._profiles:
+            self._profiles[table] = _profile(self.prepared[table], self.schema.frequent_values)
+        return self._profiles[table]
+
+    def new_col(self) -> str:
+        self._n += 1
+        return f"v{self._n}"
+
+    def new_group(self):
+        return _Group()
+
+
 # --- the walk ---------------------------------------------------------------------------------------------
 
 
@@ -450,7 +557,7 @@ def generate_local(schema, check: bool = True):
         The input holds something the local engine cannot reproduce exactly (then use the Spark engine).
     """
     from .checks import column_kinds
-    from .generate import _Value, _out_kind
+    from .generate import _out_kind
 
     tables = load_local_tables(schema)
     kinds = column_kinds(schema, {n: _spark_types(t.types) for n, t in tables.items()})
@@ -466,18 +573,7 @@ def generate_local(schema, check: bool = True):
             if key_types[(name, fk.column)] != key_types[(fk.table, schema.tables[fk.table].key)]:
                 raise Unsupported(f"table '{name}': foreign key '{fk.column}' and its key differ in type")
     paths = enumerate_paths(schema)
-    cache: dict = {}
-
-    def frequent_of(table):
-        if table not in cache:
-            cache[table] = _frequent(prepared[table], schema.frequent_values)
-        return cache[table]
-
-    counter = [0]
-
-    def new_col():
-        counter[0] += 1
-        return f"v{counter[0]}"
+    ctx = _LocalContext(schema, prepared)
 
     base = tables[target.table]
     tkeys = _key(base, schema.tables[target.table].key)[1]
@@ -495,7 +591,7 @@ def generate_local(schema, check: bool = True):
         lineage.append(FeatureLineage(name, (), target.table, attr, (), None,
                                       relations_of((), target.table, attr, None), _out_kind(kind)))
     for path in (p for p in paths if p.hops):
-        link, cols, values = _path_frame(path, schema, prepared, frequent_of, new_col, _Value, _out_kind)
+        link, cols, values = _path_frame(path, ctx)
         if not values:
             continue
         got = _lookup(tkeys, link, cols)
@@ -523,12 +619,16 @@ def _link_col(table, hop):
     return "__k"
 
 
-def _path_frame(path, schema, prepared, frequent_of, new_col, _Value, _out_kind):
-    """(link keys, {value column: array}, values) of one path, as generate._path_frame."""
+def _path_frame(path, ctx: _LocalContext):
+    """(link keys, {value column: array}, values) of one path: generate._path_frame's walk with arrays; the
+    aggregates of each hop are planned by generate's ``_innermost`` / ``_outer`` (values, bounds, grids, names)
+    and computed by :class:`_Group`."""
+    from .generate import _innermost, _outer, _Value, _out_kind
+
     hops = path.hops
     s = len(hops)
-    last = prepared[path.table]
-    values = [_Value(new_col(), _out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
+    last = ctx.prepared[path.table]
+    values = [_Value(ctx.new_col(), _out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
     raw = {v.attribute: v for v in values}
     kinds = {attr: kind for attr, (_, kind) in last.attrs.items()}
     link = last.frame[_link_col(last, hops[-1])].to_numpy()
@@ -537,19 +637,17 @@ def _path_frame(path, schema, prepared, frequent_of, new_col, _Value, _out_kind)
     for i in range(s, 0, -1):
         hop = hops[i - 1]
         into_parent = hops[i - 2] if i >= 2 else None
-        parent = prepared[path.tables()[i - 1]]
+        parent = ctx.prepared[path.tables()[i - 1]]
         if hop.direction == MANY:
-            g, ok, uniques = _group_index(link)
-            n_groups = len(uniques)
-            sub = {c: a[ok] for c, a in cols.items()}
             if aggregated:
-                cols, values = _outer(values, sub, g, n_groups, schema, new_col)
+                group, values = _outer(values, ctx)
             else:
-                cols, values = _innermost(values, raw, kinds, path, i == s, sub, g, n_groups, schema,
-                                          frequent_of, new_col, _Value)
+                group, values = _innermost(values, raw, kinds, path, i == s, ctx)
                 aggregated = True
             if not values:
                 return None, {}, []
+            g, ok, uniques = _group_index(link)
+            cols = group.run({c: a[ok] for c, a in cols.items()}, g, len(uniques))
             link = uniques
             if i >= 2 and into_parent.direction == MANY:
                 got = _lookup(parent.frame["__k"].to_numpy(), link, cols)
@@ -569,84 +667,6 @@ def _filled(cols, values):
             a = out[v.col].astype(np.float64)
             out[v.col] = np.where(np.isnan(a), 0.0, a)
     return out
-
-
-def _innermost(values, raw, kinds, path, last_hop, cols, g, n_groups, schema, frequent_of, new_col, _Value):
-    aggs = schema.aggregates
-    out_cols, out = {}, []
-
-    def add(arr, value):
-        out_cols[value.col] = arr
-        out.append(value)
-
-    wants_count = any("count" in aggs.for_kind(k) for k in set(kinds.values())) or not kinds
-    if last_hop and wants_count:
-        add(np.bincount(g, minlength=n_groups).astype(np.float64),
-            _Value(new_col(), "numeric", None, ("count",), count_like=True))
-    need_frequent = (("share" in aggs.nominal and any(k == "nominal" for k in kinds.values()))
-                     or (aggs.conditional and any(k == "nominal" for k in kinds.values())))
-    frequent = frequent_of(path.table) if need_frequent else {}
-    for v in values:
-        kind = kinds[v.attribute]
-        x = cols[v.col]
-        if kind == "nominal":
-            for name in aggs.for_kind(kind):
-                if name == "count":
-                    continue
-                if name == "share":
-                    for level in frequent.get(v.attribute, []):
-                        add(_nominal_aggs("share", g, x, n_groups, level),
-                            _Value(new_col(), "numeric", v.attribute, ("share",), level=level))
-                    continue
-                add(_nominal_aggs(name, g, x, n_groups),
-                    _Value(new_col(), AN.output_kind(name), v.attribute, (name,),
-                           count_like=name in AN.COUNT_LIKE))
-        else:
-            names = [n for n in aggs.for_kind(kind) if n not in ("count", "share")]
-            res = _numeric_aggs(names, g, x.astype(np.float64), n_groups)
-            for name in aggs.for_kind(kind):
-                if name in ("count", "share"):
-                    continue
-                add(res[name], _Value(new_col(), AN.output_kind(name), v.attribute, (name,),
-                                      count_like=name in AN.COUNT_LIKE))
-    for cattr, levels in frequent.items():
-        cvals = cols[raw[cattr].col]
-        for level in levels:
-            cond = np.array([c == level for c in cvals], dtype=bool)  # a null condition is not true
-            if "count" in aggs.conditional:
-                add(np.bincount(g[cond], minlength=n_groups).astype(np.float64),
-                    _Value(new_col(), "numeric", None, ("count",), (cattr, level), count_like=True))
-            for v in values:
-                if kinds[v.attribute] == "nominal":
-                    continue
-                names = [n for n in aggs.conditional if n != "count"]
-                if not names:
-                    continue
-                x = np.where(cond, cols[v.col].astype(np.float64), np.nan)
-                res = _numeric_aggs(names, g, x, n_groups)
-                for name in names:
-                    add(res[name], _Value(new_col(), "numeric", v.attribute, (name,), (cattr, level)))
-    return out_cols, out
-
-
-def _outer(values, cols, g, n_groups, schema, new_col):
-    from .generate import _Value
-
-    aggs = schema.aggregates
-    out_cols, out = {}, []
-    for v in values:
-        names = aggs.outer if v.kind == "numeric" else aggs.outer_nominal
-        x = cols[v.col]
-        if v.kind == "numeric":
-            res = _numeric_aggs(list(names), g, x.astype(np.float64), n_groups)
-        else:
-            res = {n: _nominal_aggs(n, g, x, n_groups) for n in names}
-        for name in names:
-            nv = _Value(new_col(), AN.output_kind(name), v.attribute, v.aggregates + (name,), v.condition,
-                        v.level, name in AN.COUNT_LIKE)
-            out_cols[nv.col] = res[name]
-            out.append(nv)
-    return out_cols, out
 
 
 # --- entry points -----------------------------------------------------------------------------------------
@@ -674,6 +694,25 @@ def try_local(schema, tables, check: bool, forced: bool = False):
                           engine="local")
 
 
+def write_parquet(df, path: str) -> None:
+    """Write a local result (:attr:`GeneratedTable.pandas`, or part of it) as one Parquet file: strings stay
+    strings, other columns become doubles with NaN as null (the Spark engine's column types)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    arrays, fields = [], []
+    for c in df.columns:
+        a = df[c].to_numpy()
+        if a.dtype == object:
+            arr = pa.array([None if v is None else str(v) for v in a], type=pa.string())
+        else:
+            a = a.astype(np.float64)
+            arr = pa.array(a, type=pa.float64(), mask=np.isnan(a))
+        arrays.append(arr)
+        fields.append(pa.field(c, arr.type))
+    pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), path)
+
+
 class ranking_input:
     """See :meth:`spark_fr.relational.generate.GeneratedTable.ranking_input`."""
 
@@ -686,26 +725,12 @@ class ranking_input:
         g = self.generated
         if g.pandas is None:
             return g.frame.drop(g.id) if self.drop_id else g.frame
-        import shutil  # noqa: F401
         import tempfile
-
-        import pyarrow as pa
-        import pyarrow.parquet as pq
 
         df = g.pandas.drop(columns=[g.id]) if self.drop_id else g.pandas
         self._dir = tempfile.mkdtemp(prefix="spark_fr_relational_")
         path = os.path.join(self._dir, "features.parquet")
-        arrays, fields = [], []
-        for c in df.columns:
-            a = df[c].to_numpy()
-            if a.dtype == object:
-                arr = pa.array([None if v is None else str(v) for v in a], type=pa.string())
-            else:
-                a = a.astype(np.float64)
-                arr = pa.array(a, type=pa.float64(), mask=np.isnan(a))
-            arrays.append(arr)
-            fields.append(pa.field(c, arr.type))
-        pq.write_table(pa.Table.from_arrays(arrays, schema=pa.schema(fields)), path)
+        write_parquet(df, path)
         return path
 
     def __exit__(self, *exc):
