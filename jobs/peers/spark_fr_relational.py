@@ -2,15 +2,20 @@
 
     python jobs/peers/spark_fr_relational.py conf/relational/financial.yaml result.json [--max-depth 2]
 
-Starts a local Spark session as ``python jobs/rank.py`` does (``spark_fr.runtime.session.get_spark``:
-``--master``, default ``local[*]``; loopback; the driver gets half of the machine's memory, or
-``SPARK_FR_DRIVER_MEMORY``), calls ``spark_fr.relational.generate_features(spark, SCHEMA)`` (with the
-schema's ``max_depth`` or ``--max-depth``; the data checks on unless ``--no-check``) and writes the frame
-(id, target, features) as Parquet (``--matrix``, default ``features.parquet/`` next to OUTPUT), so that the
-whole plan runs. Prints ``rows x features`` and writes ``{"rows", "features", "feature_names" (first 50),
-"spark_start_s" (imports and session), "generate_s" (planning, data checks, frequent values), "write_s"
-(the plan itself), "max_depth", "master", "spark_version", "aggregates"}`` to OUTPUT. spark_fr is imported
-from this repository, not from an installed copy.
+Calls ``spark_fr.relational.generate_features(spark, SCHEMA, engine='auto')`` (with the schema's
+``max_depth`` or ``--max-depth``; the data checks on unless ``--no-check``) and writes the result (id,
+target, features) as Parquet (``--matrix``, default ``features.parquet/`` next to OUTPUT), so that the whole
+plan runs. Small local headerless CSV/TSV inputs (financial) go to the local engine
+(``spark_fr.relational.local``): the JVM is never started (the session is a lazy ``SessionStart``, started
+only if the local engine turns the input down) and the pandas result is written as one Parquet file in that
+directory. Otherwise a local Spark session starts as ``python jobs/rank.py`` does
+(``spark_fr.runtime.session.get_spark``: ``--master``, default ``local[*]``; loopback; the driver gets half
+of the machine's memory, or ``SPARK_FR_DRIVER_MEMORY``). Prints ``rows x features`` and writes ``{"rows",
+"features", "feature_names" (first 50), "spark_start_s" (imports and session; local engine: imports only),
+"generate_s" (planning, data checks, frequent values; local engine: all the work), "write_s" (the plan
+itself; local: the Parquet file), "max_depth", "master", "spark_version" (None when local), "aggregates",
+"engine" ("local" or "spark")}`` to OUTPUT. spark_fr is imported from this repository, not from an
+installed copy.
 
 ``--common-aggregates`` keeps only the schema's aggregates that featuretools also has (see
 ``featuretools_dfs.py``): it drops the count of distinct values of numeric and date attributes and the
@@ -47,28 +52,53 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
     import dataclasses
 
     from spark_fr.relational import generate_features, load_schema
-    from spark_fr.runtime.session import get_spark
+    from spark_fr.relational.local import local_possible
 
-    spark = get_spark(master=master, app_name="spark_fr relational", quiet=True)
-    spark.sparkContext.setLogLevel("ERROR")
-    t1 = time.perf_counter()
     schema = load_schema(schema_path)
     if max_depth is not None:
         schema = dataclasses.replace(schema, max_depth=max_depth)
     if common:
         schema = dataclasses.replace(schema, aggregates=common_aggregates(schema.aggregates))
-    gen = generate_features(spark, schema, check=check)
+    if local_possible(schema):  # the local engine will likely take it: the JVM starts only if it does not
+        from spark_fr.runtime.session import SessionStart
+
+        spark = SessionStart(lazy=True, master=master, app_name="spark_fr relational", quiet=True)
+    else:
+        from spark_fr.runtime.session import get_spark
+
+        spark = get_spark(master=master, app_name="spark_fr relational", quiet=True)
+    t1 = time.perf_counter()
+    gen = generate_features(spark, schema, check=check, engine="auto")
     t2 = time.perf_counter()
     path = matrix or str(Path(output).resolve().parent / "features.parquet")
-    gen.frame.write.mode("overwrite").parquet(path)
-    t3 = time.perf_counter()
-    rows = spark.read.parquet(path).count()  # from the files' footers
-    print(f"{rows} rows x {len(gen.features)} features")
+    if gen.engine == "local":
+        import shutil
+
+        from spark_fr.relational.local import write_parquet
+
+        if Path(path).is_dir():
+            shutil.rmtree(path)
+        elif Path(path).exists():
+            Path(path).unlink()
+        Path(path).mkdir(parents=True)
+        write_parquet(gen.pandas, str(Path(path) / "part-00000.parquet"))  # a directory, as Spark writes it
+        t3 = time.perf_counter()
+        rows = len(gen.pandas)
+        facts = {"master": "driver (local engine)", "spark_version": None}
+    else:
+        spark = spark.result() if hasattr(spark, "result") else spark
+        spark.sparkContext.setLogLevel("ERROR")
+        gen.frame.write.mode("overwrite").parquet(path)
+        t3 = time.perf_counter()
+        rows = spark.read.parquet(path).count()  # from the files' footers
+        facts = {"master": spark.sparkContext.master, "spark_version": spark.version}
+    print(f"{rows} rows x {len(gen.features)} features ({gen.engine} engine)")
     result = {"rows": rows, "features": len(gen.features), "feature_names": gen.features[:50], "matrix": path,
               "spark_start_s": round(t1 - T0, 3), "generate_s": round(t2 - t1, 3), "write_s": round(t3 - t2, 3),
-              "max_depth": schema.max_depth, "master": spark.sparkContext.master, "spark_version": spark.version,
-              "aggregates": dataclasses.asdict(schema.aggregates)}
-    spark.stop()
+              "max_depth": schema.max_depth, **facts, "aggregates": dataclasses.asdict(schema.aggregates),
+              "engine": gen.engine}
+    if gen.engine == "spark":
+        spark.stop()
     return result
 
 
