@@ -128,7 +128,8 @@ TIES = [0.5, 1.0, 3.0, -2.25, 0.1, 0.2, 0.3, 1e-3, 7.0, 0.0, -0.0, 5e-324, -3e-2
 def random_tables(seed: int):
     """Small random tables at depth 2 (target <- child <- grand, target -> other, other <- target): missing
     values, ties, signed zeros, dates, nominal integers, dangling and missing keys (empty groups), an
-    all-missing column, numbers from tiny to 1e300 (the sums' derived bounds then overflow: the sorted path)."""
+    all-missing column, numbers from subnormal to 1.5e307 (the sums' derived bounds then overflow: the sorted
+    path, as Spark takes it)."""
     rng = np.random.default_rng(seed)
     n = int(rng.integers(5, 30))
 
@@ -158,9 +159,11 @@ def random_tables(seed: int):
     child = list(zip(range(100, 100 + m), maybe([int(v) for v in rng.integers(1, n + 3, m)], 0.05), ties(m),
                      wide(m, 20), maybe(rng.choice(["a", "b", "c"], m).tolist()),
                      dates(m), [None] * m))
-    g = int(rng.integers(0, 60))
+    g = int(rng.integers(12, 60))
+    z = wide(g)
+    z[:2] = [1.5e307, -1.2e307]  # bound x rows overflows: sums on the sorted path (inner and outer)
     grand = list(zip(range(1000, 1000 + g), maybe([int(v) for v in rng.integers(100, 100 + max(m, 1) + 2, g)], 0.05),
-                     wide(g), maybe(rng.choice(["p", "q", "r"], g).tolist())))
+                     z, maybe(rng.choice(["p", "q", "r"], g).tolist())))
     rows = {"t": tgt, "child": child, "grand": grand, "other": other}
     columns = {"t": ["tid", "label", "x", "c", "d", "oid", "level"],
                "child": ["cid", "tid", "v", "u", "w", "when", "blank"], "grand": ["gid", "cid", "z", "e"],

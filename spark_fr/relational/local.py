@@ -379,7 +379,7 @@ def _numeric_aggs(names, g, x, n_groups, grid):
         elif name == "std" and grid is not None:
             out[name] = X.group_stds_numpy(g, x, n_groups, grid)
         elif name == "std":
-            with np.errstate(invalid="ignore", divide="ignore"):
+            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
                 mean = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
                 d = x2 - mean[g2]
                 sq, _ = _seq_sums(g2, d * d, n_groups)
