@@ -204,3 +204,22 @@ def test_spark_fr_common_aggregates_are_those_featuretools_has():
     for kind in ("numeric", "nominal", "date", "outer", "outer_nominal", "conditional"):
         for name in getattr(AggregateSpec(), kind):
             assert (name in getattr(common, kind)) == (ft[kind].get(name) is not None), (kind, name)
+
+
+def test_spark_fr_peer_runs_financial_in_the_driver(datasets, tmp_path):
+    """Financial (small headerless CSV) goes to the local engine (a separate process, as the suite runs it; its
+    lazy session is then never touched, so no JVM starts): the same JSON keys plus engine, the matrix a Parquet
+    directory of id, target, features."""
+    import subprocess
+
+    out = tmp_path / "result.json"
+    done = subprocess.run([sys.executable, str(ROOT / "jobs" / "peers" / "spark_fr_relational.py"),
+                           str(relational.FINANCIAL), str(out), "--max-depth", "1"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(out.read_text())
+    assert result["engine"] == "local" and result["spark_version"] is None
+    assert {"rows", "features", "feature_names", "matrix", "spark_start_s", "generate_s", "write_s", "max_depth",
+            "master", "aggregates"} <= set(result)
+    frame = pd.read_parquet(result["matrix"])
+    assert frame.shape == (result["rows"], result["features"] + 2) and result["rows"] == 682
