@@ -35,6 +35,8 @@ from . import exact as X
 from .sqltext import Sql, fn, when
 
 COUNT_LIKE = ("count", "count_distinct")
+#: aggregates of :func:`aggregate` that Spark computes as object aggregates (a nominal count_distinct is a set)
+OBJECT_AGGREGATES = ("mode", "count_distinct")
 NOMINAL_OUTPUT = ("mode",)
 
 
@@ -90,7 +92,8 @@ class GroupAggregates:
     """
 
     def __init__(self):
-        self._plain = []
+        self._plain = []  # aliased aggregate columns
+        self._objects = []  # aliased object aggregates (lists, sets, Spark's mode): a groupBy of their own
         self._pre = []  # (name, row expression) computed once per row before the groupBy
         self._hidden_aggs = []  # (name, aggregate expression)
         self._keys = {}  # (what, value, condition, extra) -> hidden column name(s)
@@ -98,9 +101,13 @@ class GroupAggregates:
         self._hidden = []
         self.names = []
 
-    def _hide(self, expr) -> str:
+    def _hide(self, expr, is_object: bool = False) -> str:
         name = f"__h{len(self._hidden_aggs)}"
         self._hidden_aggs.append((name, expr))
+        if is_object:
+            self._objects.append(expr.alias(name))
+        else:
+            self._plain.append(expr.alias(name))
         self._hidden.append(name)
         return name
 
@@ -139,7 +146,7 @@ class GroupAggregates:
 
     def _sorted(self, value: str, condition) -> str:
         return self._once(("sorted", value, condition),
-                          lambda: self._hide(F.array_sort(F.collect_list(self._value(value, condition)))))
+                          lambda: self._hide(F.array_sort(F.collect_list(self._value(value, condition))), True))
 
     def _count(self, value: str, condition) -> str:
         return self._once(("count", value, condition), lambda: self._hide(F.count(self._value(value, condition))))
@@ -176,8 +183,8 @@ class GroupAggregates:
         elif name in FROM_SORTED or (name == "count_distinct" and kind != "nominal"):
             self._add_from_sorted(name, value, alias, condition)
         else:
-            self._plain.append(aggregate(name, None if value is None else F.col(value), self._condition(condition),
-                                         kind).alias(alias))
+            expr = aggregate(name, None if value is None else F.col(value), self._condition(condition), kind)
+            (self._objects if name in OBJECT_AGGREGATES else self._plain).append(expr.alias(alias))
 
     def _add_on_grid(self, name, value, alias, condition, grid):
         if name == "std":
@@ -237,17 +244,26 @@ class GroupAggregates:
     def add_expression(self, expr, alias: str) -> None:
         """Add a ready aggregate expression (e.g. :func:`share`) as output column ``alias``."""
         self.names.append(alias)
-        self._plain.append(expr.alias(alias))
+        self._plain.append(expr.alias(alias))  # native (shares)
 
     def add_share(self, value: str, level: str, alias: str) -> None:
         """Add output column ``alias``: the :func:`share` of ``level`` among the values of column ``value``."""
         self.add_expression(share(F.col(value), level), alias)
 
     def apply(self, frame, key):
-        """``frame`` grouped by the column ``key`` (a Column, aliased): the key and the added columns."""
+        """``frame`` grouped by the column ``key`` (a Column, aliased): the key and the added columns.
+
+        Object aggregates (per-group lists and sets, Spark's ``mode``) turn a whole ``groupBy`` into a slow
+        object aggregate: when there are native ones too, each kind gets its own ``groupBy`` and the two are
+        joined on the key (every group has rows, so both have the same keys)."""
         if self._pre:
             frame = frame.select("*", *[e.alias(n) for n, e in self._pre])
-        out = frame.groupBy(key).agg(*self._plain, *[e.alias(n) for n, e in self._hidden_aggs])
+        if self._plain and self._objects:
+            native = frame.groupBy(key).agg(*self._plain)
+            name = native.columns[0]
+            out = native.join(frame.groupBy(key).agg(*self._objects), name)
+        else:
+            out = frame.groupBy(key).agg(*self._plain, *self._objects)
         for step in self._steps:
             if step:
                 out = out.select("*", *step)
