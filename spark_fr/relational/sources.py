@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -31,6 +32,9 @@ from pyspark.sql import types as T
 from ..data.columns import qcol
 from ..errors import InputError
 from .schema import RelationalSchema, TableSpec
+
+#: file sources read side by side
+READ_THREADS = 4
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +65,11 @@ def load_tables(spark, schema: RelationalSchema, tables: dict | None = None) -> 
         if name not in schema.tables:
             raise InputError(f"{schema.origin}: a DataFrame was given for the unknown table '{name}'")
     out: dict = {}
+    # file sources first, side by side: each read lists its files and reads a footer (a small Spark job, mostly
+    # latency); the first unreadable one, in schema order, is the error
+    files = [n for n, spec in schema.tables.items() if n not in tables and spec.source.kind == "path"]
+    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+        read = dict(zip(files, pool.map(lambda n: read_path(spark, schema.tables[n], schema.origin), files)))
 
     def load(name: str):
         if name in out:
@@ -73,7 +82,7 @@ def load_tables(spark, schema: RelationalSchema, tables: dict | None = None) -> 
         elif spec.source.kind == "catalog":
             df = spark.table(spec.source.catalog)
         elif spec.source.kind == "path":
-            df = read_path(spark, spec, schema.origin)
+            df = read[name]
         else:
             raise InputError(f"{schema.origin}: table '{name}' has no source and no DataFrame was given for it")
         if spec.generated_key and spec.key not in df.columns:
