@@ -11,9 +11,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf" / "relational"
 
 
-def test_financial(spark, datasets):
-    g = generate_features(spark, str(CONF / "financial.yaml"))
-    pdf = g.frame.toPandas().set_index("loan_id")
+@pytest.mark.parametrize("engine", ["spark", "local"])
+def test_financial(spark, datasets, engine):
+    g = generate_features(spark, str(CONF / "financial.yaml"), engine=engine)
+    assert g.engine == engine
+    pdf = (g.frame.toPandas() if engine == "spark" else g.pandas).set_index("loan_id")
     assert len(pdf) == 682 and pdf.index.is_unique
     assert 100 <= len(g.features) <= 400
     tables = {lin.table for lin in g.lineage}

@@ -58,6 +58,7 @@ from .checks import check_data, column_kinds
 from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
+from .plan import DOMAIN_LIMIT, Profile, Value, innermost, out_kind, outer
 from .schema import RelationalSchema, load_schema
 from .sources import load_tables
 
@@ -110,25 +111,6 @@ class GeneratedTable:
 
 
 @dataclass
-class _Value:
-    """One value column of a path's frame while it is being back-propagated."""
-
-    col: str
-    kind: str
-    attribute: str | None
-    aggregates: tuple = ()  # innermost first
-    condition: tuple | None = None
-    level: str | None = None  # the value of a share
-    count_like: bool = False
-    bound: float | None = None  # numeric: a bound on |value| (None: unknown or not finite)
-    domain: tuple | None = None  # nominal: every value it can take, sorted (None: too many)
-
-    @property
-    def grid(self):
-        return X.grid_exponent(self.bound) if self.kind == "numeric" else None
-
-
-@dataclass
 class _Table:
     """A prepared table: internal column names, attribute kinds."""
 
@@ -137,19 +119,6 @@ class _Table:
     fks: dict  # foreign-key column -> internal column
 
 
-@dataclass
-class _Profile:
-    """What the aggregates need to know of a table before they are planned (one or two small Spark jobs)."""
-
-    rows: int
-    bounds: dict  # numeric or date attribute -> max |value| (None: not finite, or no value)
-    frequent: dict  # nominal attribute -> its most frequent values
-    domains: dict  # nominal attribute -> its sorted distinct values (None: more than DOMAIN_LIMIT)
-
-
-#: nominal attributes with at most this many distinct values get modes and distinct counts from one native
-#: count per value (see ``aggregates.py``)
-DOMAIN_LIMIT = 64
 #: threads running the data checks and table profiles (small Spark jobs) side by side
 SMALL_JOBS = 4
 
@@ -161,10 +130,10 @@ class _Context:
         self._profiles = {}
         self._n = 0
 
-    def set_profile(self, table: str, profile: _Profile) -> None:
+    def set_profile(self, table: str, profile: Profile) -> None:
         self._profiles[table] = profile
 
-    def profile_of(self, table: str) -> _Profile:
+    def profile_of(self, table: str) -> Profile:
         """The (cached) profile of a table whose attributes are aggregated."""
         if table not in self._profiles:
             self._profiles[table] = _profile(self.prepared[table], self.schema.frequent_values)
@@ -223,7 +192,9 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
 
         done = try_local(schema, tables, check, forced=engine == "local")
         if done is not None:
-            return done
+            pdf, lineage, paths = done
+            return GeneratedTable(None, lineage, schema.target.id, schema.target.column, paths, pandas=pdf,
+                                  engine="local")
     frames = load_tables(spark, schema, tables)
     kinds = column_kinds(schema, frames)
     target = schema.target
@@ -252,7 +223,7 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
         name = names.unique(feature_name([], attr, []))
         out_cols.append(F.col(f"t_{col}").alias(name))
         lineage.append(FeatureLineage(name, (), target.table, attr, (), None,
-                                      relations_of((), target.table, attr, None), _out_kind(kind)))
+                                      relations_of((), target.table, attr, None), out_kind(kind)))
     frame = base.select(*cols)
     for n, path in enumerate(p for p in paths if p.hops):
         pf, values = _path_frame(path, ctx)
@@ -299,10 +270,6 @@ def _prepared_value(df, column: str, kind: str):
     return F.unix_date(F.to_date(c)).cast("double")
 
 
-def _out_kind(kind: str) -> str:
-    return "nominal" if kind == "nominal" else "numeric"
-
-
 def _prepare(spec, df, kinds: dict) -> _Table:
     cols = [qcol(spec.key).alias("__k")]
     fks = {}
@@ -316,7 +283,7 @@ def _prepare(spec, df, kinds: dict) -> _Table:
     return _Table(df.select(*cols), attrs, fks)
 
 
-def _profile(table: _Table, k: int) -> _Profile:
+def _profile(table: _Table, k: int) -> Profile:
     """Rows, numeric bounds (one job) and nominal frequent values and domains (one job) of a prepared table."""
     numeric = [(a, c) for a, (c, kind) in table.attrs.items() if kind != "nominal"]
     row = table.frame.agg(F.count(F.lit(1)).alias("__n"),
@@ -326,7 +293,7 @@ def _profile(table: _Table, k: int) -> _Profile:
         b = row[c]
         bounds[a] = float(b) if b is not None and X.grid_exponent(float(b)) is not None else None
     frequent, domains = _nominal_values(table, k)
-    return _Profile(int(row["__n"]), bounds, frequent, domains)
+    return Profile(int(row["__n"]), bounds, frequent, domains)
 
 
 def _nominal_values(table: _Table, k: int) -> tuple:
@@ -372,7 +339,7 @@ def _path_frame(path, ctx: _Context):
     hops = path.hops
     s = len(hops)
     last = ctx.prepared[path.table]
-    values = [_Value(ctx.new_col(), _out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
+    values = [Value(ctx.new_col(), out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
     raw = {v.attribute: v for v in values}
     kinds = {attr: kind for attr, (_, kind) in last.attrs.items()}
     frame = last.frame.select(F.col(_link_col(last, hops[-1])).alias("__l"),
@@ -384,9 +351,9 @@ def _path_frame(path, ctx: _Context):
         parent = ctx.prepared[path.tables()[i - 1]]
         if hop.direction == MANY:
             if aggregated:
-                group, values = _outer(values, ctx)
+                group, values = outer(values, ctx)
             else:
-                group, values = _innermost(values, raw, kinds, path, i == s, ctx)
+                group, values = innermost(values, raw, kinds, path, i == s, ctx)
                 aggregated = True
             if not values:
                 return frame, []
@@ -407,94 +374,3 @@ def _path_frame(path, ctx: _Context):
 
 def _filled(values):
     return [F.coalesce(F.col(v.col), F.lit(0)).alias(v.col) if v.count_like else F.col(v.col) for v in values]
-
-
-def _derived(name: str, source, rows: float) -> tuple:
-    """(bound, domain) of aggregate ``name`` of value ``source`` over groups of at most ``rows`` rows."""
-    if name in A.COUNT_LIKE:
-        return float(rows), None
-    if name == "share":
-        return 1.0, None
-    if name == "mode":
-        return None, source.domain
-    if source is None or source.bound is None:
-        return None, None
-    return {"mean": source.bound, "min": source.bound, "max": source.bound, "sum": source.bound * rows,
-            "std": 2.0 * source.bound}[name], None
-
-
-def _sorted_anyway(names, kind: str) -> bool:
-    """Whether a numeric value's group is sorted anyway (a count of distinct numbers): its sum, mean and std
-    then come from that sorted list too (measured: limb sums beside a list cost more than the list's folds)."""
-    return kind != "nominal" and "count_distinct" in names
-
-
-def _innermost(values, raw, kinds, path, last_hop: bool, ctx: _Context):
-    """The aggregates (a :class:`GroupAggregates`) and new values at the innermost to-many hop."""
-    aggs = ctx.schema.aggregates
-    group, out = ctx.new_group(), []
-    profile = ctx.profile_of(path.table)
-    for v in values:
-        v.bound, v.domain = profile.bounds.get(v.attribute), profile.domains.get(v.attribute)
-
-    def add(name, source, value, condition=None, kind="numeric"):
-        value.bound, value.domain = _derived(name, source, profile.rows)
-        sorted_anyway = condition is None and source is not None and _sorted_anyway(aggs.for_kind(kinds[source.attribute]),
-                                                                                    kind)
-        group.add(name, None if source is None else source.col, value.col, condition, kind,
-                  grid=None if source is None or sorted_anyway else source.grid,
-                  domain=None if source is None else source.domain)
-        out.append(value)
-
-    wants_count = any("count" in aggs.for_kind(k) for k in set(kinds.values())) or not kinds
-    if last_hop and wants_count:
-        add("count", None, _Value(ctx.new_col(), "numeric", None, ("count",), count_like=True))
-    need_frequent = (("share" in aggs.nominal and any(k == "nominal" for k in kinds.values()))
-                     or (aggs.conditional and any(k == "nominal" for k in kinds.values())))
-    frequent = profile.frequent if need_frequent else {}
-    for v in values:
-        kind = kinds[v.attribute]
-        for name in aggs.for_kind(kind):
-            if name == "count":
-                continue
-            if name == "share":
-                for level in frequent.get(v.attribute, []):
-                    nv = _Value(ctx.new_col(), "numeric", v.attribute, ("share",), level=level, bound=1.0)
-                    group.add_share(v.col, level, nv.col)
-                    out.append(nv)
-                continue
-            add(name, v, _Value(ctx.new_col(), A.output_kind(name), v.attribute, (name,),
-                                count_like=name in A.COUNT_LIKE), kind="nominal" if kind == "nominal" else "numeric")
-    for cattr, levels in frequent.items():
-        for level in levels:
-            cond = (raw[cattr].col, level)
-            if "count" in aggs.conditional:
-                add("count", None, _Value(ctx.new_col(), "numeric", None, ("count",), (cattr, level), count_like=True),
-                    cond)
-            for v in values:
-                if kinds[v.attribute] == "nominal":
-                    continue
-                for name in aggs.conditional:
-                    if name == "count":
-                        continue
-                    add(name, v, _Value(ctx.new_col(), "numeric", v.attribute, (name,), (cattr, level)), cond)
-    return group, out
-
-
-def _outer(values, ctx: _Context):
-    """The aggregates (a :class:`GroupAggregates`) and new values at an outer to-many hop (the value was
-    aggregated before)."""
-    aggs = ctx.schema.aggregates
-    group, out = ctx.new_group(), []
-    for v in values:
-        names = aggs.outer if v.kind == "numeric" else aggs.outer_nominal
-        for name in names:
-            nv = _Value(ctx.new_col(), A.output_kind(name), v.attribute, v.aggregates + (name,), v.condition,
-                        v.level, name in A.COUNT_LIKE)
-            nv.bound, nv.domain = _derived(name, v, X.MAX_GROUP_ROWS)
-            group.add(name, v.col, nv.col, kind=v.kind, grid=None if _sorted_anyway(names, v.kind) else v.grid,
-                      domain=v.domain)
-            out.append(nv)
-    return group, out
-
-

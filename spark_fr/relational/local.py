@@ -6,8 +6,8 @@ values bit for bit) for small inputs, without starting the JVM.
 Algorithm sketch
 ----------------
 The plan is the Spark engine's: paths from :func:`enumerate_paths`, values walked innermost first, and at
-every to-many hop the aggregates planned by ``generate._innermost`` / ``generate._outer`` themselves (the
-same :class:`_Value` bookkeeping, bounds and grid exponents from ``_derived``, names and lineage), which
+every to-many hop the aggregates planned by ``plan.innermost`` / ``plan.outer`` themselves (the
+same :class:`Value` bookkeeping, bounds and grid exponents from ``plan.derived``, names and lineage), which
 hand them to a recorder (:class:`_Group`) instead of Spark's ``GroupAggregates``. Only the execution differs:
 
 * **Reading**: headerless CSV/TSV sources (``columns:``) are read by a driver-side scanner that types the
@@ -52,6 +52,7 @@ from . import exact as X
 from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
+from .plan import Profile, Value, innermost, out_kind, outer
 
 #: total size on disk (bytes) of the sources below which ``engine='auto'`` generates locally
 LOCAL_MAX_BYTES = 64 << 20
@@ -312,7 +313,6 @@ def _profile(table: _Prepared, k: int):
     """:func:`spark_fr.relational.generate._profile` of a local table: its rows, the largest ``|x|`` of every
     numeric or date attribute (None when it has no value), the frequent values of the nominal ones. Domains are
     None: they only choose how Spark computes a mode or a distinct count, not the result."""
-    from .generate import _Profile
 
     bounds = {}
     for a, (c, kind) in table.attrs.items():
@@ -323,7 +323,7 @@ def _profile(table: _Prepared, k: int):
         b = float(np.max(np.abs(x))) if len(x) else None
         bounds[a] = b if b is not None and X.grid_exponent(b) is not None else None
     nominal = [a for a, (_, kind) in table.attrs.items() if kind == "nominal"]
-    return _Profile(len(table.frame), bounds, _frequent(table, k), {a: None for a in nominal})
+    return Profile(len(table.frame), bounds, _frequent(table, k), {a: None for a in nominal})
 
 
 # --- aggregation kernels ----------------------------------------------------------------------------------
@@ -557,7 +557,6 @@ def generate_local(schema, check: bool = True):
         The input holds something the local engine cannot reproduce exactly (then use the Spark engine).
     """
     from .checks import column_kinds
-    from .generate import _out_kind
 
     tables = load_local_tables(schema)
     kinds = column_kinds(schema, {n: _spark_types(t.types) for n, t in tables.items()})
@@ -589,7 +588,7 @@ def generate_local(schema, check: bool = True):
         name = names.unique(feature_name([], attr, []))
         out[name] = prepared[target.table].frame[col].to_numpy()
         lineage.append(FeatureLineage(name, (), target.table, attr, (), None,
-                                      relations_of((), target.table, attr, None), _out_kind(kind)))
+                                      relations_of((), target.table, attr, None), out_kind(kind)))
     for path in (p for p in paths if p.hops):
         link, cols, values = _path_frame(path, ctx)
         if not values:
@@ -621,14 +620,13 @@ def _link_col(table, hop):
 
 def _path_frame(path, ctx: _LocalContext):
     """(link keys, {value column: array}, values) of one path: generate._path_frame's walk with arrays; the
-    aggregates of each hop are planned by generate's ``_innermost`` / ``_outer`` (values, bounds, grids, names)
+    aggregates of each hop are planned by ``plan.innermost`` / ``plan.outer`` (values, bounds, grids, names)
     and computed by :class:`_Group`."""
-    from .generate import _innermost, _outer, _Value, _out_kind
 
     hops = path.hops
     s = len(hops)
     last = ctx.prepared[path.table]
-    values = [_Value(ctx.new_col(), _out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
+    values = [Value(ctx.new_col(), out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
     raw = {v.attribute: v for v in values}
     kinds = {attr: kind for attr, (_, kind) in last.attrs.items()}
     link = last.frame[_link_col(last, hops[-1])].to_numpy()
@@ -640,9 +638,9 @@ def _path_frame(path, ctx: _LocalContext):
         parent = ctx.prepared[path.tables()[i - 1]]
         if hop.direction == MANY:
             if aggregated:
-                group, values = _outer(values, ctx)
+                group, values = outer(values, ctx)
             else:
-                group, values = _innermost(values, raw, kinds, path, i == s, ctx)
+                group, values = innermost(values, raw, kinds, path, i == s, ctx)
                 aggregated = True
             if not values:
                 return None, {}, []
@@ -673,10 +671,9 @@ def _filled(cols, values):
 
 
 def try_local(schema, tables, check: bool, forced: bool = False):
-    """A GeneratedTable from the local engine, or None when it does not apply (``forced``: raise instead)."""
+    """(pandas frame, lineage, paths) from the local engine, or None when it does not apply (``forced``: raise
+    instead); :func:`spark_fr.relational.generate.generate_features` wraps them in its GeneratedTable."""
     import logging
-
-    from .generate import GeneratedTable
 
     if not forced and not local_possible(schema, tables):
         return None
@@ -690,8 +687,7 @@ def try_local(schema, tables, check: bool, forced: bool = False):
         logging.getLogger(__name__).info("relational: local engine not applicable (%s); using Spark", e)
         return None
     logging.getLogger(__name__).info("relational: generated in the driver (local engine), %d features", len(lineage))
-    return GeneratedTable(None, lineage, schema.target.id, schema.target.column, paths, pandas=frame,
-                          engine="local")
+    return frame, lineage, paths
 
 
 def write_parquet(df, path: str) -> None:
