@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from spark_fr.runtime.session import JVM_OPTIONS  # the tests' JVM runs as a launched one does
+from spark_fr.runtime.session import with_jvm_options  # the tests' JVM runs as a launched one does
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ def spark(tmp_path_factory):
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.local.dir", str(tmp / "local"))
         .config("spark.sql.warehouse.dir", str(tmp / "warehouse"))
-        .config("spark.driver.extraJavaOptions", f"-Djava.io.tmpdir={tmp} {JVM_OPTIONS}")  # as get_spark launches
+        .config("spark.driver.extraJavaOptions", with_jvm_options(f"-Djava.io.tmpdir={tmp}"))
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

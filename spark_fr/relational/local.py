@@ -313,7 +313,6 @@ def _profile(table: _Prepared, k: int):
     """:func:`spark_fr.relational.generate._profile` of a local table: its rows, the largest ``|x|`` of every
     numeric or date attribute (None when it has no value), the frequent values of the nominal ones. Domains are
     None: they only choose how Spark computes a mode or a distinct count, not the result."""
-
     bounds = {}
     for a, (c, kind) in table.attrs.items():
         if kind == "nominal":
@@ -622,7 +621,6 @@ def _path_frame(path, ctx: _LocalContext):
     """(link keys, {value column: array}, values) of one path: generate._path_frame's walk with arrays; the
     aggregates of each hop are planned by ``plan.innermost`` / ``plan.outer`` (values, bounds, grids, names)
     and computed by :class:`_Group`."""
-
     hops = path.hops
     s = len(hops)
     last = ctx.prepared[path.table]

@@ -200,8 +200,13 @@ def with_jvm_options(options: str | None) -> str:
     """``options`` (a ``spark.driver.extraJavaOptions`` value, or None) with :data:`JVM_OPTIONS` added, unless
     it already sets the same HotSpot flags."""
     options = (options or "").strip()
-    mine = [o for o in JVM_OPTIONS.split() if o.lstrip("-X:+-").split("=")[0] not in options]
+    mine = [o for o in JVM_OPTIONS.split() if _hotspot_flag(o) not in options]
     return " ".join([options, *mine]).strip()
+
+
+def _hotspot_flag(option: str) -> str:
+    """The flag's name in ``-XX:+Name``, ``-XX:-Name`` or ``-XX:Name=value``."""
+    return re.sub(r"^-XX:[+-]?", "", option).split("=")[0]
 
 
 def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict | None = None,
