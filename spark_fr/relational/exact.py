@@ -247,15 +247,19 @@ def _variance(h1, l1, h2, l2, n):
 
 
 def _limbs_numpy(x: np.ndarray, e: int, bits: int, limb: int, n: int) -> list:
-    k = bits - e
-    q = np.rint(_pow2(np.abs(x), k))
+    """:func:`_limbs` in numpy: the integer ``q = rint(|x| 2^(bits - e))`` cut into ``n`` limbs of ``limb`` bits
+    from the top (each cut exact: scaling by a power of two, ``floor``, and a difference whose bits are a
+    subset of ``q``'s), signed."""
+    q = np.rint(_pow2(np.abs(x), bits - e))
     sign = np.sign(x).astype(np.int64)
-    out = []
-    for j in range(n):
-        hi = np.fmod(q, float(2.0 ** (limb * (j + 1)))) if j < n - 1 else q
-        lo = np.fmod(q, float(2.0 ** (limb * j))) if j else 0.0
-        out.append(((hi - lo) * float(2.0 ** (-limb * j))).astype(np.int64) * sign)
-    return out
+    parts = []
+    rest = q
+    for j in range(n - 1, 0, -1):
+        top = np.floor(rest * float(2.0 ** (-limb * j)))
+        rest = rest - top * float(2.0 ** (limb * j))
+        parts.append(top)
+    parts.append(rest)
+    return [c.astype(np.int64) * sign for c in reversed(parts)]
 
 
 def _shift_numpy(c, s: int):
@@ -279,6 +283,38 @@ def _scaled_words_numpy(sums, limb):
     return _scaled_words([w.astype(np.float64) for w in words(sums, limb, _shift_numpy, _mask_numpy)])
 
 
+def sum_limbs_numpy(x: np.ndarray, e: int) -> list:
+    """The sum limbs of known values ``x`` (no NaN) on grid ``e``: :func:`sum_limbs` in numpy (int64 arrays).
+    Computed once per value, they serve every selection of its rows (:func:`sums_from_limbs_numpy`)."""
+    return _limbs_numpy(x, e, SUM_BITS, SUM_LIMB, SUM_LIMBS)
+
+
+def sums_from_limbs_numpy(groups: np.ndarray, limbs: list, n_groups: int, e: int) -> np.ndarray:
+    """Per group, the sum whose limbs are ``limbs`` (rows in ``groups``): :func:`sum_words` then
+    :func:`sum_from_words` in numpy; NaN where a group has no row."""
+    out = sum_from_words(_scaled_words_numpy(_group_sums(groups, limbs, n_groups), SUM_LIMB), e)
+    out[np.bincount(groups, minlength=n_groups) == 0] = np.nan
+    return out
+
+
+def std_limbs_numpy(x: np.ndarray, e: int) -> list:
+    """The std limbs and their squares of known values ``x`` on grid ``e``: :func:`std_limbs` in numpy."""
+    d = _limbs_numpy(x, e, STD_BITS, STD_LIMB, STD_LIMBS)
+    return d + _squares(d)
+
+
+def stds_from_limbs_numpy(groups: np.ndarray, limbs: list, n_groups: int, e: int) -> np.ndarray:
+    """Per group, :func:`std_steps`' sample standard deviation from ``limbs`` (:func:`std_limbs_numpy` of the
+    rows in ``groups``); NaN below two rows."""
+    sums = _group_sums(groups, limbs, n_groups)
+    n = np.bincount(groups, minlength=n_groups).astype(np.float64)
+    n = np.where(n > 1, n, np.nan)
+    h1, l1 = _cascade(_scaled_words_numpy(sums[:STD_LIMBS], STD_LIMB))
+    h2, l2 = _cascade(_scaled_words_numpy(sums[STD_LIMBS:], STD_LIMB))
+    with np.errstate(invalid="ignore"):
+        return _pow2(np.sqrt(np.maximum(_variance(h1, l1, h2, l2, n), 0.0)), e - STD_BITS)
+
+
 def group_sums_numpy(groups: np.ndarray, x: np.ndarray, n_groups: int, e: int) -> np.ndarray:
     """What :func:`sum_limbs`, :func:`sum_words` and :func:`sum_from_words` give per group, in numpy (NaN where
     a group has no value).
@@ -294,22 +330,10 @@ def group_sums_numpy(groups: np.ndarray, x: np.ndarray, n_groups: int, e: int) -
         The grid exponent.
     """
     known = ~np.isnan(x)
-    g, v = groups[known], x[known]
-    sums = _group_sums(g, _limbs_numpy(v, e, SUM_BITS, SUM_LIMB, SUM_LIMBS), n_groups)
-    out = sum_from_words(_scaled_words_numpy(sums, SUM_LIMB), e)
-    out[np.bincount(g, minlength=n_groups) == 0] = np.nan
-    return out
+    return sums_from_limbs_numpy(groups[known], sum_limbs_numpy(x[known], e), n_groups, e)
 
 
 def group_stds_numpy(groups: np.ndarray, x: np.ndarray, n_groups: int, e: int) -> np.ndarray:
     """What :func:`std_limbs` / :func:`std_steps` give per group, in numpy (NaN below two values)."""
     known = ~np.isnan(x)
-    g, v = groups[known], x[known]
-    d = _limbs_numpy(v, e, STD_BITS, STD_LIMB, STD_LIMBS)
-    sums = _group_sums(g, d + _squares(d), n_groups)
-    n = np.bincount(g, minlength=n_groups).astype(np.float64)
-    n = np.where(n > 1, n, np.nan)
-    h1, l1 = _cascade(_scaled_words_numpy(sums[:STD_LIMBS], STD_LIMB))
-    h2, l2 = _cascade(_scaled_words_numpy(sums[STD_LIMBS:], STD_LIMB))
-    with np.errstate(invalid="ignore"):
-        return _pow2(np.sqrt(np.maximum(_variance(h1, l1, h2, l2, n), 0.0)), e - STD_BITS)
+    return stds_from_limbs_numpy(groups[known], std_limbs_numpy(x[known], e), n_groups, e)

@@ -49,6 +49,7 @@ import pandas as pd
 
 from ..errors import InputError
 from . import exact as X
+from . import local_kernels as K
 from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
@@ -241,7 +242,8 @@ def check_local(schema, tables: dict) -> dict:
 
 class _Prepared:
     def __init__(self, frame, attrs, fks):
-        self.frame = frame  # DataFrame: __k, __f0.., a0..
+        self.frame = frame  # {column: numpy array}: __k, __f0.., a0..
+        self.rows = len(frame["__k"])
         self.attrs = attrs  # attribute -> (internal column, kind)
         self.fks = fks
 
@@ -288,7 +290,7 @@ def _prepare(spec, table: LocalTable, kinds: dict, key_types: dict) -> _Prepared
     for j, (attr, kind) in enumerate(kinds.items()):
         attrs[attr] = (f"a{j}", kind)
         cols[f"a{j}"] = _value(table, attr, kind)
-    return _Prepared(pd.DataFrame(cols), attrs, fks)
+    return _Prepared(cols, attrs, fks)
 
 
 def _frequent(table: _Prepared, k: int) -> dict:
@@ -301,11 +303,10 @@ def _frequent(table: _Prepared, k: int) -> dict:
         if k <= 0:
             out[a] = []
             continue
-        counts: dict = {}
-        for v in table.frame[c]:
-            if v is not None:
-                counts[v] = counts.get(v, 0) + 1
-        out[a] = [v for v, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))[:k]]
+        col = K.NominalColumn(table.frame[c])
+        counts = np.bincount(col.codes[col.codes >= 0], minlength=len(col.values))
+        order = np.lexsort((np.arange(len(counts)), -counts))  # most frequent first, then the smaller value
+        out[a] = [col.values[i] for i in order[:k] if counts[i] > 0]
     return out
 
 
@@ -317,136 +318,21 @@ def _profile(table: _Prepared, k: int):
     for a, (c, kind) in table.attrs.items():
         if kind == "nominal":
             continue
-        x = table.frame[c].to_numpy(dtype=np.float64)
+        x = np.asarray(table.frame[c], dtype=np.float64)
         x = x[~np.isnan(x)]
         b = float(np.max(np.abs(x))) if len(x) else None
         bounds[a] = b if b is not None and X.grid_exponent(b) is not None else None
     nominal = [a for a, (_, kind) in table.attrs.items() if kind == "nominal"]
-    return Profile(len(table.frame), bounds, _frequent(table, k), {a: None for a in nominal})
+    return Profile(table.rows, bounds, _frequent(table, k), {a: None for a in nominal})
 
 
-# --- aggregation kernels ----------------------------------------------------------------------------------
-
-
-def _seq_sums(groups: np.ndarray, values: np.ndarray, n_groups: int):
-    """Per group: (sum added sequentially from 0.0 in the given order, count) of ``values`` (already sorted
-    within each group, groups contiguous and ascending): the Spark engine's sorted-array fold, used only for
-    values without a finite bound (see the module's notes)."""
-    sums = np.full(n_groups, np.nan)
-    counts = np.bincount(groups, minlength=n_groups)
-    if len(values) == 0:
-        return sums, counts
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    pos = np.arange(len(values)) - starts[groups]
-    nonempty = np.flatnonzero(counts)
-    lengths = counts[nonempty]
-    # buckets of similar lengths keep the padded matrices small
-    bucket = np.ceil(np.log2(np.maximum(lengths, 1))).astype(int)
-    for b in np.unique(bucket):
-        gs = nonempty[bucket == b]
-        width = int(counts[gs].max())
-        mat = np.zeros((len(gs), width + 1))
-        row_of = np.full(n_groups, -1)
-        row_of[gs] = np.arange(len(gs))
-        sel = row_of[groups] >= 0
-        mat[row_of[groups[sel]], pos[sel] + 1] = values[sel]
-        sums[gs] = np.cumsum(mat, axis=1)[:, -1]
-    return sums, counts
-
-
-def _numeric_aggs(names, g, x, n_groups, grid):
-    """{name: array over groups} for numeric values ``x`` (NaN = null) of rows in groups ``g``; ``grid``: the
-    value's grid exponent (sum, mean, std on that grid, :mod:`spark_fr.relational.exact`) or None (from the
-    sorted values, sequentially)."""
-    ok = ~np.isnan(x)
-    g2, x2 = g[ok], x[ok]
-    order = np.lexsort((x2, g2))
-    g2, x2 = g2[order], x2[order]
-    cnt = np.bincount(g2, minlength=n_groups)
-    out = {}
-    sums = None
-    if grid is None and any(n in ("sum", "mean", "std") for n in names):
-        sums, _ = _seq_sums(g2, x2, n_groups)
-    elif any(n in ("sum", "mean") for n in names):
-        sums = X.group_sums_numpy(g, x, n_groups, grid)
-    for name in names:
-        if name == "sum":
-            out[name] = sums
-        elif name == "mean":
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out[name] = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
-        elif name == "std" and grid is not None:
-            out[name] = X.group_stds_numpy(g, x, n_groups, grid)
-        elif name == "std":
-            with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-                mean = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
-                d = x2 - mean[g2]
-                sq, _ = _seq_sums(g2, d * d, n_groups)
-                out[name] = np.where(cnt > 1, np.sqrt(sq / np.maximum(cnt - 1, 1)), np.nan)
-        elif name in ("min", "max"):
-            r = np.full(n_groups, np.nan)
-            if len(x2):
-                starts = np.concatenate([[0], np.cumsum(cnt)[:-1]])
-                ne = cnt > 0
-                idx = starts[ne] if name == "min" else (starts + cnt - 1)[ne]
-                r[ne] = x2[idx]
-            out[name] = r
-        elif name == "count_distinct":
-            if len(x2):
-                z = np.where(x2 == 0, 0.0, x2)  # -0.0 and 0.0 are one value
-                new = np.ones(len(z), bool)
-                new[1:] = (g2[1:] != g2[:-1]) | (z[1:] != z[:-1])
-                out[name] = np.bincount(g2[new], minlength=n_groups).astype(np.int64)
-            else:
-                out[name] = np.zeros(n_groups, np.int64)
-        elif name == "mode":
-            out[name] = _mode(g2, list(x2), n_groups, numeric=True)
-        else:
-            raise Unsupported(f"aggregate {name}")
-    return out
-
-
-def _mode(g, vals, n_groups, numeric=False):
-    counts: dict = {}
-    for gi, v in zip(g, vals):
-        d = counts.setdefault(int(gi), {})
-        key = 0.0 if numeric and v == 0 else v
-        d[key] = d.get(key, 0) + 1
-    if numeric:
-        r = np.full(n_groups, np.nan)
-        for gi, d in counts.items():
-            r[gi] = min(d.items(), key=lambda kv: (-kv[1], kv[0]))[0]
-        return r
-    r = np.array([None] * n_groups, dtype=object)
-    for gi, d in counts.items():
-        r[gi] = min(d.items(), key=lambda kv: (-kv[1], kv[0].encode("utf-8")))[0]
-    return r
-
-
-def _nominal_aggs(name, g, x, n_groups, level=None):
-    ok = np.array([v is not None for v in x], dtype=bool)
-    g2 = g[ok]
-    x2 = x[ok]
-    if name == "count_distinct":
-        df = pd.DataFrame({"g": g2, "v": x2})
-        r = np.zeros(n_groups, np.int64)
-        if len(df):
-            c = df.drop_duplicates().groupby("g").size()
-            r[c.index.to_numpy()] = c.to_numpy()
-        return r
-    if name == "mode":
-        return _mode(g2, x2, n_groups)
-    if name == "share":
-        cnt = np.bincount(g2, minlength=n_groups)
-        hit = np.bincount(g2[x2 == level], minlength=n_groups) if len(x2) else np.zeros(n_groups, np.int64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(cnt > 0, hit / np.maximum(cnt, 1), np.nan)
-    raise Unsupported(f"aggregate {name} of a nominal value")
+# --- aggregating one hop ----------------------------------------------------------------------------------
 
 
 class _Group:
     """The aggregates of one hop as :class:`spark_fr.relational.aggregates.GroupAggregates` receives them from
-    generate.py's planning (``add``, ``add_share``), recorded, then computed with numpy (:meth:`run`)."""
+    the shared planning (``add``, ``add_share``), recorded, then computed with the kernels of
+    :mod:`spark_fr.relational.local_kernels` (:meth:`run`)."""
 
     def __init__(self):
         self.entries = []  # (name, value column or None, alias, condition, kind, grid, share level)
@@ -462,13 +348,20 @@ class _Group:
 
     def run(self, cols: dict, g: np.ndarray, n_groups: int) -> dict:
         """{alias: array over the groups} from the rows' value columns ``cols`` and groups ``g``."""
-        masks, out, numeric = {}, {}, {}
+        nominal, masks, out, numeric = {}, {}, {}, {}
+
+        def nominal_of(col):
+            if col not in nominal:
+                nominal[col] = K.NominalColumn(cols[col])
+            return nominal[col]
 
         def mask_of(condition):
             if condition is None:
                 return None
             if condition not in masks:  # a null never equals the value
-                masks[condition] = np.array([c == condition[1] for c in cols[condition[0]]], dtype=bool)
+                col = nominal_of(condition[0])
+                code = col.code_of(condition[1])
+                masks[condition] = col.codes == code if code >= 0 else np.zeros(len(g), bool)
             return masks[condition]
 
         for name, value, alias, condition, kind, grid, level in self.entries:
@@ -476,19 +369,32 @@ class _Group:
             if value is None:  # the count of (matching) rows
                 out[alias] = np.bincount(g if mask is None else g[mask], minlength=n_groups).astype(np.float64)
             elif kind == "nominal":
-                x = cols[value] if mask is None else np.where(mask, cols[value], None)
-                out[alias] = _nominal_aggs(name, g, x, n_groups, level)
-            else:  # numeric: all aggregates of one (value, condition, grid) from one sort
+                out[alias] = _nominal_aggregate(name, g, nominal_of(value), mask, n_groups, level)
+            else:  # numeric: all aggregates of one (value, condition, grid) at once
                 numeric.setdefault((value, condition, grid), []).append((name, alias))
+        columns = {}
         for (value, condition, grid), items in numeric.items():
-            x = cols[value].astype(np.float64)
-            mask = mask_of(condition)
-            if mask is not None:
-                x = np.where(mask, x, np.nan)
-            res = _numeric_aggs(sorted({n for n, _ in items}), g, x, n_groups, grid)
+            if value not in columns:
+                columns[value] = K.NumericColumn(cols[value])
+            res = columns[value].aggregates({n for n, _ in items}, g, mask_of(condition), n_groups, grid)
             for name, alias in items:
                 out[alias] = res[name]
         return out
+
+
+def _nominal_aggregate(name, g, col, mask, n_groups, level):
+    codes = col.selected(mask)
+    k = max(len(col.values), 1)
+    if name == "count_distinct":
+        return K.count_distinct_codes(g, codes, k, n_groups)
+    if name == "mode":
+        best = K.mode_codes(g, codes, k, n_groups)
+        r = np.array([None] * n_groups, dtype=object)
+        r[best >= 0] = col.values[best[best >= 0]]
+        return r
+    if name == "share":
+        return K.share_codes(g, codes, col.code_of(level), n_groups)
+    raise Unsupported(f"aggregate {name} of a nominal value")
 
 
 class _LocalContext:
@@ -585,7 +491,7 @@ def generate_local(schema, check: bool = True):
     lineage = []
     for attr, (col, kind) in prepared[target.table].attrs.items():
         name = names.unique(feature_name([], attr, []))
-        out[name] = prepared[target.table].frame[col].to_numpy()
+        out[name] = prepared[target.table].frame[col]
         lineage.append(FeatureLineage(name, (), target.table, attr, (), None,
                                       relations_of((), target.table, attr, None), out_kind(kind)))
     for path in (p for p in paths if p.hops):
@@ -627,8 +533,8 @@ def _path_frame(path, ctx: _LocalContext):
     values = [Value(ctx.new_col(), out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
     raw = {v.attribute: v for v in values}
     kinds = {attr: kind for attr, (_, kind) in last.attrs.items()}
-    link = last.frame[_link_col(last, hops[-1])].to_numpy()
-    cols = {v.col: last.frame[last.attrs[v.attribute][0]].to_numpy() for v in values}
+    link = last.frame[_link_col(last, hops[-1])]
+    cols = {v.col: last.frame[last.attrs[v.attribute][0]] for v in values}
     aggregated = False
     for i in range(s, 0, -1):
         hop = hops[i - 1]
@@ -646,12 +552,12 @@ def _path_frame(path, ctx: _LocalContext):
             cols = group.run({c: a[ok] for c, a in cols.items()}, g, len(uniques))
             link = uniques
             if i >= 2 and into_parent.direction == MANY:
-                got = _lookup(parent.frame["__k"].to_numpy(), link, cols)
-                link = parent.frame[_link_col(parent, into_parent)].to_numpy()
+                got = _lookup(parent.frame["__k"], link, cols)
+                link = parent.frame[_link_col(parent, into_parent)]
                 cols = _filled(got, values)
         else:
-            got = _lookup(parent.frame[parent.fks[hop.link.column]].to_numpy(), link, cols)
-            link = parent.frame[_link_col(parent, into_parent)].to_numpy()
+            got = _lookup(parent.frame[parent.fks[hop.link.column]], link, cols)
+            link = parent.frame[_link_col(parent, into_parent)]
             cols = _filled(got, values)
     return link, cols, values
 

@@ -1,0 +1,227 @@
+"""Group aggregates over numpy arrays: the local engine's kernels (:mod:`spark_fr.relational.local`).
+
+Every kernel gives, per group ``0 .. n_groups - 1``, what the Spark engine's aggregate gives
+(:mod:`spark_fr.relational.aggregates`), bit for bit; ``tests/test_relational_local.py`` checks them through
+the engines and ``tests/test_relational_local_kernels.py`` against slow per-group references.
+
+Algorithm sketch
+----------------
+Rows arrive as a group index per row (``g``) and value columns. Nothing is sorted on the common path:
+
+* **Nominal values** are factorized once per column (:class:`NominalColumn`): codes in UTF-8 byte order of
+  the values (Spark's string order; -1 = missing). A *count distinct* counts the distinct ``(group, code)``
+  pairs (a ``bincount`` matrix ``groups x codes`` when it is small, else the sorted pairs); a *mode* takes per group the most frequent code, the smallest on ties
+  (a ``bincount`` matrix ``groups x codes`` when it is small, else the sorted distinct pairs); a *share* is a
+  ratio of two ``bincount``.
+* **Numeric values** (:class:`NumericColumn`) keep what every selection of their rows (the unconditional
+  aggregates and each condition's) shares: the known-value mask, the ranks of its values (``-0.0`` and
+  ``0.0`` one value), and the fixed-point limbs of the value's grid
+  (:func:`spark_fr.relational.exact.sum_limbs_numpy`), so a selection costs a few masked ``bincount`` /
+  ``add.at`` passes. ``min`` / ``max`` are ``minimum.at`` / ``maximum.at``; where a group's extreme is a
+  zero, the group's first zero in row order is taken (Spark keeps the first of equal values, and ``-0.0``
+  equals ``0.0`` there).
+* **Sorted values**: a distinct count, and the sum, mean and std of a value without a grid (Spark's sorted
+  path: no finite bound, or a value whose distinct count sorts it anyway), sort the selection's
+  ``group x rank`` keys (ranks of the values from one sorted factorization per column); the distinct count is
+  the number of key changes, the sums fold each group's sorted values sequentially from 0.0
+  (:func:`sequential_sums`).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import exact as X
+
+#: largest ``groups x codes`` matrix a mode or a distinct count counts in (else they sort the pairs)
+MODE_MATRIX_CELLS = 1 << 25
+
+
+class NominalColumn:
+    """A nominal column factorized: ``codes`` (int64, -1 = missing) into ``values`` (object array, in UTF-8
+    byte order, which for valid strings is Python's code-point order)."""
+
+    def __init__(self, x: np.ndarray):
+        codes, values = pd.factorize(np.asarray(x, dtype=object), sort=True, use_na_sentinel=True)
+        self.codes = codes.astype(np.int64, copy=False)
+        self.values = np.asarray(values, dtype=object)
+
+    def code_of(self, value) -> int:
+        """The code of ``value`` (-1 when the column does not hold it)."""
+        i = int(np.searchsorted(self.values, value)) if len(self.values) else 0
+        return i if i < len(self.values) and self.values[i] == value else -1
+
+    def selected(self, mask) -> np.ndarray:
+        """The codes with rows outside ``mask`` missing (``mask`` None: all rows)."""
+        return self.codes if mask is None else np.where(mask, self.codes, -1)
+
+
+def count_distinct_codes(g: np.ndarray, codes: np.ndarray, k: int, n_groups: int) -> np.ndarray:
+    """Per group, the number of distinct non-missing codes (codes in ``0 .. k - 1``, -1 missing)."""
+    ok = codes >= 0
+    if not ok.any():
+        return np.zeros(n_groups, np.int64)
+    pairs = g[ok] * np.int64(k) + codes[ok]
+    if n_groups * k <= MODE_MATRIX_CELLS:
+        seen = np.bincount(pairs, minlength=n_groups * k).reshape(n_groups, k) > 0
+        return seen.sum(axis=1).astype(np.int64)
+    pairs = np.sort(pairs)
+    new = np.ones(len(pairs), bool)
+    new[1:] = pairs[1:] != pairs[:-1]
+    return np.bincount(pairs[new] // np.int64(k), minlength=n_groups).astype(np.int64)
+
+
+def mode_codes(g: np.ndarray, codes: np.ndarray, k: int, n_groups: int) -> np.ndarray:
+    """Per group, its most frequent non-missing code, the smallest on ties; -1 for a group without one."""
+    ok = codes >= 0
+    out = np.full(n_groups, -1, np.int64)
+    if not ok.any():
+        return out
+    pairs = g[ok] * np.int64(k) + codes[ok]
+    if n_groups * k <= MODE_MATRIX_CELLS:
+        counts = np.bincount(pairs, minlength=n_groups * k).reshape(n_groups, k)
+        best = counts.argmax(axis=1)  # the first maximum: the smallest code
+        has = counts[np.arange(n_groups), best] > 0
+        out[has] = best[has]
+        return out
+    uniq, counts = np.unique(pairs, return_counts=True)  # sorted by (group, code)
+    grp = uniq // np.int64(k)
+    order = np.lexsort((-counts, grp))  # stable: on equal counts the smaller code stays first
+    grp, uniq = grp[order], uniq[order]
+    first = np.ones(len(grp), bool)
+    first[1:] = grp[1:] != grp[:-1]
+    out[grp[first]] = uniq[first] % np.int64(k)
+    return out
+
+
+def share_codes(g: np.ndarray, codes: np.ndarray, code: int, n_groups: int) -> np.ndarray:
+    """Per group, the share of its non-missing codes equal to ``code`` (NaN without any)."""
+    ok = codes >= 0
+    cnt = np.bincount(g[ok], minlength=n_groups)
+    hit = np.bincount(g[codes == code], minlength=n_groups) if code >= 0 else np.zeros(n_groups, np.int64)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(cnt > 0, hit / np.maximum(cnt, 1), np.nan)
+
+
+class NumericColumn:
+    """A numeric column (float64, NaN = missing) and what its selections share, computed when first needed."""
+
+    def __init__(self, x: np.ndarray):
+        self.x = np.asarray(x, dtype=np.float64)
+        self.known = ~np.isnan(self.x)
+        self._codes = None
+        self._limbs: dict = {}
+
+    def codes(self):
+        """(codes, values): the rank of every row's value among the column's distinct known values (ascending;
+        ``-0.0`` and ``0.0`` are one value, 0.0), -1 for a missing one."""
+        if self._codes is None:
+            codes, values = pd.factorize(self.x + 0.0, sort=True, use_na_sentinel=True)
+            self._codes = (codes.astype(np.int64, copy=False), np.asarray(values, dtype=np.float64))
+        return self._codes
+
+    def limbs(self, kind: str, grid: int) -> list:
+        """The fixed-point limbs of every row (missing rows as 0) for ``kind`` 'sum' or 'std' on ``grid``."""
+        if (kind, grid) not in self._limbs:
+            x = np.where(self.known, self.x, 0.0)
+            make = X.sum_limbs_numpy if kind == "sum" else X.std_limbs_numpy
+            self._limbs[(kind, grid)] = make(x, grid)
+        return self._limbs[(kind, grid)]
+
+    def aggregates(self, names, g: np.ndarray, mask, n_groups: int, grid) -> dict:
+        """{name: array over groups} of the rows in ``mask`` (None: all rows) grouped by ``g``; ``grid``: the
+        value's grid exponent (sum, mean and std in fixed point) or None (the sorted path)."""
+        names = set(names)
+        sel = self.known if mask is None else self.known & mask
+        gs = g[sel]
+        cnt = np.bincount(gs, minlength=n_groups)
+        folded = grid is None and bool(names & {"sum", "mean", "std"})
+        pairs = None
+        if folded or "count_distinct" in names:
+            codes, values = self.codes()
+            k = np.int64(max(len(values), 1))
+            pairs = np.sort(gs * k + codes[sel])  # by group, then value
+        out = {}
+        if folded:
+            out.update(sorted_folds(pairs // k, values[pairs % k], n_groups, "std" in names))
+        elif names & {"sum", "mean"}:
+            out["sum"] = X.sums_from_limbs_numpy(gs, [c[sel] for c in self.limbs("sum", grid)], n_groups, grid)
+        if "std" in names and not folded:
+            out["std"] = X.stds_from_limbs_numpy(gs, [c[sel] for c in self.limbs("std", grid)], n_groups, grid)
+        if "mean" in names:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["mean"] = np.where(cnt > 0, out["sum"] / np.maximum(cnt, 1), np.nan)
+        for name in ("min", "max"):
+            if name in names:
+                out[name] = extreme(gs, self.x[sel], n_groups, name)
+        if "count_distinct" in names:
+            new = np.ones(len(pairs), bool)
+            new[1:] = pairs[1:] != pairs[:-1]
+            out["count_distinct"] = np.bincount(pairs[new] // k, minlength=n_groups).astype(np.int64)
+        if "mode" in names:
+            codes, values = self.codes()
+            best = mode_codes(gs, codes[sel], max(len(values), 1), n_groups)
+            r = np.full(n_groups, np.nan)
+            r[best >= 0] = values[best[best >= 0]]
+            out["mode"] = r
+        unknown = names - {"sum", "mean", "std", "min", "max", "count_distinct", "mode"}
+        if unknown:
+            raise ValueError(f"aggregate {sorted(unknown)[0]} of a numeric value")
+        return {n: out[n] for n in names}
+
+
+def extreme(g: np.ndarray, x: np.ndarray, n_groups: int, name: str) -> np.ndarray:
+    """Per group, the min or max of known values ``x`` (NaN for an empty group); a zero extreme is the group's
+    first zero in row order (its sign as Spark keeps it)."""
+    init = np.inf if name == "min" else -np.inf
+    r = np.full(n_groups, init)
+    (np.minimum if name == "min" else np.maximum).at(r, g, x)
+    r[np.bincount(g, minlength=n_groups) == 0] = np.nan
+    zero = np.flatnonzero(x == 0)
+    if len(zero):
+        grp, first = np.unique(g[zero], return_index=True)
+        at_zero = r[grp] == 0
+        r[grp[at_zero]] = x[zero[first[at_zero]]]
+    return r
+
+
+def sequential_sums(groups: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group, its values (sorted within each group, groups contiguous and ascending) added sequentially
+    from 0.0 in the given order: the Spark engine's sorted-array fold (NaN for an empty group)."""
+    sums = np.full(n_groups, np.nan)
+    counts = np.bincount(groups, minlength=n_groups)
+    if len(values) == 0:
+        return sums
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    pos = np.arange(len(values)) - starts[groups]
+    nonempty = np.flatnonzero(counts)
+    lengths = counts[nonempty]
+    # buckets of similar lengths keep the padded matrices small
+    bucket = np.ceil(np.log2(np.maximum(lengths, 1))).astype(int)
+    for b in np.unique(bucket):
+        gs = nonempty[bucket == b]
+        width = int(counts[gs].max())
+        mat = np.zeros((len(gs), width + 1))
+        row_of = np.full(n_groups, -1)
+        row_of[gs] = np.arange(len(gs))
+        sel = row_of[groups] >= 0
+        mat[row_of[groups[sel]], pos[sel] + 1] = values[sel]
+        sums[gs] = np.cumsum(mat, axis=1)[:, -1]
+    return sums
+
+
+def sorted_folds(g: np.ndarray, x: np.ndarray, n_groups: int, with_std: bool) -> dict:
+    """{'sum', and 'std' when asked} of known values ``x`` sorted by group then value (groups ``g``): each
+    group's values added sequentially from 0.0 (the mean from that sum), the std from the squared deviations
+    from that mean in the same order, as the Spark engine's array folds. The order of equal values (``-0.0``
+    and ``0.0`` among them) does not change these sums."""
+    cnt = np.bincount(g, minlength=n_groups)
+    sums = sequential_sums(g, x, n_groups)
+    out = {"sum": sums}
+    if with_std:
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            mean = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
+            d = x - mean[g]
+            sq = sequential_sums(g, d * d, n_groups)
+            out["std"] = np.where(cnt > 1, np.sqrt(sq / np.maximum(cnt - 1, 1)), np.nan)
+    return out
