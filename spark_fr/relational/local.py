@@ -1,7 +1,7 @@
 """Relational feature generation in the driver (pandas / numpy), without Spark: the *local engine*.
 
 The same features as :func:`spark_fr.relational.generate.generate_features` (names, order, lineage and
-values bit for bit) for small inputs, without starting the JVM.
+values bit for bit) for inputs that fit the driver, without starting the JVM.
 
 Algorithm sketch
 ----------------
@@ -10,19 +10,18 @@ every to-many hop the aggregates planned by ``plan.innermost`` / ``plan.outer`` 
 same :class:`Value` bookkeeping, bounds and grid exponents from ``plan.derived``, names and lineage), which
 hand them to a recorder (:class:`_Group`) instead of Spark's ``GroupAggregates``. Only the execution differs:
 
-* **Reading**: headerless CSV/TSV sources (``columns:``) are read by a driver-side scanner that types the
-  columns as :func:`spark_fr.relational.sources.read_headerless` does (missing markers, space trim, double
-  when every known value is a plain decimal number, date when every one is ``yyyy-MM-dd``, else string).
+* **Reading** (:mod:`spark_fr.relational.local_sources`): headerless CSV/TSV sources (``columns:``) by a
+  driver-side scanner that types the columns as Spark's reader does, Parquet sources through pyarrow with
+  the Spark types of their columns; that module also holds the engine choice (:func:`local_possible`).
 * **Profiles** (``generate._profile``): a table's rows, the largest ``|x|`` of each numeric or date
   attribute over its prepared values, its frequent nominal values; the bounds give the grid exponents.
-* **Aggregating** a hop: ``sum``, ``mean`` and ``std`` of a value with a finite bound use the numpy mirrors
-  of the Spark engine's fixed-point arithmetic (:func:`spark_fr.relational.exact.group_sums_numpy`,
-  :func:`~spark_fr.relational.exact.group_stds_numpy`; mean = that sum / the number of non-missing values):
-  the same bits. A value without a finite bound (a derived bound that overflows, e.g. the sum of values near
-  the largest double, or an attribute with no value) takes, as in Spark, the sorted path: each group's
-  sorted values added *sequentially* from 0.0 (a row-wise ``np.cumsum`` over zero-padded matrices), the
-  fold Spark runs (``array_sort`` + ``aggregate``). count, count_distinct, min, max, mode, shares and
-  conditions follow ``aggregates.py``.
+* **Aggregating** a hop (:mod:`spark_fr.relational.local_kernels`): ``sum``, ``mean`` and ``std`` of a
+  value with a grid use the numpy mirrors of the Spark engine's fixed-point arithmetic
+  (:func:`spark_fr.relational.exact.sums_from_limbs_numpy`, ...; mean = that sum / the number of non-missing
+  values): the same bits. A value without a grid (no finite bound, e.g. the sum of values near the largest
+  double, or one whose distinct count sorts it anyway) takes, as in Spark, the sorted path: each group's
+  sorted values added *sequentially* from 0.0, the fold Spark runs (``array_sort`` + ``aggregate``).
+  count, count_distinct, min, max, mode, shares and conditions follow ``aggregates.py``.
 * **Joins** drop null keys first (a null never matches in Spark).
 
 The walk itself (joins, empty groups, count-like fills) mirrors ``generate._path_frame`` with arrays; it is
@@ -32,17 +31,16 @@ Decisions
 ---------
 * Anything whose Spark result we cannot reproduce exactly raises :class:`Unsupported`, and the engine
   choice (:func:`local_possible`) then keeps Spark: DataFrames or catalog tables from the caller, nested JSON
-  (``explode``), Parquet, Delta, JSON and headered CSV sources, generated keys, gzip'd or quoted files,
-  values Spark parses as numbers but a plain decimal pattern does not (``1d``, ``Infinity``, hex), infinite
-  numbers, nominal attributes of type double that are not small integers (Java's double formatting),
-  dates declared on string columns, and keys whose types differ from their foreign keys'.
+  (``explode``), Delta, JSON and headered CSV sources, partitioned Parquet directories, generated keys,
+  gzip'd or quoted files, values Spark parses as numbers but a plain decimal pattern does not (``1d``,
+  ``Infinity``, hex), NaN or infinite numbers, integers beyond 2^53, timestamps, decimals, nominal
+  attributes of type double that are not small integers (Java's double formatting), dates declared on
+  string columns, and keys whose types differ from their foreign keys'.
 * Numeric nulls are NaN here (no NaN can come from a supported source).
 """
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import re
 
 import numpy as np
 import pandas as pd
@@ -51,153 +49,11 @@ from ..errors import InputError
 from . import exact as X
 from . import local_kernels as K
 from .lineage import FeatureLineage, relations_of
+from .local_sources import (LOCAL_MAX_BYTES, LOCAL_MAX_CELLS, LocalTable, Unsupported, load_local_tables,  # noqa: F401
+                            local_possible, missing, spark_types)
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
 from .plan import Profile, Value, innermost, out_kind, outer
-
-#: total size on disk (bytes) of the sources below which ``engine='auto'`` generates locally
-LOCAL_MAX_BYTES = 64 << 20
-
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-_LOOSE = re.compile(r"(?i)^[+-]?(inf|infinity|nan|0x.*|.*[0-9.][dfDF])$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-_SPARK_TRIM = "".join(chr(i) for i in range(33))
-
-
-class Unsupported(Exception):
-    """The local engine cannot reproduce the Spark result exactly for this input."""
-
-
-# --- engine choice ----------------------------------------------------------------------------------------
-
-
-def local_possible(schema, tables=None, max_bytes: int = LOCAL_MAX_BYTES) -> bool:
-    """True when every source is a local headerless CSV/TSV file (``columns:``), no DataFrame is given, no
-    key is generated, and the sources weigh below ``max_bytes`` together."""
-    if tables:
-        return False
-    total = 0
-    for spec in schema.tables.values():
-        src = spec.source
-        if src.kind != "path" or not src.columns or "://" in src.path or not os.path.isfile(src.path):
-            return False
-        if _format(src) not in ("csv", "tsv") or src.path.lower().endswith(".gz"):
-            return False
-        if spec.generated_key and spec.key not in src.columns:
-            return False
-        total += os.path.getsize(src.path)
-    return total < max_bytes
-
-
-def _format(src) -> str:
-    from .sources import format_of
-
-    try:
-        return format_of(src.path, src.format)
-    except InputError:
-        return "?"
-
-
-# --- reading ----------------------------------------------------------------------------------------------
-
-
-class LocalTable:
-    """A table read in the driver: ``df`` (numbers float64 with NaN for null, dates as datetime.date objects,
-    strings as objects with None) and ``types`` {column: 'double' | 'date' | 'string'} (the Spark types)."""
-
-    def __init__(self, df, types):
-        self.df = df
-        self.types = types
-
-
-def read_headerless_local(path: str, columns: list, sep: str) -> LocalTable:
-    """:func:`spark_fr.relational.sources.read_headerless` in the driver (see the module's notes)."""
-    from ..io.csv import MISSING_MARKERS
-
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    if b'"' in raw or b"\\" in raw or b"\x00" in raw:
-        raise Unsupported(f"{path}: quotes or escapes")
-    text = raw.decode("utf-8")
-    if text.startswith("\ufeff"):
-        raise Unsupported(f"{path}: byte-order mark")
-    n = len(columns)
-    markers = set(MISSING_MARKERS)
-    cols = [[] for _ in range(n)]
-    for line in re.split(r"\r\n|\n|\r", text):
-        if line == "":
-            continue
-        fields = line.split(sep)
-        for i in range(n):
-            v = fields[i] if i < len(fields) else None
-            if v is not None:
-                v = v.strip(" ")
-                if v.lower() in markers:
-                    v = None
-            cols[i].append(v)
-    data, types = {}, {}
-    for name, values in zip(columns, cols):
-        known = [v for v in values if v is not None]
-        stripped = [v.strip(_SPARK_TRIM) for v in known]
-        if known and all(_NUMBER.match(v) for v in stripped):
-            arr = np.array([np.nan if v is None else float(v.strip(_SPARK_TRIM)) for v in values], dtype=np.float64)
-            if np.isinf(arr).any():
-                raise Unsupported(f"{path}: column '{name}': infinite numbers")
-            data[name], types[name] = arr, "double"
-            continue
-        if any(_LOOSE.match(v) for v in stripped):
-            raise Unsupported(f"{path}: column '{name}': numbers Spark may parse differently")
-        if known and all(_DATE.match(v) and _iso_date(v) for v in known):
-            data[name] = pd.Series([None if v is None else _iso_date(v) for v in values], dtype=object)
-            types[name] = "date"
-            continue
-        data[name], types[name] = pd.Series(values, dtype=object), "string"
-    return LocalTable(pd.DataFrame(data, columns=columns), types)
-
-
-def _iso_date(v: str):
-    try:
-        return _dt.date.fromisoformat(v)
-    except ValueError:
-        return None
-
-
-_EPOCH = _dt.date(1970, 1, 1)
-
-
-def _spark_types(types: dict):
-    """A stand-in with ``.schema.fields`` for :func:`spark_fr.relational.checks.column_kinds` (pure Python
-    type objects: no JVM)."""
-    from pyspark.sql import types as T
-
-    by = {"double": T.DoubleType(), "date": T.DateType(), "string": T.StringType()}
-
-    class _Frame:
-        schema = T.StructType([T.StructField(c, by[t]) for c, t in types.items()])
-
-    return _Frame()
-
-
-def load_local_tables(schema) -> dict:
-    """{table: LocalTable} for a schema whose sources :func:`local_possible` accepts."""
-    from .sources import format_of
-
-    out = {}
-    for name, spec in schema.tables.items():
-        src = spec.source
-        if src.kind != "path" or not src.columns:
-            raise Unsupported(f"table '{name}': source not supported locally")
-        if not os.path.exists(src.path):
-            raise InputError(f"{schema.origin}: table '{name}': input not found: {src.path}")
-        fmt = format_of(src.path, src.format)
-        if fmt not in ("csv", "tsv"):
-            raise Unsupported(f"table '{name}': format {fmt}")
-        sep = src.separator or ("\t" if fmt == "tsv" else ",")
-        out[name] = read_headerless_local(src.path, list(src.columns), sep)
-        if spec.generated_key and spec.key not in out[name].df.columns:
-            raise Unsupported(f"table '{name}': generated key")
-    return out
-
 
 # --- checks -----------------------------------------------------------------------------------------------
 
@@ -211,30 +67,43 @@ def check_local(schema, tables: dict) -> dict:
         keys = [spec.key]
         if name == schema.target.table and schema.target.id != spec.key:
             keys.append(schema.target.id)
-        df = tables[name].df
-        rows = len(df)
+        table = tables[name]
+        rows = table.rows
         for k in keys:
-            s = df[k]
-            nn = int(s.notna().sum())
+            a = table.columns[k]
+            known = a[~missing(a)]
+            nn = len(known)
             if nn < rows:
                 raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in {rows - nn} of {rows} rows")
-            d = int(s.nunique(dropna=True))
+            d = _distinct(known)
             if d < nn:
                 raise InputError(f"{schema.origin}: table '{name}': key '{k}' is not unique ({nn - d} repeated values)")
     shares = {}
     for name, spec in schema.tables.items():
         for fk in spec.foreign_keys:
             parent = schema.tables[fk.table]
-            child = tables[name].df[fk.column].dropna()
-            keys = set(tables[fk.table].df[parent.key].dropna())
+            child = _key(tables[name], fk.column)[1]
+            child = child[~missing(child)]
+            keys = _key(tables[fk.table], parent.key)[1]
             n = len(child)
-            dangling = int((~child.isin(keys)).sum())
+            dangling = int((~pd.Series(child).isin(keys[~missing(keys)])).sum())
             share = dangling / n if n else 0.0
             shares[(name, fk.column)] = share
             if share > 0:
                 log.warning("%s: table '%s': %.1f%% of the foreign keys '%s' (%d rows) have no row in '%s'",
                             schema.origin, name, 100 * share, fk.column, dangling, fk.table)
     return shares
+
+
+def _distinct(known: np.ndarray) -> int:
+    """The number of distinct values of a column without nulls (numbers and dates sorted: hashing 10^7
+    distinct keys costs several times more)."""
+    if known.dtype == object:
+        return len(pd.unique(known))
+    if len(known) == 0:
+        return 0
+    s = np.sort(known.astype(np.float64) + 0.0 if known.dtype.kind == "f" else known)
+    return int(np.count_nonzero(s[1:] != s[:-1])) + 1
 
 
 # --- preparing --------------------------------------------------------------------------------------------
@@ -249,17 +118,23 @@ class _Prepared:
 
 
 def _value(table: LocalTable, column: str, kind: str):
-    s = table.df[column]
+    """A column as the Spark engine's prepared value: numbers float64 (NaN null), nominal values strings
+    (None null, numbers formatted as Spark casts them), dates days since 1970-01-01 (float64)."""
+    a = table.columns[column]
     t = table.types[column]
     if kind == "numeric":
-        if t != "double":
+        if t not in ("double", "long"):
             raise Unsupported(f"column '{column}' declared numeric but holds {t}")
-        return s.to_numpy(dtype=np.float64)
+        return a.astype(np.float64)
     if kind == "nominal":
-        if t == "string":
-            return s.astype(object).where(s.notna(), None).to_numpy(dtype=object)
+        if t in ("string", "boolean"):
+            return a
+        if t == "long":  # Spark casts an integer to its decimal digits
+            codes, uniques = pd.factorize(a, use_na_sentinel=True)
+            text = np.array([None] + [str(int(u)) for u in uniques], dtype=object)
+            return text[codes + 1]
         if t == "double":
-            arr = s.to_numpy(dtype=np.float64)
+            arr = a.astype(np.float64)
             ok = np.isnan(arr) | ((arr == np.round(arr)) & (np.abs(arr) < 1e7))
             if not ok.all():
                 raise Unsupported(f"column '{column}': nominal doubles that are not small integers")
@@ -268,13 +143,24 @@ def _value(table: LocalTable, column: str, kind: str):
         raise Unsupported(f"column '{column}': nominal {t}")
     if t != "date":
         raise Unsupported(f"column '{column}': date kind on {t}")
-    return np.array([np.nan if v is None else float((v - _EPOCH).days) for v in s], dtype=np.float64)
+    return _days(a)
+
+
+def _days(a: np.ndarray) -> np.ndarray:
+    days = a.astype("datetime64[D]").astype(np.int64).astype(np.float64)
+    days[np.isnat(a)] = np.nan
+    return days
 
 
 def _key(table: LocalTable, column: str):
+    """(Spark type, the column as join keys: numbers float64, dates days, else objects)."""
     t = table.types[column]
-    s = table.df[column]
-    return t, (s.to_numpy(dtype=np.float64) if t == "double" else s.to_numpy(dtype=object))
+    a = table.columns[column]
+    if t in ("double", "long"):
+        return t, a.astype(np.float64)
+    if t == "date":
+        return t, _days(a)
+    return t, a
 
 
 def _prepare(spec, table: LocalTable, kinds: dict, key_types: dict) -> _Prepared:
@@ -464,7 +350,7 @@ def generate_local(schema, check: bool = True):
     from .checks import column_kinds
 
     tables = load_local_tables(schema)
-    kinds = column_kinds(schema, {n: _spark_types(t.types) for n, t in tables.items()})
+    kinds = column_kinds(schema, {n: spark_types(t.types) for n, t in tables.items()})
     if check:
         check_local(schema, tables)
     target = schema.target
@@ -482,12 +368,11 @@ def generate_local(schema, check: bool = True):
     base = tables[target.table]
     tkeys = _key(base, schema.tables[target.table].key)[1]
     names = Names([target.id, target.column])
-    ycol = base.df[target.column]
     if target_kind == "nominal":
         y = _value(base, target.column, "nominal")
     else:
-        y = ycol.to_numpy()
-    out = {target.id: base.df[target.id].to_numpy(), target.column: y}
+        y = base.columns[target.column]
+    out = {target.id: base.columns[target.id], target.column: y}
     lineage = []
     for attr, (col, kind) in prepared[target.table].attrs.items():
         name = names.unique(feature_name([], attr, []))

@@ -24,12 +24,13 @@ Rows arrive as a group index per row (``g``) and value columns. Nothing is sorte
   path: no finite bound, or a value whose distinct count sorts it anyway), sort the selection's
   ``group x rank`` keys (ranks of the values from one sorted factorization per column); the distinct count is
   the number of key changes, the sums fold each group's sorted values sequentially from 0.0
-  (:func:`sequential_sums`).
+  (:func:`sequential_sums`, a numba loop).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from numba import njit
 
 from . import exact as X
 
@@ -186,28 +187,24 @@ def extreme(g: np.ndarray, x: np.ndarray, n_groups: int, name: str) -> np.ndarra
 
 
 def sequential_sums(groups: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
-    """Per group, its values (sorted within each group, groups contiguous and ascending) added sequentially
-    from 0.0 in the given order: the Spark engine's sorted-array fold (NaN for an empty group)."""
-    sums = np.full(n_groups, np.nan)
-    counts = np.bincount(groups, minlength=n_groups)
-    if len(values) == 0:
-        return sums
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    pos = np.arange(len(values)) - starts[groups]
-    nonempty = np.flatnonzero(counts)
-    lengths = counts[nonempty]
-    # buckets of similar lengths keep the padded matrices small
-    bucket = np.ceil(np.log2(np.maximum(lengths, 1))).astype(int)
-    for b in np.unique(bucket):
-        gs = nonempty[bucket == b]
-        width = int(counts[gs].max())
-        mat = np.zeros((len(gs), width + 1))
-        row_of = np.full(n_groups, -1)
-        row_of[gs] = np.arange(len(gs))
-        sel = row_of[groups] >= 0
-        mat[row_of[groups[sel]], pos[sel] + 1] = values[sel]
-        sums[gs] = np.cumsum(mat, axis=1)[:, -1]
-    return sums
+    """Per group, its values added sequentially from 0.0 in row order (NaN for an empty group): with values
+    sorted within each group, the Spark engine's sorted-array fold."""
+    return _sequential_sums(np.ascontiguousarray(groups, dtype=np.int64),
+                            np.ascontiguousarray(values, dtype=np.float64), n_groups)
+
+
+@njit(cache=True, nogil=True)
+def _sequential_sums(groups, values, n_groups):
+    out = np.zeros(n_groups)
+    seen = np.zeros(n_groups, np.bool_)
+    for i in range(len(values)):
+        gi = groups[i]
+        out[gi] += values[i]
+        seen[gi] = True
+    for j in range(n_groups):
+        if not seen[j]:
+            out[j] = np.nan
+    return out
 
 
 def sorted_folds(g: np.ndarray, x: np.ndarray, n_groups: int, with_std: bool) -> dict:
