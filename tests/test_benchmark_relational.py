@@ -40,11 +40,12 @@ def bench():
 
 @pytest.fixture(scope="module")
 def suite(bench, tmp_path_factory):
-    """The suite at 20,000 fact rows with spark_fr and featuretools: (report, printed output, workdir)."""
+    """The suite at 20,000 fact rows with spark_fr (auto: the local engine), spark_fr_spark (the Spark engine)
+    and featuretools: (report, workdir)."""
     work = tmp_path_factory.mktemp("relational")
     out = work / "report.json"
     code = bench.main(["--suite", "relational", "--relational-sets", "synthetic", "--rows", str(ROWS),
-                       "--peers", "spark_fr,featuretools", "--workdir", str(work), "--json", str(out)])
+                       "--peers", "spark_fr,spark_fr_spark,featuretools", "--workdir", str(work), "--json", str(out)])
     assert code == 0
     return json.loads(out.read_text()), work
 
@@ -52,7 +53,8 @@ def suite(bench, tmp_path_factory):
 def test_options(bench):
     args = bench.parse_args(["--suite", "relational"])
     assert (args.rows, args.repeats) == (10_000_000, 1)
-    assert args.peers == ["spark_fr", "spark_fr_common", "featuretools", "featuretools_like"]
+    assert args.peers == ["spark_fr", "spark_fr_common", "spark_fr_spark", "spark_fr_spark_common", "featuretools",
+                          "featuretools_like"]
     assert args.relational_sets == ["financial", "synthetic"] and args.relational_financial_depths == [3]
     assert args.relational_timeout == 1800 and args.relational_max_memory_gb > 0
     args = bench.parse_args(["--suite", "relational", "--relational-financial-depths", "3,2", "--peers",
@@ -116,18 +118,38 @@ def test_suite_end_to_end(suite):
     assert report["suite"] == "relational" and {"config", "environment", "cases"} <= set(report)
     (case,) = report["cases"]
     assert case["set"] == "synthetic" and case["max_depth"] == 2 and case["data"]["sizes"]["transactions"] == ROWS
-    for name in ("spark_fr", "featuretools"):
+    for name in ("spark_fr", "spark_fr_spark", "featuretools"):
         s = case["summary"][name]
         assert s["status"] == "ok" and s["runs_ok"] == 1 and s["rows"] == case["data"]["sizes"]["customers"]
         assert s["features"] > 40 and s["median_wall_s"] > 0 and s["median_peak_rss_mb"] > 0
         assert len(s["load_avg_1"]) == 2
-    (r,) = case["ratios"]
-    assert r["peer"] == "featuretools" and r["wall"] > 0 and r["peak_rss"] > 0
+    pairs = [(r["peer"], r["reference"]) for r in case["ratios"]]
+    assert pairs == [("spark_fr_spark", "spark_fr"), ("featuretools", "spark_fr"), ("featuretools", "spark_fr_spark")]
+    r = case["ratios"][1]
+    assert r["wall"] > 0 and r["peak_rss"] > 0
     assert r["features"] == {"featuretools": case["summary"]["featuretools"]["features"],
                              "spark_fr": case["summary"]["spark_fr"]["features"]}
     run = case["runs"]["featuretools"][0]
     assert run["where_primitives"] and "nominal.share" in run["no_counterpart"]
     assert PLANTED_TYPE in run["interesting_values"]["transactions"]["merchant_type"]
+
+
+@needs_featuretools
+def test_both_engines_write_the_same_feature_table(suite):
+    """auto takes the local engine for the Parquet set; the Spark engine's table is the same, bit for bit."""
+    report, _ = suite
+    (case,) = report["cases"]
+    runs = {n: case["runs"][n][0] for n in ("spark_fr", "spark_fr_spark")}
+    assert runs["spark_fr"]["engine"] == "local" and runs["spark_fr_spark"]["engine"] == "spark"
+    a, b = (pd.read_parquet(case["summary"][n]["matrix"]).set_index("customer_id").sort_index() for n in runs)
+    assert list(a.columns) == list(b.columns) and list(a.index) == list(b.index)
+    for c in a.columns:
+        if a[c].dtype == object or b[c].dtype == object:
+            assert (a[c].fillna("<null>") == b[c].fillna("<null>")).all(), c
+        else:
+            x, y = a[c].to_numpy(np.float64), b[c].to_numpy(np.float64)
+            assert np.array_equal(np.isnan(x), np.isnan(y)), c
+            assert np.array_equal(x[~np.isnan(x)].view(np.int64), y[~np.isnan(y)].view(np.int64)), c
 
 
 @needs_featuretools

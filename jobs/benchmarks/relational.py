@@ -19,16 +19,21 @@ after). Two data sets (``--relational-sets``):
     (never committed) in bounded memory; ``max_depth`` 2 (every path of the schema; ``--relational-depth``
     overrides it); ``--repeats`` rounds (1).
 
-Peers (``--peers``, default ``spark_fr,spark_fr_common,featuretools,featuretools_like``):
+Peers (``--peers``, default ``spark_fr,spark_fr_common,spark_fr_spark,spark_fr_spark_common,featuretools,
+featuretools_like``):
 
 ``spark_fr``
-    ``jobs/peers/spark_fr_relational.py``: ``generate_features`` in a local Spark session (``local[*]``,
-    the data checks on), the frame written as Parquet.
+    ``jobs/peers/spark_fr_relational.py``: ``generate_features`` with ``engine='auto'`` as a user calls it
+    (the data checks on), the features written as Parquet: inputs that fit the driver (both sets here) go to
+    the local engine (numpy in the driver, no JVM), others to a local Spark session (``local[*]``).
 ``spark_fr_common``
     The same with ``--common-aggregates``: only the aggregates featuretools also has (no count of distinct
     numbers or dates, no share of frequent values).
+``spark_fr_spark``, ``spark_fr_spark_common``
+    The same two with ``--engine spark``: the Spark SQL engine in a local Spark session (``local[*]``), as it
+    runs on data that does not fit the driver (the result is bit for bit the local engine's).
 ``spark_fr_local1``
-    The same on ``local[1]``: one core, as featuretools (pandas) uses.
+    ``spark_fr_spark`` on ``local[1]``: one core, as featuretools (pandas) uses.
 ``featuretools``
     ``jobs/peers/featuretools_dfs.py``: the tables read with pandas, an EntitySet with the same keys and
     foreign keys, ``ft.dfs`` with the aggregation primitives mapped from the schema's aggregates (count,
@@ -73,8 +78,9 @@ from .tables import write_json
 
 SUMMARY = ("relational feature generation: spark_fr vs featuretools' deep feature synthesis "
            "(financial, 10^7-row fact table)")
-PEERS = ("spark_fr", "spark_fr_common", "featuretools", "featuretools_like", "spark_fr_local1")
-DEFAULT_PEERS = "spark_fr,spark_fr_common,featuretools,featuretools_like"
+PEERS = ("spark_fr", "spark_fr_common", "spark_fr_spark", "spark_fr_spark_common", "featuretools",
+         "featuretools_like", "spark_fr_local1")
+DEFAULT_PEERS = "spark_fr,spark_fr_common,spark_fr_spark,spark_fr_spark_common,featuretools,featuretools_like"
 SETS = ("financial", "synthetic")
 FINANCIAL = ROOT / "conf" / "relational" / "financial.yaml"
 RESULT = "result.json"
@@ -115,7 +121,9 @@ def make_peers(names: list) -> list:
     """
     makers = {"spark_fr": ("spark_fr_relational.py",),
               "spark_fr_common": ("spark_fr_relational.py", "--common-aggregates"),
-              "spark_fr_local1": ("spark_fr_relational.py", "--master", "local[1]"),
+              "spark_fr_spark": ("spark_fr_relational.py", "--engine", "spark"),
+              "spark_fr_spark_common": ("spark_fr_relational.py", "--engine", "spark", "--common-aggregates"),
+              "spark_fr_local1": ("spark_fr_relational.py", "--engine", "spark", "--master", "local[1]"),
               "featuretools": ("featuretools_dfs.py",), "featuretools_like": ("featuretools_dfs.py", "--like-spark-fr")}
     return [RelPeer(n, _peer_command(*makers[n])) for n in names]
 
@@ -246,7 +254,7 @@ def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, time
             else:
                 note = res["status"] + (f": {res['stderr_tail'][-300:]}" if res["status"].startswith("failed") else "")
             runs[peer.name].append(res)
-            print(f"  round {rnd} {peer.name:<18} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:6.2f} GB  "
+            print(f"  round {rnd} {peer.name:<22} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:6.2f} GB  "
                   f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {note}", flush=True)
     return runs
 
@@ -297,10 +305,14 @@ def _ratio(a, b):
 
 
 def default_pairs(names: list) -> list:
-    """Every other peer over ``spark_fr``, then the featuretools peers over ``spark_fr_common``."""
+    """Every other peer over ``spark_fr``, then the featuretools peers over ``spark_fr_common``, over
+    ``spark_fr_spark`` (featuretools only) and over ``spark_fr_spark_common``."""
     pairs = [(n, "spark_fr") for n in names if n != "spark_fr"] if "spark_fr" in names else []
-    if "spark_fr_common" in names:
-        pairs += [(n, "spark_fr_common") for n in ("featuretools", "featuretools_like") if n in names]
+    for reference, peers in (("spark_fr_common", ("featuretools", "featuretools_like")),
+                             ("spark_fr_spark", ("featuretools",)),
+                             ("spark_fr_spark_common", ("featuretools", "featuretools_like"))):
+        if reference in names:
+            pairs += [(n, reference) for n in peers if n in names]
     return pairs
 
 

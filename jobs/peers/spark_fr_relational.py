@@ -2,11 +2,12 @@
 
     python jobs/peers/spark_fr_relational.py conf/relational/financial.yaml result.json [--max-depth 2]
 
-Calls ``spark_fr.relational.generate_features(spark, SCHEMA, engine='auto')`` (with the schema's
-``max_depth`` or ``--max-depth``; the data checks on unless ``--no-check``) and writes the result (id,
-target, features) as Parquet (``--matrix``, default ``features.parquet/`` next to OUTPUT), so that the whole
-plan runs. Small local headerless CSV/TSV inputs (financial) go to the local engine
-(``spark_fr.relational.local``): the JVM is never started (the session is a lazy ``SessionStart``, started
+Calls ``spark_fr.relational.generate_features(spark, SCHEMA, engine=ENGINE)`` (``--engine``, default
+``auto``; with the schema's ``max_depth`` or ``--max-depth``; the data checks on unless ``--no-check``) and
+writes the result (id, target, features) as Parquet (``--matrix``, default ``features.parquet/`` next to
+OUTPUT), so that the whole plan runs. Under ``auto``, local inputs that fit the driver (financial's
+headerless TSV, the synthetic set's Parquet) go to the local engine (``spark_fr.relational.local``): the JVM
+is never started (the session is a lazy ``SessionStart``, started
 only if the local engine turns the input down) and the pandas result is written as one Parquet file in that
 directory. Otherwise a local Spark session starts as ``python jobs/rank.py`` does
 (``spark_fr.runtime.session.get_spark``: ``--master``, default ``local[*]``; loopback; the driver gets half
@@ -47,7 +48,7 @@ def common_aggregates(aggregates):
 
 
 def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None, master: str, check: bool,
-        common: bool = False) -> dict:
+        common: bool = False, engine: str = "auto") -> dict:
     """Generate and write the features; the facts of the run (see the module docstring)."""
     import dataclasses
 
@@ -59,7 +60,7 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
         schema = dataclasses.replace(schema, max_depth=max_depth)
     if common:
         schema = dataclasses.replace(schema, aggregates=common_aggregates(schema.aggregates))
-    if local_possible(schema):  # the local engine will likely take it: the JVM starts only if it does not
+    if engine == "local" or (engine == "auto" and local_possible(schema)):  # the local engine will likely take it: the JVM starts only if it does not
         from spark_fr.runtime.session import SessionStart
 
         spark = SessionStart(lazy=True, master=master, app_name="spark_fr relational", quiet=True)
@@ -68,7 +69,7 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
 
         spark = get_spark(master=master, app_name="spark_fr relational", quiet=True)
     t1 = time.perf_counter()
-    gen = generate_features(spark, schema, check=check, engine="auto")
+    gen = generate_features(spark, schema, check=check, engine=engine)
     t2 = time.perf_counter()
     path = matrix or str(Path(output).resolve().parent / "features.parquet")
     if gen.engine == "local":
@@ -113,10 +114,12 @@ def main(argv=None) -> int:
     ap.add_argument("--matrix", help="feature table, a Parquet directory (default: features.parquet next to OUTPUT)")
     ap.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     ap.add_argument("--no-check", dest="check", action="store_false", help="skip the key and foreign-key checks")
+    ap.add_argument("--engine", choices=("auto", "spark", "local"), default="auto",
+                    help="generate_features' engine (default auto)")
     ap.add_argument("--common-aggregates", action="store_true",
                     help="only the aggregates featuretools also has (see the description)")
     a = ap.parse_args(argv)
-    result = run(a.schema, a.output, a.matrix, a.max_depth, a.master, a.check, a.common_aggregates)
+    result = run(a.schema, a.output, a.matrix, a.max_depth, a.master, a.check, a.common_aggregates, a.engine)
     Path(a.output).write_text(json.dumps(result))
     return 0
 
