@@ -29,7 +29,7 @@ FLOORS = {
 #: numba kernels: no Spark
 KERNELS = ("spark_fr.pct", "spark_fr.tasks", "spark_fr.runtime.rng", "spark_fr.runtime.exact",
            "spark_fr.relief.distances", "spark_fr.relief.neighbours", "spark_fr.relief.update",
-           "spark_fr.relief.broadcast_kernel", "spark_fr.relief.tall_kernels")
+           "spark_fr.relief.broadcast_kernel", "spark_fr.relief.tall_kernels", "spark_fr.relational.local_kernels")
 
 
 def module_name(path: Path) -> str:

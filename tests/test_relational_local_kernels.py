@@ -140,8 +140,11 @@ def test_numeric_aggregates_against_per_group_references(seed):
                 assert np.isnan(got["std"][j])
 
 
+@pytest.mark.parametrize("chunk", [None, 7])
 @pytest.mark.parametrize("seed", range(3))
-def test_grid_sums_and_stds_are_exact(seed):
+def test_grid_sums_and_stds_are_exact(monkeypatch, seed, chunk):
+    if chunk:
+        monkeypatch.setattr(X, "LIMB_CHUNK", chunk)  # limbs summed a few rows at a time: the same sums
     rng = np.random.default_rng(seed)
     n, n_groups = 600, 25
     x = rng.integers(-10 ** 6, 10 ** 6, n) / 1024.0  # on the grid: the fixed-point sums are exact

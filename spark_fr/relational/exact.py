@@ -283,32 +283,36 @@ def _scaled_words_numpy(sums, limb):
     return _scaled_words([w.astype(np.float64) for w in words(sums, limb, _shift_numpy, _mask_numpy)])
 
 
-def sum_limbs_numpy(x: np.ndarray, e: int) -> list:
-    """The sum limbs of known values ``x`` (no NaN) on grid ``e``: :func:`sum_limbs` in numpy (int64 arrays).
-    Computed once per value, they serve every selection of its rows (:func:`sums_from_limbs_numpy`)."""
-    return _limbs_numpy(x, e, SUM_BITS, SUM_LIMB, SUM_LIMBS)
+#: rows whose limbs exist at once in :func:`limb_sums_numpy` (the limbs of a std take 14 int64 per row)
+LIMB_CHUNK = 1 << 20
 
 
-def sums_from_limbs_numpy(groups: np.ndarray, limbs: list, n_groups: int, e: int) -> np.ndarray:
-    """Per group, the sum whose limbs are ``limbs`` (rows in ``groups``): :func:`sum_words` then
-    :func:`sum_from_words` in numpy; NaN where a group has no row."""
-    out = sum_from_words(_scaled_words_numpy(_group_sums(groups, limbs, n_groups), SUM_LIMB), e)
-    out[np.bincount(groups, minlength=n_groups) == 0] = np.nan
+def limb_sums_numpy(groups: np.ndarray, x: np.ndarray, n_groups: int, e: int, kind: str) -> list:
+    """Per group, the sums of the fixed-point limbs of known values ``x`` (no NaN) on grid ``e``:
+    :func:`sum_limbs` (``kind`` 'sum') or :func:`std_limbs` ('std') summed in numpy, :data:`LIMB_CHUNK` rows at
+    a time (int64 arrays; exact: the sums of limbs cannot overflow below :data:`MAX_GROUP_ROWS` rows)."""
+    bits, limb, n = (SUM_BITS, SUM_LIMB, SUM_LIMBS) if kind == "sum" else (STD_BITS, STD_LIMB, STD_LIMBS)
+    acc = None
+    for start in range(0, max(len(x), 1), LIMB_CHUNK):
+        d = _limbs_numpy(x[start:start + LIMB_CHUNK], e, bits, limb, n)
+        cols = d if kind == "sum" else d + _squares(d)
+        part = _group_sums(groups[start:start + LIMB_CHUNK], cols, n_groups)
+        acc = part if acc is None else [a + p for a, p in zip(acc, part)]
+    return acc
+
+
+def sums_from_limb_sums_numpy(sums: list, counts: np.ndarray, e: int) -> np.ndarray:
+    """Per group, the sum from its summed limbs (:func:`limb_sums_numpy` 'sum'): :func:`sum_words` then
+    :func:`sum_from_words` in numpy; NaN where ``counts`` (known values per group) is 0."""
+    out = sum_from_words(_scaled_words_numpy(sums, SUM_LIMB), e)
+    out[counts == 0] = np.nan
     return out
 
 
-def std_limbs_numpy(x: np.ndarray, e: int) -> list:
-    """The std limbs and their squares of known values ``x`` on grid ``e``: :func:`std_limbs` in numpy."""
-    d = _limbs_numpy(x, e, STD_BITS, STD_LIMB, STD_LIMBS)
-    return d + _squares(d)
-
-
-def stds_from_limbs_numpy(groups: np.ndarray, limbs: list, n_groups: int, e: int) -> np.ndarray:
-    """Per group, :func:`std_steps`' sample standard deviation from ``limbs`` (:func:`std_limbs_numpy` of the
-    rows in ``groups``); NaN below two rows."""
-    sums = _group_sums(groups, limbs, n_groups)
-    n = np.bincount(groups, minlength=n_groups).astype(np.float64)
-    n = np.where(n > 1, n, np.nan)
+def stds_from_limb_sums_numpy(sums: list, counts: np.ndarray, e: int) -> np.ndarray:
+    """Per group, :func:`std_steps`' sample standard deviation from its summed limbs (:func:`limb_sums_numpy`
+    'std'); NaN below two values."""
+    n = np.where(counts > 1, counts.astype(np.float64), np.nan)
     h1, l1 = _cascade(_scaled_words_numpy(sums[:STD_LIMBS], STD_LIMB))
     h2, l2 = _cascade(_scaled_words_numpy(sums[STD_LIMBS:], STD_LIMB))
     with np.errstate(invalid="ignore"):
@@ -330,10 +334,14 @@ def group_sums_numpy(groups: np.ndarray, x: np.ndarray, n_groups: int, e: int) -
         The grid exponent.
     """
     known = ~np.isnan(x)
-    return sums_from_limbs_numpy(groups[known], sum_limbs_numpy(x[known], e), n_groups, e)
+    g = groups[known]
+    return sums_from_limb_sums_numpy(limb_sums_numpy(g, x[known], n_groups, e, "sum"),
+                                     np.bincount(g, minlength=n_groups), e)
 
 
 def group_stds_numpy(groups: np.ndarray, x: np.ndarray, n_groups: int, e: int) -> np.ndarray:
     """What :func:`std_limbs` / :func:`std_steps` give per group, in numpy (NaN below two values)."""
     known = ~np.isnan(x)
-    return stds_from_limbs_numpy(groups[known], std_limbs_numpy(x[known], e), n_groups, e)
+    g = groups[known]
+    return stds_from_limb_sums_numpy(limb_sums_numpy(g, x[known], n_groups, e, "std"),
+                                     np.bincount(g, minlength=n_groups), e)

@@ -14,10 +14,10 @@ Rows arrive as a group index per row (``g``) and value columns. Nothing is sorte
   (a ``bincount`` matrix ``groups x codes`` when it is small, else the sorted distinct pairs); a *share* is a
   ratio of two ``bincount``.
 * **Numeric values** (:class:`NumericColumn`) keep what every selection of their rows (the unconditional
-  aggregates and each condition's) shares: the known-value mask, the ranks of its values (``-0.0`` and
-  ``0.0`` one value), and the fixed-point limbs of the value's grid
-  (:func:`spark_fr.relational.exact.sum_limbs_numpy`), so a selection costs a few masked ``bincount`` /
-  ``add.at`` passes. ``min`` / ``max`` are ``minimum.at`` / ``maximum.at``; where a group's extreme is a
+  aggregates and each condition's) shares: the known-value mask and the ranks of its values (``-0.0`` and
+  ``0.0`` one value). Sums, means and stds on the value's grid add the fixed-point limbs of the selected rows
+  per group (:func:`spark_fr.relational.exact.limb_sums_numpy`, a million rows at a time, so the 14 limbs of
+  a std never exist for all rows at once). ``min`` / ``max`` are ``minimum.at`` / ``maximum.at``; where a group's extreme is a
   zero, the group's first zero in row order is taken (Spark keeps the first of equal values, and ``-0.0``
   equals ``0.0`` there).
 * **Sorted values**: a distinct count, and the sum, mean and std of a value without a grid (Spark's sorted
@@ -111,7 +111,6 @@ class NumericColumn:
         self.x = np.asarray(x, dtype=np.float64)
         self.known = ~np.isnan(self.x)
         self._codes = None
-        self._limbs: dict = {}
 
     def codes(self):
         """(codes, values): the rank of every row's value among the column's distinct known values (ascending;
@@ -120,14 +119,6 @@ class NumericColumn:
             codes, values = pd.factorize(self.x + 0.0, sort=True, use_na_sentinel=True)
             self._codes = (codes.astype(np.int64, copy=False), np.asarray(values, dtype=np.float64))
         return self._codes
-
-    def limbs(self, kind: str, grid: int) -> list:
-        """The fixed-point limbs of every row (missing rows as 0) for ``kind`` 'sum' or 'std' on ``grid``."""
-        if (kind, grid) not in self._limbs:
-            x = np.where(self.known, self.x, 0.0)
-            make = X.sum_limbs_numpy if kind == "sum" else X.std_limbs_numpy
-            self._limbs[(kind, grid)] = make(x, grid)
-        return self._limbs[(kind, grid)]
 
     def aggregates(self, names, g: np.ndarray, mask, n_groups: int, grid) -> dict:
         """{name: array over groups} of the rows in ``mask`` (None: all rows) grouped by ``g``; ``grid``: the
@@ -146,9 +137,11 @@ class NumericColumn:
         if folded:
             out.update(sorted_folds(pairs // k, values[pairs % k], n_groups, "std" in names))
         elif names & {"sum", "mean"}:
-            out["sum"] = X.sums_from_limbs_numpy(gs, [c[sel] for c in self.limbs("sum", grid)], n_groups, grid)
+            out["sum"] = X.sums_from_limb_sums_numpy(X.limb_sums_numpy(gs, self.x[sel], n_groups, grid, "sum"), cnt,
+                                                     grid)
         if "std" in names and not folded:
-            out["std"] = X.stds_from_limbs_numpy(gs, [c[sel] for c in self.limbs("std", grid)], n_groups, grid)
+            out["std"] = X.stds_from_limb_sums_numpy(X.limb_sums_numpy(gs, self.x[sel], n_groups, grid, "std"), cnt,
+                                                     grid)
         if "mean" in names:
             with np.errstate(invalid="ignore", divide="ignore"):
                 out["mean"] = np.where(cnt > 0, out["sum"] / np.maximum(cnt, 1), np.nan)
