@@ -150,7 +150,9 @@ def test_engine_choice_for_parquet(tmp_path):
     assert not local_possible(schema, max_cells=30)  # 10 rows x 3 columns: too many
     assert local_possible(schema, max_cells=31)
     assert generate_features(None, cfg).engine == "local"
-    assert LOCAL_MAX_CELLS * BYTES_PER_CELL <= 16 << 30  # the default budget fits a 24 GB machine's half
+    assert not local_possible(schema, memory=2 * 30 * BYTES_PER_CELL - 1)  # the driver's memory decides too
+    assert local_possible(schema, memory=2 * 30 * BYTES_PER_CELL)
+    assert LOCAL_MAX_CELLS * BYTES_PER_CELL <= 20e9  # the cap fits a 24 GB machine
     part = tmp_path / "parted"
     (part / "region=north").mkdir(parents=True)
     pq.write_table(pa.table({"k": [1], "y": ["p"], "x": [1.0]}), part / "region=north" / "f.parquet")

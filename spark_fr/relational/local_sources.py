@@ -21,8 +21,8 @@ A :class:`LocalTable` holds one numpy array per column and the Spark type each c
 local headerless CSV/TSV file or a local Parquet file or directory, no generated key, the CSV/TSV files
 below :data:`LOCAL_MAX_BYTES` together (the scanner is Python), and the Parquet tables below
 :data:`LOCAL_MAX_CELLS` cells (rows x columns, from the footers) together and within the memory the machine has
-available (:data:`BYTES_PER_CELL` per cell, measured peak: 2.8 GB for the 4 x 10^7 cells of the 10^7-row
-benchmark set).
+available (:data:`BYTES_PER_CELL` per cell; measured peaks of the whole process: 2.3 GB for the 4 x 10^7
+cells of the 10^7-row benchmark set, 6.0 GB for the 1.2 x 10^8 of the 3 x 10^7-row one).
 """
 from __future__ import annotations
 
@@ -38,10 +38,10 @@ from ..errors import InputError
 #: total size on disk (bytes) of CSV/TSV sources below which ``engine='auto'`` generates locally
 LOCAL_MAX_BYTES = 64 << 20
 #: total cells (rows x columns) of Parquet sources below which ``engine='auto'`` generates locally
-LOCAL_MAX_CELLS = 100_000_000
-#: driver memory the local engine needs per source cell (peak, measured with margin); ``auto`` also wants
-#: the sources' cells times this below half the memory available
-BYTES_PER_CELL = 100
+LOCAL_MAX_CELLS = 300_000_000
+#: driver memory the local engine needs per source cell (measured peaks: 58 bytes at 4 x 10^7 cells, 50 at
+#: 1.2 x 10^8, whole process); ``auto`` also wants the sources' cells times this below half the memory available
+BYTES_PER_CELL = 64
 
 _NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
 _LOOSE = re.compile(r"(?i)^[+-]?(inf|infinity|nan|0x.*|.*[0-9.][dfDF])$")
@@ -78,8 +78,20 @@ def missing(a: np.ndarray) -> np.ndarray:
 # --- engine choice ----------------------------------------------------------------------------------------
 
 
-def local_possible(schema, tables=None, max_bytes: int = LOCAL_MAX_BYTES, max_cells: int = LOCAL_MAX_CELLS) -> bool:
-    """Whether ``engine='auto'`` generates in the driver (see the module's notes)."""
+def local_possible(schema, tables=None, max_bytes: int = LOCAL_MAX_BYTES, max_cells: int = LOCAL_MAX_CELLS,
+                   memory: float | None = None) -> bool:
+    """Whether ``engine='auto'`` generates in the driver (see the module's notes).
+
+    Parameters
+    ----------
+    schema : RelationalSchema
+    tables : dict, optional
+        DataFrames given by the caller (then Spark).
+    max_bytes, max_cells : int
+        The CSV/TSV and Parquet budgets.
+    memory : float, optional
+        Bytes of memory available (default: the machine's ``MemAvailable``).
+    """
     if tables:
         return False
     total_bytes = total_cells = 0
@@ -103,7 +115,7 @@ def local_possible(schema, tables=None, max_bytes: int = LOCAL_MAX_BYTES, max_ce
             return False
     if total_bytes >= max_bytes or total_cells >= max_cells:
         return False
-    return total_cells * BYTES_PER_CELL <= _available_memory() / 2
+    return total_cells * BYTES_PER_CELL <= (_available_memory() if memory is None else memory) / 2
 
 
 def _available_memory() -> float:
