@@ -351,20 +351,20 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
 
 def format_table(summary: dict) -> str:
     """Plain-text table of one data set and depth: one line per peer."""
-    head = (f"{'peer':<19}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'peak RSS GB':>13}{'features':>10}"
+    head = (f"{'peer':<23}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'peak RSS GB':>13}{'features':>10}"
             f"{'rows':>9}{'load':>11}  status")
     lines = [head, "-" * len(head)]
     for name, s in summary.items():
         load = f"{s['load_avg_1'][0]:.1f}-{s['load_avg_1'][1]:.1f}" if s.get("load_avg_1") else "-"
         if s["runs_ok"]:
             rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
-            lines.append(f"{name:<19}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
+            lines.append(f"{name:<23}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
                          f"{s['median_peak_rss_mb'] / 1024:>13.2f}{s['features']:>10}{s['rows']:>9}{load:>11}  ok")
         else:
             reached = s.get("reached_wall_s")
             rng = f"(>= {reached:.0f})" if reached else ""
             peak = s.get("reached_peak_rss_mb")
-            lines.append(f"{name:<19}{0:>5}{'-':>15}{rng:>17}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}{load:>11}  "
+            lines.append(f"{name:<23}{0:>5}{'-':>15}{rng:>17}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}{load:>11}  "
                          f"{s['status']}")
     return "\n".join(lines)
 

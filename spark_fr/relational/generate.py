@@ -164,9 +164,11 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     check : bool
         Check keys (unique, present) and measure dangling foreign keys (warnings) with Spark first.
     engine : {'auto', 'spark', 'local'}
-        'local' generates in the driver with pandas (:mod:`spark_fr.relational.local`; ``spark`` is not
-        touched, the result is ``.pandas``); 'auto' picks it when no DataFrame is given, every source is a
-        local file it reads exactly, and they weigh below ``local.LOCAL_MAX_BYTES``; else Spark.
+        'local' generates in the driver with numpy (:mod:`spark_fr.relational.local`; ``spark`` is not
+        touched, the result is ``.pandas``); 'auto' picks it when no DataFrame is given and every source is a
+        local headerless CSV/TSV or Parquet source within the driver's budget
+        (:func:`spark_fr.relational.local_sources.local_possible`), and falls back to Spark when the local
+        engine cannot reproduce an input exactly; else Spark.
 
     Returns
     -------
