@@ -158,3 +158,20 @@ def test_engine_choice_for_parquet(tmp_path):
     pq.write_table(pa.table({"k": [1], "y": ["p"], "x": [1.0]}), part / "region=north" / "f.parquet")
     cfg["tables"]["a"]["source"] = str(part)
     assert not local_possible(load_schema(cfg))  # partition directories: Spark's discovery
+
+
+def test_a_damaged_file_is_a_one_line_error_naming_it(tmp_path):
+    cfg = _one_table(tmp_path, [(1, "p", 1.0)], [("k", pa.int64()), ("y", pa.string()), ("x", pa.float64())])
+    bad = tmp_path / "bad.parquet"
+    bad.write_bytes(b"PAR1 not really parquet")
+    cfg["tables"]["a"]["source"] = str(bad)
+    assert not local_possible(load_schema(cfg))  # auto: Spark's reader reports it
+    with pytest.raises(InputError, match=r"bad\.parquet: not a readable Parquet file") as e:
+        generate_features(None, cfg, engine="local")
+    assert "\n" not in str(e.value)
+
+
+def test_an_empty_table_gives_an_empty_feature_table(tmp_path):
+    cfg = _one_table(tmp_path, [], [("k", pa.int64()), ("y", pa.string()), ("x", pa.float64())])
+    got = generate_features(None, cfg, engine="local")
+    assert got.pandas.shape == (0, 3) and got.features == ["x"]

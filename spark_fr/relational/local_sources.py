@@ -33,7 +33,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ..errors import InputError
+from ..errors import InputError, one_line
 
 #: total size on disk (bytes) of CSV/TSV sources below which ``engine='auto'`` generates locally
 LOCAL_MAX_BYTES = 64 << 20
@@ -246,7 +246,12 @@ def read_parquet_local(path: str) -> LocalTable:
     files = _parquet_files(path)
     if files is None:
         raise Unsupported(f"{path}: partitioned or empty Parquet directory")
-    schemas = [pq.read_schema(f) for f in files]
+    schemas = []
+    for f in files:
+        try:
+            schemas.append(pq.read_schema(f))
+        except (pa.ArrowException, OSError) as e:
+            raise InputError(f"{f}: not a readable Parquet file ({one_line(str(e))})") from None
     types0 = [(f.name, spark_type(f.type)) for f in schemas[0]]
     for f, s in zip(files, schemas):
         if [(x.name, spark_type(x.type)) for x in s] != types0:
