@@ -256,8 +256,11 @@ def read_parquet_local(path: str) -> LocalTable:
     for f, s in zip(files, schemas):
         if [(x.name, spark_type(x.type)) for x in s] != types0:
             raise Unsupported(f"{f}: Parquet files with different columns or types")
-    table = pq.read_table(files[0]) if len(files) == 1 else pa.concat_tables(
-        [pq.read_table(f, schema=schemas[0]) for f in files])
+    try:
+        table = pq.read_table(files[0]) if len(files) == 1 else pa.concat_tables(
+            [pq.read_table(f, schema=schemas[0]) for f in files])
+    except (pa.ArrowException, OSError) as e:  # Spark's reader decides (and names the file if it fails too)
+        raise Unsupported(f"{path}: {one_line(str(e))}") from None
     columns, types = {}, {}
     for name, st in types0:
         columns[name], types[name] = _arrow_column(table.column(name), st, f"{path}: column '{name}'")
