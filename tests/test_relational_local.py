@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from spark_fr.relational import generate_features, load_schema
-from spark_fr.relational.local import LOCAL_MAX_BYTES, local_possible
+from spark_fr.relational.local_sources import LOCAL_MAX_BYTES, local_possible
 from test_relational_generate import CITY, CUSTOMER, ITEM, KEYS, ORDERS, PRODUCT, SCHEMAS, shop_schema
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -53,7 +53,7 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
     import dataclasses
 
     from spark_fr.relational import generate_features, load_schema
-    from spark_fr.relational.local import local_possible
+    from spark_fr.relational.local_sources import local_possible
 
     schema = load_schema(schema_path)
     if max_depth is not None:

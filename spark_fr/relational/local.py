@@ -17,7 +17,7 @@ hand them to a recorder (:class:`_Group`) instead of Spark's ``GroupAggregates``
   attribute over its prepared values, its frequent nominal values; the bounds give the grid exponents.
 * **Aggregating** a hop (:mod:`spark_fr.relational.local_kernels`): ``sum``, ``mean`` and ``std`` of a
   value with a grid use the numpy mirrors of the Spark engine's fixed-point arithmetic
-  (:func:`spark_fr.relational.exact.sums_from_limbs_numpy`, ...; mean = that sum / the number of non-missing
+  (:func:`spark_fr.relational.exact.limb_sums_numpy` and the words from them; mean = that sum / the number of non-missing
   values): the same bits. A value without a grid (no finite bound, e.g. the sum of values near the largest
   double, or one whose distinct count sorts it anyway) takes, as in Spark, the sorted path: each group's
   sorted values added *sequentially* from 0.0, the fold Spark runs (``array_sort`` + ``aggregate``).
@@ -49,8 +49,7 @@ from ..errors import InputError
 from . import exact as X
 from . import local_kernels as K
 from .lineage import FeatureLineage, relations_of
-from .local_sources import (LOCAL_MAX_BYTES, LOCAL_MAX_CELLS, LocalTable, Unsupported, load_local_tables,  # noqa: F401
-                            local_possible, missing, spark_types)
+from .local_sources import LocalTable, Unsupported, load_local_tables, local_possible, missing, spark_types
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
 from .plan import Profile, Value, innermost, out_kind, outer

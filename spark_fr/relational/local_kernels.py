@@ -66,7 +66,11 @@ def count_distinct_codes(g: np.ndarray, codes: np.ndarray, k: int, n_groups: int
     if n_groups * k <= MODE_MATRIX_CELLS:
         seen = np.bincount(pairs, minlength=n_groups * k).reshape(n_groups, k) > 0
         return seen.sum(axis=1).astype(np.int64)
-    pairs = np.sort(pairs)
+    return distinct_per_group(np.sort(pairs), k, n_groups)
+
+
+def distinct_per_group(pairs: np.ndarray, k: int, n_groups: int) -> np.ndarray:
+    """Per group, the number of distinct codes among sorted keys ``pairs = group * k + code``."""
     new = np.ones(len(pairs), bool)
     new[1:] = pairs[1:] != pairs[:-1]
     return np.bincount(pairs[new] // np.int64(k), minlength=n_groups).astype(np.int64)
@@ -149,9 +153,7 @@ class NumericColumn:
             if name in names:
                 out[name] = extreme(gs, self.x[sel], n_groups, name)
         if "count_distinct" in names:
-            new = np.ones(len(pairs), bool)
-            new[1:] = pairs[1:] != pairs[:-1]
-            out["count_distinct"] = np.bincount(pairs[new] // k, minlength=n_groups).astype(np.int64)
+            out["count_distinct"] = distinct_per_group(pairs, k, n_groups)
         if "mode" in names:
             codes, values = self.codes()
             best = mode_codes(gs, codes[sel], max(len(values), 1), n_groups)

@@ -273,12 +273,13 @@ def _arrow_column(col, st: str, where: str):
     import pyarrow.compute as pc
 
     if st in ("tinyint", "smallint", "int", "bigint"):
-        top = pc.max(pc.abs(col.cast(pa.int64()))).as_py() if col.null_count < len(col) else 0
+        wide = col.cast(pa.int64())
+        top = pc.max(pc.abs(wide)).as_py() if col.null_count < len(col) else 0
         if top is not None and top > _EXACT_INTEGER:
             raise Unsupported(f"{where}: integers beyond 2^53")
         if col.null_count == 0:
-            return col.cast(pa.int64()).to_numpy(), "long"
-        return col.cast(pa.float64()).to_numpy(zero_copy_only=False), "long"
+            return wide.to_numpy(), "long"
+        return wide.cast(pa.float64()).to_numpy(zero_copy_only=False), "long"
     if st in ("float", "double"):
         x = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
         valid = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
