@@ -114,7 +114,8 @@ def run(opts: dict, given: set = frozenset()) -> int:
         keywords = rank_keywords(opts, given)
         keywords.setdefault("title", opts["schema"])
         ranking = rank_relational(schema=opts["schema"], method=opts["method"], task=opts["task"], spark=starting,
-                                  relation_rollup=opts["relation_rollup"], **keywords)
+                                  relation_rollup=opts["relation_rollup"],
+                                  max_features_generated=opts["max_features_generated"], **keywords)
     else:
         ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
                        spark=starting, title=opts["input"], **rank_keywords(opts, given))

@@ -375,6 +375,10 @@ OPTIONS = (
     Option("relation_rollup", Choice(("node", "feature")), "node", "relational data: Symbolic and Genie3 of the "
            "relations by the thesis's node rule (a node's reward shared among the relations its test adds) or "
            "each feature's importance shared among its relations", IO, where=frozenset({JOB}), estimator=None),
+    Option("max_features_generated", Integer(lo=1, description="a positive integer"), 10_000,
+           "relational data: refuse, before generating, a schema whose foreign-key paths would generate more "
+           "features than this (the count is estimated from the schema; the message gives it)", IO,
+           where=frozenset({JOB}), estimator=None),
     # task and method
     Option("task", Choice(lambda: ("auto",) + task_registry.names()), "auto", "target type", TASK,
            default_help="inferred from the targets"),

@@ -52,6 +52,7 @@ from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
 from ..data.columns import qcol
+from ..errors import InputError
 from . import aggregates as A
 from . import exact as X
 from .checks import check_data, column_kinds
@@ -61,6 +62,7 @@ from .paths import MANY, enumerate_paths
 from .plan import DOMAIN_LIMIT, Profile, Value, innermost, out_kind, outer
 from .schema import RelationalSchema, load_schema
 from .sources import load_tables
+from .width import DEFAULT_MAX_FEATURES, check_width
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +109,7 @@ class GeneratedTable:
         for f in self.lineage:
             if f.feature == feature:
                 return f
-        raise KeyError(feature)
+        raise InputError(f"no generated feature is called {feature!r}")
 
 
 @dataclass
@@ -149,7 +151,8 @@ class _Context:
 
 
 def generate_features(spark, schema, tables: dict | None = None, *, base_dir: str | None = None,
-                      check: bool = True, engine: str = "auto") -> GeneratedTable:
+                      check: bool = True, engine: str = "auto",
+                      max_features: int | None = DEFAULT_MAX_FEATURES) -> GeneratedTable:
     """Generate relational features for the target table of ``schema``: the single entry point.
 
     Parameters
@@ -169,6 +172,9 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
         local headerless CSV/TSV or Parquet source within the driver's budget
         (:func:`spark_fr.relational.local_sources.local_possible`), and falls back to Spark when the local
         engine cannot reproduce an input exactly; else Spark.
+    max_features : int or None
+        Refuse, before any aggregate is computed, a schema that would generate more features than this
+        (:func:`spark_fr.relational.width.check_width`; None: no limit).
 
     Returns
     -------
@@ -188,11 +194,11 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     """
     schema = load_schema(schema, base_dir=base_dir)
     if engine not in ("auto", "spark", "local"):
-        raise ValueError(f"engine must be auto, spark or local, not {engine!r}")
+        raise InputError(f"engine must be auto, spark or local, not {engine!r}")
     if engine != "spark":
         from .local import try_local
 
-        done = try_local(schema, tables, check, forced=engine == "local")
+        done = try_local(schema, tables, check, forced=engine == "local", max_features=max_features)
         if done is not None:
             pdf, lineage, paths = done
             return GeneratedTable(None, lineage, schema.target.id, schema.target.column, paths, pandas=pdf,
@@ -202,6 +208,7 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     target = schema.target
     target_kind = kinds[target.table].get(target.column)
     kinds[target.table] = {c: k for c, k in kinds[target.table].items() if c != target.column}
+    check_width(schema, kinds, max_features)
     prepared = {name: _prepare(schema.tables[name], frames[name], kinds[name]) for name in schema.tables}
     paths = enumerate_paths(schema)
     ctx = _Context(schema, prepared)

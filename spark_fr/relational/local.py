@@ -53,6 +53,7 @@ from .local_sources import LocalTable, Unsupported, load_local_tables, local_pos
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
 from .plan import Profile, Value, innermost, out_kind, outer
+from .width import check_width
 
 # --- checks -----------------------------------------------------------------------------------------------
 
@@ -334,7 +335,7 @@ def _lookup(left_keys, right_keys, right_values: dict):
     return out
 
 
-def generate_local(schema, check: bool = True):
+def generate_local(schema, check: bool = True, max_features: int | None = None):
     """Generate the features of ``schema`` in the driver (a parsed schema whose sources are local files).
 
     Returns
@@ -350,11 +351,12 @@ def generate_local(schema, check: bool = True):
 
     tables = load_local_tables(schema)
     kinds = column_kinds(schema, {n: spark_types(t.types) for n, t in tables.items()})
-    if check:
-        check_local(schema, tables)
     target = schema.target
     target_kind = kinds[target.table].get(target.column)
     kinds[target.table] = {c: k for c, k in kinds[target.table].items() if c != target.column}
+    check_width(schema, kinds, max_features)
+    if check:
+        check_local(schema, tables)
     key_types: dict = {}
     prepared = {n: _prepare(schema.tables[n], tables[n], kinds[n], key_types) for n in schema.tables}
     for name, spec in schema.tables.items():
@@ -458,7 +460,7 @@ def _filled(cols, values):
 # --- entry points -----------------------------------------------------------------------------------------
 
 
-def try_local(schema, tables, check: bool, forced: bool = False):
+def try_local(schema, tables, check: bool, forced: bool = False, max_features: int | None = None):
     """(pandas frame, lineage, paths) from the local engine, or None when it does not apply (``forced``: raise
     instead); :func:`spark_fr.relational.generate.generate_features` wraps them in its GeneratedTable."""
     import logging
@@ -468,7 +470,7 @@ def try_local(schema, tables, check: bool, forced: bool = False):
     if tables:
         raise InputError("engine='local' reads the schema's sources itself: DataFrames cannot be given")
     try:
-        frame, lineage, paths = generate_local(schema, check=check)
+        frame, lineage, paths = generate_local(schema, check=check, max_features=max_features)
     except Unsupported as e:
         if forced:
             raise InputError(f"{schema.origin}: engine='local' cannot reproduce this input exactly: {e}") from None

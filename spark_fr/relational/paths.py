@@ -105,11 +105,29 @@ def _labels(all_links: list) -> dict:
     return out
 
 
-def steps_from(table: str, all_links: list, labels: dict) -> list:
-    """The hops that leave ``table``: its to-one hops, then its to-many hops (schema order)."""
-    out = [Hop(x, ONE, x.parent, labels[(x, ONE)]) for x in all_links if x.child == table]
-    out += [Hop(x, MANY, x.child, labels[(x, MANY)]) for x in all_links if x.parent == table]
-    return out
+class Walk:
+    """The hops a path may take next, for one schema (shared by :func:`enumerate_paths` and the width count of
+    :mod:`spark_fr.relational.width`)."""
+
+    def __init__(self, schema: RelationalSchema):
+        self.start = schema.target.table
+        self._links = links(schema)
+        self._labels = _labels(self._links)
+        self._from: dict = {}
+
+    def steps_from(self, table: str) -> list:
+        """The hops that leave ``table``: its to-one hops, then its to-many hops (schema order)."""
+        if table not in self._from:
+            out = [Hop(x, ONE, x.parent, self._labels[(x, ONE)]) for x in self._links if x.child == table]
+            out += [Hop(x, MANY, x.child, self._labels[(x, MANY)]) for x in self._links if x.parent == table]
+            self._from[table] = out
+        return self._from[table]
+
+    def next_hops(self, last: Hop | None) -> list:
+        """The hops after ``last`` (None: from the target table), never straight back over the link just walked."""
+        if last is None:
+            return self.steps_from(self.start)
+        return [h for h in self.steps_from(last.table) if not (h.link == last.link and h.direction != last.direction)]
 
 
 def enumerate_paths(schema: RelationalSchema, max_depth: int | None = None) -> list:
@@ -127,19 +145,11 @@ def enumerate_paths(schema: RelationalSchema, max_depth: int | None = None) -> l
         The empty path (the target table) first, then paths of 1, 2, ... hops.
     """
     depth = schema.max_depth if max_depth is None else max_depth
-    all_links = links(schema)
-    labels = _labels(all_links)
-    start = schema.target.table
-    level = [Path(start)]
+    walk = Walk(schema)
+    level = [Path(walk.start)]
     out = list(level)
     for _ in range(depth):
-        nxt = []
-        for path in level:
-            last = path.hops[-1] if path.hops else None
-            for hop in steps_from(path.table, all_links, labels):
-                if last is not None and hop.link == last.link and hop.direction != last.direction:
-                    continue  # straight back over the link just walked
-                nxt.append(Path(start, path.hops + (hop,)))
-        out += nxt
-        level = nxt
+        level = [Path(walk.start, path.hops + (hop,)) for path in level
+                 for hop in walk.next_hops(path.hops[-1] if path.hops else None)]
+        out += level
     return out

@@ -25,20 +25,29 @@ import time
 
 from .. import options as O
 from ..api import check_options, run_ranking
+from ..errors import InputError
 from .generate import generate_features
 from .rollup import RelationalRanking, feature_relations
 from .schema import load_schema
+from .width import DEFAULT_MAX_FEATURES
 
 log = logging.getLogger(__name__)
 
 #: the relational defaults of options the user leaves unset (see the module's notes)
+#: keywords of spark_fr.rank that a relational run does not take, and why
+NOT_RELATIONAL = {"targets": "the schema's 'target' names the table and column",
+                  "labels_xml": "the target is one column of the schema's target table",
+                  "hierarchy": "the target is one column of the schema's target table",
+                  "format": "each table's format is in the schema (format:)",
+                  "features_col": "the features are generated from the schema's tables"}
 RELATIONAL_DEFAULTS = {"ensemble": {"ensemble": "bagging", "trees": 50}, "boosting": {}, "relief": {}}
 CV_FOLDS = 10
 
 
 def rank_relational(tables: dict | None = None, schema=None, method: str = "ensemble", *, task: str = "auto",
                     spark=None, relation_rollup: str = "node", base_dir: str | None = None, check: bool = True,
-                    engine: str = "auto", **params) -> RelationalRanking:
+                    engine: str = "auto", max_features_generated: int | None = DEFAULT_MAX_FEATURES,
+                    **params) -> RelationalRanking:
     """Rank the relations, attributes and generated features of a multi-table database for its target.
 
     Parameters
@@ -62,6 +71,9 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
         Where the features are generated (:func:`generate_features`): with the local engine the ranking
         reads them from a temporary Parquet file, so small data never starts the JVM when the ranking
         itself runs in the driver.
+    max_features_generated : int or None
+        Refuse, before generating, a schema estimated to generate more features than this
+        (:mod:`spark_fr.relational.width`; None: no limit).
     **params
         The options of :func:`spark_fr.rank` (``trees``, ``seed``, ``cv_folds``, ...).
 
@@ -77,13 +89,14 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
         A bad schema, table, option or value (one line).
     """
     if schema is None:
-        from ..errors import InputError
-
         raise InputError("rank_relational needs a schema (a YAML file or a dict): tables, keys, foreign keys, target")
     if relation_rollup not in ("node", "feature"):
-        from ..errors import InputError
-
         raise InputError(f"relation_rollup must be node or feature, not {relation_rollup!r}")
+    for name in NOT_RELATIONAL:
+        if params.get(name) is not None:
+            raise InputError(f"rank_relational does not take {name}=: {NOT_RELATIONAL[name]}")
+    if max_features_generated is not None:
+        max_features_generated = O.check_value(O.option("max_features_generated"), max_features_generated)
     params = {**{k: v for k, v in RELATIONAL_DEFAULTS.get(method, {}).items() if params.get(k) is None}, **{
         k: v for k, v in params.items() if v is not None}}
     if "cv_folds" in O.BY_NAME and params.get("cv_folds") is None and method in O.option("cv_folds").methods:
@@ -98,7 +111,8 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
 
         spark = SparkSession.getActiveSession() or SessionStart(lazy=True, app_name="spark_fr rank_relational")
     t0 = time.perf_counter()
-    generated = generate_features(spark, parsed, tables, check=check, engine=engine)
+    generated = generate_features(spark, parsed, tables, check=check, engine=engine,
+                                  max_features=max_features_generated)
     log.info("relational: %d features along %d paths from %d tables (target %s.%s)", len(generated.lineage),
              len(generated.paths), len(parsed.tables), parsed.target.table, parsed.target.column)
     info = {"schema": parsed.origin, "tables": sorted(parsed.tables), "target_table": parsed.target.table,
