@@ -141,7 +141,7 @@ def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, sp
 
 
 def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble", *, spark=None,
-                params: dict | None = None, feature_relations=None, build=None) -> Ranking:
+                params: dict | None = None, feature_relations=None, build=None, origin=None) -> Ranking:
     """:func:`rank` with the hooks of a relational run (:func:`spark_fr.relational.rank.rank_relational`).
 
     Parameters
@@ -155,6 +155,9 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     build : callable, optional
         ``build(feature_names, usable, results, target_names, params, metadata) -> Ranking`` (default
         :meth:`Ranking.from_scores`).
+    origin : object, optional
+        Where a generated input's columns come from, for messages about them: ``no_rows()`` and
+        ``infinite(column, value)`` give the one-line error (:mod:`spark_fr.data.validate`).
     """
     params = dict(params or {})
     t_start = time.perf_counter()
@@ -173,7 +176,8 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     job_group = f"spark_fr-{uuid.uuid4().hex}"
     when_session_ready(spark, lambda s: s.sparkContext.setJobGroup(job_group, "spark_fr rank"))
     try:
-        run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings, feature_relations)
+        run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings, feature_relations,
+                                  origin)
     finally:
         n_jobs = 0
         if getattr(spark, "ready", True):  # a session still starting ran no job (and is not waited for)
@@ -194,7 +198,7 @@ def when_session_ready(spark, hook) -> None:
 
 
 def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timings: dict,
-         feature_relations=None) -> tuple:
+         feature_relations=None, origin=None) -> tuple:
     """Read, resolve and run the method: (MethodRun, dataset, spec); timings are added to ``timings``."""
     t0 = time.perf_counter()
     dataset = read_dataset(spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
@@ -202,6 +206,8 @@ def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timing
     if opts.get("hierarchy") is not None:
         _attach_hierarchy(dataset, opts["hierarchy"], opts.get("targets"))
     dataset.feature_relations = feature_relations
+    if origin is not None:
+        dataset.extra["origin"] = origin
     spec = resolve(dataset, opts.get("targets"), opts.get("task", "auto"), semi)
     timings["read_s"] = time.perf_counter() - t0
     log.info("input %s: %d features, target(s) %s", dataset.source, len(spec.features),

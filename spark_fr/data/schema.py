@@ -153,7 +153,8 @@ class TaskSpec:
         return [c.name for c in self.targets]
 
 
-def columns_of_dataframe(df, features_col: str | None = None, vector_names: list | None = None) -> list:
+def columns_of_dataframe(df, features_col: str | None = None, vector_names: list | None = None,
+                         quiet: bool = False) -> list:
     """Logical columns of a DataFrame from its Spark types.
 
     Parameters
@@ -163,6 +164,8 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
         A vector column holding features; other vector columns are ignored.
     vector_names : list of str, optional
         Names of the vector's elements (default: Spark ML attribute metadata, else ``col[i]``).
+    quiet : bool
+        Do not log the columns left out (a reader for another purpose than ranking, e.g. relational tables).
 
     Returns
     -------
@@ -183,7 +186,7 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
             out.extend(ColumnInfo(n, "numeric", None, f.name, i) for i, n in enumerate(names))
         else:
             skipped.append(f"{f.name} ({f.dataType.simpleString()})")
-    if skipped:
+    if skipped and not quiet:
         log.warning("columns that are not features (unsupported type) are ignored: %s", ", ".join(skipped))
     return out
 

@@ -33,14 +33,19 @@ def check_parse_errors(dataset, errors: list) -> None:
 
 def check_rows(dataset, n_rows: int) -> None:
     if n_rows == 0:
-        raise InputError(f"{dataset.source}: the input has no rows")
+        origin = dataset.extra.get("origin")
+        raise InputError(origin.no_rows() if origin else f"{dataset.source}: the input has no rows")
 
 
 def check_finite(dataset, columns: list, stats: list) -> None:
-    """No numeric column may hold an infinite value."""
+    """No numeric column may hold an infinite value (a generated input says where the value comes from:
+    ``dataset.extra['origin']``, see :class:`spark_fr.relational.rank.GeneratedOrigin`)."""
+    origin = dataset.extra.get("origin")
     for c, s in zip(columns, stats):
         if c.kind == "numeric" and s.n_known and (np.isinf(s.vmin) or np.isinf(s.vmax)):
             value = "-inf" if np.isinf(s.vmin) else "inf"
+            if origin is not None:
+                raise InputError(origin.infinite(c.name, value))
             raise InputError(f"{dataset.source}: column '{c.name}' holds an infinite value ({value}); "
                              f"write it as a missing value or drop the row")
 

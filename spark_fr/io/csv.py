@@ -51,6 +51,7 @@ from pyspark.sql import types as T
 from ..data.columns import qcol
 from ..data.schema import Dataset, columns_of_dataframe
 from ..errors import InputError, one_line
+from . import csv_types as CT
 from .files import DataFile, data_files, is_uri, open_text
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,20 @@ def to_number(text: str) -> float | None:
 def is_number(text: str) -> bool:
     """Whether Spark's cast makes a number of a CSV value (see :func:`to_number`)."""
     return to_number(text) is not None
+
+
+def is_date(text: str) -> bool:
+    """Whether a CSV value is an existing ``yyyy-MM-dd`` date (Spark side: :func:`_is_date`)."""
+    import datetime as dt
+
+    t = text.strip(" ")
+    if not re.fullmatch(CT.DATE_RE, t):
+        return False
+    try:
+        dt.date.fromisoformat(t)
+    except ValueError:
+        return False
+    return True
 
 
 def is_infinite(text: str) -> bool:
@@ -232,13 +247,15 @@ def separator_of(path: str) -> str:
     return "\t" if low.endswith(".tsv") else ","
 
 
-def csv_files(spark, source) -> list:
+def csv_files(spark, source, allow_empty: bool = False) -> list:
     """The CSV files of one path or several: a file, or a directory's data files (no subdirectories).
 
     Parameters
     ----------
     spark : SparkSession
     source : str or list of str
+    allow_empty : bool
+        Take a 0-byte file named alone as a table without rows (headerless files: no header is missing).
 
     Returns
     -------
@@ -255,6 +272,9 @@ def csv_files(spark, source) -> list:
                              f"instead")
         named_alone = len(files) == 1 and files[0].path == path
         if named_alone and files[0].size == 0:
+            if allow_empty:
+                out.extend(files)
+                continue
             raise InputError(f"{path}: the file is empty")
         files = [f for f in files if f.size > 0]
         if not files:
@@ -394,12 +414,18 @@ def find_bad_record(spark, files: list, headers: dict, n_columns: int):
                 return f.path, r.quote_line, ("a quoted value opens here and is never closed (unterminated '\"'; "
                                               f"the file ends on line {r.end} inside it)")
             if r.n_fields != n_columns:
-                msg = f"expected {n_columns} fields (as in the header), found {r.n_fields}"
+                msg = field_count_message(n_columns, r.n_fields, headers[f.path].present)
                 if r.end > r.line:
                     msg += (f"; this record runs to line {r.end} inside a quoted value that opens on line "
                             f"{r.quote_line}")
                 return f.path, r.line, msg
     return None
+
+
+def field_count_message(expected: int, found: int, header: bool) -> str:
+    """The message for a record with ``found`` fields where the header (or a headerless file's given column
+    names) has ``expected``."""
+    return f"expected {expected} fields (as in the {'header' if header else 'column names given'}), found {found}"
 
 
 def find_value(spark, files: list, headers: dict, column: str, predicate):
@@ -486,7 +512,8 @@ def _free_name(base: str, names: list) -> str:
     return base
 
 
-def read_csv(spark, path, sep: str | None = None) -> Dataset:
+def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None, typed: bool = False,
+             declared: dict | None = None) -> Dataset:
     """Read CSV input with header lines (or a scikit-learn bundled CSV) as a :class:`Dataset`.
 
     Parameters
@@ -496,6 +523,14 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
         A file, a directory of CSV files, or several of these; all must have the same column names.
     sep : str, optional
         Field separator for every file (default: a tab for ``.tsv`` files, else a comma).
+    columns : list of str, optional
+        The column names of headerless files (every line is data).
+    typed : bool
+        Type the columns as relational tables need (:mod:`spark_fr.io.csv_types`: exact integers, dates);
+        default: numbers are doubles, everything else strings.
+    declared : dict, optional
+        {column: 'numeric' | 'nominal' | 'date' | 'id'}: declared types, which win over inference
+        (:func:`spark_fr.io.csv_types.column_type`).
 
     Returns
     -------
@@ -507,16 +542,19 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
         One line naming the file, line, column or value.
     """
     source = path if isinstance(path, str) else ", ".join(path)
-    files = csv_files(spark, path)
+    files = csv_files(spark, path, allow_empty=columns is not None)
+    declared = dict(declared or {})
     case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
-    single_comma = len(files) == 1 and (sep or separator_of(files[0].path)) == ","
+    single_comma = columns is None and len(files) == 1 and (sep or separator_of(files[0].path)) == ","
     sk = sklearn_header(spark, files[0]) if single_comma else None
     headerless = headerless_numeric(spark, files[0], ",") if single_comma and sk is None else None
     headers = []
     for f in files:
-        h = read_header(spark, f, sep or separator_of(f.path), case_sensitive) if sk is None and not headerless \
-            else None
-        if sk is not None:
+        h = read_header(spark, f, sep or separator_of(f.path), case_sensitive) \
+            if sk is None and not headerless and columns is None else None
+        if columns is not None:
+            h = Header(f, list(columns), 0, sep or separator_of(f.path), False)
+        elif sk is not None:
             n_features = sk[0]
             h = Header(f, [f"x{i + 1}" for i in range(n_features)] + ["target"], 1, ",")
         elif headerless:
@@ -538,7 +576,7 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
     rfc_files = frozenset()
     groups = _groups(spark, headers, names, corrupt)
     df = _union([g.read() for g in groups])
-    stats = _column_stats(df, names, corrupt, class_names)
+    stats = _column_stats(df, names, corrupt, class_names, typed)
     if stats["__corrupt"]:
         is_bad = qcol(corrupt).isNotNull()
         suspects = _files_where(groups, names, corrupt, files, is_bad)
@@ -551,37 +589,44 @@ def read_csv(spark, path, sep: str | None = None) -> Dataset:
                  ", ".join(sorted(rfc_files)))
         groups = _groups(spark, headers, names, corrupt, rfc_files)
         df = _union([g.read() for g in groups])
-        stats = _column_stats(df, names, corrupt, class_names)
+        stats = _column_stats(df, names, corrupt, class_names, typed)
         if stats["__corrupt"]:
             raise InputError(f"{', '.join(sorted(rfc_files))}: Spark finds rows with another number of fields "
                              f"than the header ({len(names)}), but no such line was located")
 
     exprs = []
+    found = stats.asDict()
     for i, c in enumerate(names):
-        k, n, bad_value, infinite = stats[f"k{i}"], stats[f"n{i}"], stats[f"b{i}"], stats[f"f{i}"]
-        if k > 0 and n == k:
-            if infinite is not None:
-                _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _infinite(c), is_infinite,
-                                   _infinite_message, infinite)
-            exprs.append(F.when(_known(c), F.trim(qcol(c)).cast("double")).alias(c))
-        elif n > 0 and n >= k - n:
-            _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _known(c) & ~_numeric(c),
-                               lambda v: not is_missing(v) and not is_number(v),
-                               lambda v: f": '{v}' is not a number (the column is otherwise numeric); fix the value "
-                                         f"or write it as a missing value (empty or ?)", bad_value)
-        else:
-            exprs.append(F.when(_known(c), F.trim(qcol(c))).alias(c))
-    typed = df.select(*exprs)
+        counts = CT.Counts(*(found.get(f"{x}{i}", 0) for x in "knilyd"))
+        kind, problem = CT.column_type(counts, typed, declared.get(c))
+        if problem is not None:
+            number = problem == CT.NOT_A_NUMBER
+            _raise_value_error(spark, groups, names, corrupt, files, by_path, c,
+                               _known(c) & ~(_numeric(c) if number else _is_date(c)),
+                               lambda v, number=number: not is_missing(v) and not (is_number(v) if number else
+                                                                                   is_date(v)),
+                               lambda v, p=problem, d=declared.get(c): CT.problem_text(p, d, v),
+                               stats[f"b{i}" if number else f"e{i}"])
+        if kind == CT.DOUBLE and stats[f"f{i}"] is not None:
+            _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _infinite(c), is_infinite,
+                               infinite_message, stats[f"f{i}"])
+        value = F.trim(qcol(c))
+        if kind == CT.DATE:
+            value = F.to_date(value, "yyyy-MM-dd")
+        elif kind != CT.STRING:
+            value = value.cast(kind)
+        exprs.append(F.when(_known(c), value).alias(c))
+    typed_df = df.select(*exprs)
     default_target = None
     if headerless:
         default_target = "target"
         log.info("%s: no header line (the first line is numbers, some equal): columns x1..x%d and the class "
                  "column 'target' (the last one, as in scikit-learn's headerless CSVs)", source, headerless - 1)
     if sk is not None:
-        typed = _sklearn_classes(spark, groups, names, corrupt, files, by_path, typed, class_names, stats)
+        typed_df = _sklearn_classes(spark, groups, names, corrupt, files, by_path, typed_df, class_names, stats)
         default_target = "target"
         log.info("%s: scikit-learn CSV layout: %d features x1..x%d, class column 'target'", source, sk[0], sk[0])
-    return Dataset(typed, columns_of_dataframe(typed), source, default_target=default_target,
+    return Dataset(typed_df, columns_of_dataframe(typed_df, quiet=typed), source, default_target=default_target,
                    class_column=default_target)
 
 
@@ -602,18 +647,36 @@ def _infinite(c):
     return _numeric(c) & (F.abs(_number(c)) == F.lit(float("inf")))
 
 
+def _integer(c):
+    return _known(c) & F.trim(qcol(c)).rlike(CT.INTEGER_RLIKE)
+
+
+def _is_date(c):
+    v = F.trim(qcol(c))
+    return _known(c) & v.rlike(CT.DATE_RLIKE) & F.try_to_date(v, "yyyy-MM-dd").isNotNull()
+
+
 def _class_index_ok(c, n_classes: int):
     v = _number(c)
     return ~_known(c) | (v.isNotNull() & (v == F.floor(v)) & (v >= 0) & (v < n_classes))
 
 
-def _column_stats(df, names: list, corrupt: str, class_names: list):
-    """One aggregation: corrupt records; per column the known and numeric counts, a text and an infinite value."""
+def _column_stats(df, names: list, corrupt: str, class_names: list, typed: bool = False):
+    """One aggregation: corrupt records; per column the counts of :class:`spark_fr.io.csv_types.Counts` (known
+    ``k``, numbers ``n``; typed: integers ``i``, longs ``l``, 38-digit integers ``y``, dates ``d``), a text
+    ``b``, a non-date ``e`` and an infinite value ``f``."""
     aggs = [F.count(F.when(qcol(corrupt).isNotNull(), 1)).alias("__corrupt")]
     for i, c in enumerate(names):
         aggs += [F.count(F.when(_known(c), 1)).alias(f"k{i}"), F.count(F.when(_numeric(c), 1)).alias(f"n{i}"),
                  F.min(F.when(_known(c) & ~_numeric(c), qcol(c))).alias(f"b{i}"),
                  F.min(F.when(_infinite(c), qcol(c))).alias(f"f{i}")]
+        if typed:
+            v = F.trim(qcol(c))
+            aggs += [F.count(F.when(_integer(c), 1)).alias(f"i{i}"),
+                     F.count(F.when(_integer(c) & v.try_cast("bigint").isNotNull(), 1)).alias(f"l{i}"),
+                     F.count(F.when(_integer(c) & v.try_cast(CT.DECIMAL).isNotNull(), 1)).alias(f"y{i}"),
+                     F.count(F.when(_is_date(c), 1)).alias(f"d{i}"),
+                     F.min(F.when(_known(c) & ~_is_date(c), qcol(c))).alias(f"e{i}")]
     if class_names:
         c = names[-1]
         aggs += [F.count(F.when(~_class_index_ok(c, len(class_names)), 1)).alias("__bad_class"),
@@ -633,7 +696,7 @@ def _raise_value_error(spark, groups, names, corrupt, files, by_path, column, co
     raise InputError(f"{where}: column '{column}'{what(fallback_value.strip())}")
 
 
-def _infinite_message(value: str) -> str:
+def infinite_message(value: str) -> str:
     sign = "-inf" if (to_number(value) or 0) < 0 else "inf"
     return f" holds an infinite value ({sign}), written '{value}'; write it as a missing value or drop the row"
 

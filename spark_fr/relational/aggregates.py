@@ -231,14 +231,14 @@ class GroupAggregates:
         if name == "sum":
             self._step(0, _sorted_sum(values), alias)
         elif name == "mean":
-            self._step(0, _sorted_sum(values) / F.size(values), alias)
+            self._step(0, _sorted_mean(values), alias)
         elif name == "count_distinct":
             self._step(0, F.size(F.array_distinct(values)), alias)
         else:
             mean = f"{arr}_m"
             if ("sorted_mean", arr) not in self._keys:
                 self._keys[("sorted_mean", arr)] = mean
-                self._step(0, _sorted_sum(values) / F.size(values), mean, hidden=True)
+                self._step(0, _sorted_mean(values), mean, hidden=True)
             self._step(1, _std_around(values, F.col(mean)), alias)
 
     def add_expression(self, expr, alias: str) -> None:
@@ -279,10 +279,30 @@ def _sorted_sum(values):
     return F.when(F.size(values) > 0, total)
 
 
+def _infinite(x):
+    return F.abs(x) == F.lit(float("inf"))
+
+
+def _sorted_mean(values):
+    """The mean of an array of doubles from its sum in array order; when that sum overflows, from the sum of the
+    values times 2^-RESCUE_BITS (:data:`spark_fr.relational.exact.RESCUE_BITS`); null for an empty array."""
+    total = _sorted_sum(values)
+    down = F.lit(2.0 ** -X.RESCUE_BITS)
+    rescued = F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + x * down) / F.size(values) \
+        * F.lit(2.0 ** X.RESCUE_BITS)
+    return F.when(_infinite(total), rescued).otherwise(total / F.size(values))
+
+
 def _std_around(values, mean):
-    """Sample standard deviation of a sorted array around its mean (a column): null below two values."""
+    """Sample standard deviation of a sorted array around its mean (a column): null below two values; when the
+    sum of squared deviations overflows, from the values and the mean times 2^-RESCUE_BITS, scaled back."""
     squares = F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + (x - mean) * (x - mean))
-    return F.when(F.size(values) > 1, F.sqrt(squares / (F.size(values) - 1)))
+    down = F.lit(2.0 ** -X.RESCUE_BITS)
+    scaled = F.aggregate(values, F.lit(0.0).cast("double"),
+                         lambda acc, x: acc + (x * down - mean * down) * (x * down - mean * down))
+    std = F.when(_infinite(squares), F.sqrt(scaled / (F.size(values) - 1)) * F.lit(2.0 ** X.RESCUE_BITS)) \
+        .otherwise(F.sqrt(squares / (F.size(values) - 1)))
+    return F.when(F.size(values) > 1, std)
 
 
 def share(value, level: str):

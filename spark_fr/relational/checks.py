@@ -8,8 +8,11 @@ Sketch
   target's id) are ids, never attributes. Every column the schema names must exist (one-line error naming
   the table and column). No Spark job.
 * :func:`check_data`: one aggregation per table (rows, non-null keys, distinct keys: a null or repeated
-  key is an error) and one anti join per foreign key (the share of child rows whose parent key is absent
-  is logged as a warning; the features then treat such rows as having no parent).
+  key is an error; an empty target table too) and one anti join per foreign key (the share of child rows whose
+  parent key is absent is logged as a warning; the features then treat such rows as having no parent). Keys are
+  checked as the joins compare them (:func:`key_value`, :mod:`spark_fr.relational.keys`).
+* :func:`check_declared`: a string column the schema declares numeric or a date must hold only numbers or
+  dates (one job per such table, when there is one; the first other value is named).
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from pyspark.sql import types as T
 
 from ..data.columns import qcol
 from ..errors import InputError
+from . import keys as K
 from .schema import RelationalSchema
 
 log = logging.getLogger(__name__)
@@ -89,13 +93,86 @@ def column_kinds(schema: RelationalSchema, frames: dict) -> dict:
     return out
 
 
-def check_data(schema: RelationalSchema, frames: dict) -> dict:
+def source_of(spec) -> str:
+    """Where a table comes from, for messages: its path, catalog table, parent's array column, or 'DataFrame'."""
+    src = spec.source
+    if src.kind == "path":
+        return src.path
+    if src.kind == "catalog":
+        return f"catalog table {src.catalog}"
+    if src.kind == "explode":
+        return f"the elements of {src.parent}.{src.array_column}"
+    return "a DataFrame"
+
+
+def empty_target(schema: RelationalSchema) -> InputError:
+    """The error for a target table without rows."""
+    t = schema.target.table
+    return InputError(f"{schema.origin}: the target table '{t}' has no rows ({source_of(schema.tables[t])}): "
+                      f"there is nothing to rank")
+
+
+def key_value(df, column: str, as_type: str | None):
+    """The values of a key or foreign-key column as the joins compare them (:func:`spark_fr.relational.keys.key_plan`):
+    the column itself, or cast (to text: integral doubles as their digits, dates as yyyy-MM-dd)."""
+    c = qcol(column)
+    if as_type is None:
+        return c
+    dtype = df.schema[column].dataType
+    if as_type == K.TEXT and isinstance(dtype, (T.FloatType, T.DoubleType)):
+        x = c.cast("double")
+        return F.when((x == F.rint(x)) & (F.abs(x) < float(2 ** 53)), x.cast("bigint").cast("string")) \
+            .otherwise(x.cast("string"))
+    return c.cast(as_type)
+
+
+def key_types(schema: RelationalSchema, frames: dict) -> dict:
+    """{(table, column): Spark type name} of every key and foreign key (for :func:`spark_fr.relational.keys.key_plan`)."""
+    return {(t, c): frames[t].schema[c].dataType.simpleString() for t, c in K.key_columns(schema)}
+
+
+def check_declared(schema: RelationalSchema, frames: dict) -> None:
+    """String columns declared numeric or date must hold numbers or dates (see the module's notes).
+
+    Raises
+    ------
+    InputError
+        Naming the table, its source, the column and the first value (in sort order) that is not one.
+    """
+    for name, spec in schema.tables.items():
+        fields = {f.name: f.dataType for f in frames[name].schema.fields}
+        bad = [(c, k) for c, k in spec.types.items() if k in ("numeric", "date") and c in fields
+               and isinstance(fields[c], (T.StringType, T.VarcharType, T.CharType))]
+        if not bad:
+            continue
+        exprs = []
+        for i, (c, k) in enumerate(bad):
+            parsed = qcol(c).try_cast("double") if k == "numeric" else F.try_to_date(qcol(c))
+            exprs.append(F.min(F.when(qcol(c).isNotNull() & parsed.isNull(), qcol(c))).alias(f"b{i}"))
+        row = frames[name].agg(*exprs).first()
+        for i, (c, k) in enumerate(bad):
+            if row[f"b{i}"] is not None:
+                what = "a number" if k == "numeric" else "a date"
+                raise InputError(f"{schema.origin}: table '{name}' ({source_of(spec)}): column '{c}' is declared "
+                                 f"{k} but holds '{row[f'b{i}']}', which is not {what}; fix the value or the "
+                                 f"declared type")
+
+
+def check_data(schema: RelationalSchema, frames: dict, plan: dict | None = None) -> dict:
     """Check keys (present, unique) and measure dangling foreign keys.
 
     Keys are checked where a join uses them: the target table's and those of tables that foreign keys point
     to. A table nothing points to (a fact table, typically the largest) is not checked: its rows are
     aggregated one by one, so a repeated or missing key changes no feature, and the check would cost a
     shuffle of all of its rows.
+
+    Parameters
+    ----------
+    schema : RelationalSchema
+    frames : dict
+        {table: DataFrame}.
+    plan : dict, optional
+        :func:`spark_fr.relational.keys.key_plan` (default: every key compared as it is).
 
     Returns
     -------
@@ -106,14 +183,15 @@ def check_data(schema: RelationalSchema, frames: dict) -> dict:
     Raises
     ------
     InputError
-        A table whose key (or the target's id) is missing in some rows or repeated.
+        A table whose key (or the target's id) is missing in some rows or repeated; an empty target table.
     """
+    plan = plan or {}
     referenced = {schema.target.table} | {fk.table for spec in schema.tables.values() for fk in spec.foreign_keys}
     key_checks = [(name, spec) for name, spec in schema.tables.items() if name in referenced]
     links = [(name, fk) for name, spec in schema.tables.items() for fk in spec.foreign_keys]
     with ThreadPoolExecutor(max_workers=4) as pool:  # small jobs, mostly latency: side by side
-        keys = [pool.submit(_key_counts, schema, name, spec, frames[name]) for name, spec in key_checks]
-        dangling = [pool.submit(_dangling, schema, name, fk, frames) for name, fk in links]
+        keys = [pool.submit(_key_counts, schema, name, spec, frames[name], plan) for name, spec in key_checks]
+        dangling = [pool.submit(_dangling, schema, name, fk, frames, plan) for name, fk in links]
         for job in keys:
             job.result()  # the first bad key, in schema order
         shares = {}
@@ -127,28 +205,36 @@ def check_data(schema: RelationalSchema, frames: dict) -> dict:
     return shares
 
 
-def _key_counts(schema: RelationalSchema, name: str, spec, df) -> None:
-    """Raise InputError when a table's key (or the target's id) is missing in some rows or repeated."""
+def _key_counts(schema: RelationalSchema, name: str, spec, df, plan: dict) -> None:
+    """Raise InputError when a table's key (or the target's id) is missing in some rows or repeated (the key as
+    the joins compare it), or when the target table is empty."""
     keys = [spec.key]
     if name == schema.target.table and schema.target.id != spec.key:
         keys.append(schema.target.id)
     exprs = [F.count(F.lit(1)).alias("rows")]
     for i, k in enumerate(keys):
-        exprs += [F.count(qcol(k)).alias(f"n{i}"), F.count_distinct(qcol(k)).alias(f"d{i}")]
+        v = key_value(df, k, plan.get((name, k)))
+        exprs += [F.count(v).alias(f"n{i}"), F.count_distinct(v).alias(f"d{i}")]
     row = df.agg(*exprs).first()
+    if name == schema.target.table and row["rows"] == 0:
+        raise empty_target(schema)
     for i, k in enumerate(keys):
         if row[f"n{i}"] < row["rows"]:
             raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in "
                              f"{row['rows'] - row[f'n{i}']} of {row['rows']} rows")
         if row[f"d{i}"] < row[f"n{i}"]:
+            cast = plan.get((name, k))
+            how = f" (compared as {cast}, the type of the columns linked to it)" if cast else ""
             raise InputError(f"{schema.origin}: table '{name}': key '{k}' is not unique "
-                             f"({row[f'n{i}'] - row[f'd{i}']} repeated values)")
+                             f"({row[f'n{i}'] - row[f'd{i}']} repeated values){how}")
 
 
-def _dangling(schema: RelationalSchema, name: str, fk, frames: dict):
+def _dangling(schema: RelationalSchema, name: str, fk, frames: dict, plan: dict):
     """Row ``(n, dangling)``: the child's non-null foreign keys, and those whose parent key is absent."""
     parent = schema.tables[fk.table]
-    child = frames[name].select(qcol(fk.column).alias("__fk")).where(F.col("__fk").isNotNull())
-    keys = frames[fk.table].select(qcol(parent.key).alias("__pk"))
+    child = frames[name].select(key_value(frames[name], fk.column, plan.get((name, fk.column))).alias("__fk")) \
+        .where(F.col("__fk").isNotNull())
+    keys = frames[fk.table].select(key_value(frames[fk.table], parent.key, plan.get((fk.table, parent.key)))
+                                   .alias("__pk"))
     return child.join(keys, F.col("__fk") == F.col("__pk"), "left").agg(
         F.count(F.lit(1)).alias("n"), F.count(F.when(F.col("__pk").isNull(), 1)).alias("dangling")).first()

@@ -44,6 +44,12 @@ import numpy as np
 
 from .sqltext import Sql, compare, fn, when
 
+#: the sorted folds' rescue from overflow (``aggregates.py``, ``local_kernels.py``): a mean whose sum, or a
+#: standard deviation whose sum of squared deviations, overflows while the values are finite is folded again on
+#: the values times ``2^-RESCUE_BITS`` (exact: a power of two) and scaled back. Scaled values are at most 2^484,
+#: their squared differences 2^970, and 2^28 of them add up below the largest double; values below 2^-482 turn
+#: subnormal there, negligible beside the 2^497 or more a deviation must reach to overflow.
+RESCUE_BITS = 540
 SUM_BITS, SUM_LIMB, SUM_LIMBS = 96, 32, 3
 STD_BITS, STD_LIMB, STD_LIMBS = 64, 16, 4
 #: the largest group (rows) whose limb sums cannot overflow a long

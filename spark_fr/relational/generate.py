@@ -44,6 +44,7 @@ its whole table, ties broken by the smaller value.
 from __future__ import annotations
 
 import logging
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -55,7 +56,8 @@ from ..data.columns import qcol
 from ..errors import InputError
 from . import aggregates as A
 from . import exact as X
-from .checks import check_data, column_kinds
+from .checks import check_data, check_declared, column_kinds, key_types, key_value, source_of
+from .keys import key_plan
 from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
@@ -209,23 +211,37 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     target_kind = kinds[target.table].get(target.column)
     kinds[target.table] = {c: k for c, k in kinds[target.table].items() if c != target.column}
     check_width(schema, kinds, max_features)
-    prepared = {name: _prepare(schema.tables[name], frames[name], kinds[name]) for name in schema.tables}
+    plan = key_plan(schema, key_types(schema, frames))
+    check_declared(schema, frames)
+    prepared = {name: _prepare(schema.tables[name], frames[name], kinds[name], plan) for name in schema.tables}
     paths = enumerate_paths(schema)
     ctx = _Context(schema, prepared)
     # the small jobs before planning run side by side: each is mostly latency (scheduling, code generation)
     aggregated = sorted({p.table for p in paths if any(h.direction == MANY for h in p.hops)})
+    plain = sorted(t for t in {p.table for p in paths} - set(aggregated)  # attributes as they are (to-one hops)
+                   if any(kind != "nominal" for _, kind in prepared[t].attrs.values()))
     with ThreadPoolExecutor(max_workers=SMALL_JOBS) as pool:
-        checking = pool.submit(check_data, schema, frames) if check else None
-        profiling = {t: pool.submit(_profile, prepared[t], schema.frequent_values) for t in aggregated}
+        checking = pool.submit(check_data, schema, frames, plan) if check else None
+        def measured(t):
+            rows, largest = _bounds(prepared[t])
+            _check_finite(schema, t, largest)
+            return rows, largest
+
+        profiling = {t: pool.submit(lambda t: _profile(prepared[t], schema.frequent_values, measured(t)), t)
+                     for t in aggregated}
+        bounding = [pool.submit(measured, t) for t in plain]
         if checking is not None:
             checking.result()  # a data error first
+        for job in bounding:
+            job.result()
         for t, job in profiling.items():
             ctx.set_profile(t, job.result())
     tspec = schema.tables[target.table]
     base = frames[target.table]
     names = Names([target.id, target.column])
     y = qcol(target.column).cast("string") if target_kind == "nominal" else qcol(target.column)
-    cols = [qcol(tspec.key).alias("__t"), qcol(target.id).alias("__id"), y.alias("__y")]
+    cols = [key_value(base, tspec.key, plan.get((target.table, tspec.key))).alias("__t"),
+            qcol(target.id).alias("__id"), y.alias("__y")]
     lineage, out_cols = [], []
     for attr, (col, kind) in prepared[target.table].attrs.items():
         cols.append(_prepared_value(base, attr, kind).alias(f"t_{col}"))
@@ -279,12 +295,12 @@ def _prepared_value(df, column: str, kind: str):
     return F.unix_date(F.to_date(c)).cast("double")
 
 
-def _prepare(spec, df, kinds: dict) -> _Table:
-    cols = [qcol(spec.key).alias("__k")]
+def _prepare(spec, df, kinds: dict, plan: dict) -> _Table:
+    cols = [key_value(df, spec.key, plan.get((spec.name, spec.key))).alias("__k")]
     fks = {}
     for i, fk in enumerate(spec.foreign_keys):
         fks[fk.column] = f"__f{i}"
-        cols.append(qcol(fk.column).alias(f"__f{i}"))
+        cols.append(key_value(df, fk.column, plan.get((spec.name, fk.column))).alias(f"__f{i}"))
     attrs = {}
     for j, (attr, kind) in enumerate(kinds.items()):
         attrs[attr] = (f"a{j}", kind)
@@ -292,17 +308,31 @@ def _prepare(spec, df, kinds: dict) -> _Table:
     return _Table(df.select(*cols), attrs, fks)
 
 
-def _profile(table: _Table, k: int) -> Profile:
-    """Rows, numeric bounds (one job) and nominal frequent values and domains (one job) of a prepared table."""
+def _bounds(table: _Table) -> tuple:
+    """(rows, {numeric or date attribute: its largest |value|, None without values}) of a prepared table (one job)."""
     numeric = [(a, c) for a, (c, kind) in table.attrs.items() if kind != "nominal"]
     row = table.frame.agg(F.count(F.lit(1)).alias("__n"),
                           *[F.max(F.abs(F.col(c))).alias(c) for _, c in numeric]).first()
-    bounds = {}
-    for a, c in numeric:
-        b = row[c]
-        bounds[a] = float(b) if b is not None and X.grid_exponent(float(b)) is not None else None
+    return int(row["__n"]), {a: None if row[c] is None else float(row[c]) for a, c in numeric}
+
+
+def _profile(table: _Table, k: int, measured: tuple | None = None) -> Profile:
+    """Rows, numeric bounds (one job, or ``measured``: what :func:`_bounds` gave) and nominal frequent values and
+    domains (one job) of a prepared table; a bound is None when it is not finite (then the sorted path of
+    ``aggregates.py``)."""
+    rows, largest = measured or _bounds(table)
+    bounds = {a: b if b is not None and X.grid_exponent(b) is not None else None for a, b in largest.items()}
     frequent, domains = _nominal_values(table, k)
-    return Profile(int(row["__n"]), bounds, frequent, domains)
+    return Profile(rows, bounds, frequent, domains)
+
+
+def _check_finite(schema, table: str, largest: dict) -> None:
+    """Refuse an infinite value in a table's numeric attribute (``largest``: :func:`_bounds`' measures), naming
+    the table, its source and the column: a generated feature's name would point at what the user cannot fix."""
+    for attr, b in largest.items():
+        if b is not None and math.isinf(b):
+            raise InputError(f"{schema.origin}: table '{table}' ({source_of(schema.tables[table])}): column "
+                             f"'{attr}' holds an infinite value; write it as a missing value or drop the row")
 
 
 def _nominal_values(table: _Table, k: int) -> tuple:

@@ -47,6 +47,7 @@ import pandas as pd
 
 from ..errors import InputError
 from . import exact as X
+from . import keys as KEYS
 from . import local_kernels as K
 from .lineage import FeatureLineage, relations_of
 from .local_sources import LocalTable, Unsupported, load_local_tables, local_possible, missing, spark_types
@@ -58,8 +59,9 @@ from .width import check_width
 # --- checks -----------------------------------------------------------------------------------------------
 
 
-def check_local(schema, tables: dict) -> dict:
-    """:func:`spark_fr.relational.checks.check_data` on local tables (same errors, same warnings)."""
+def check_local(schema, tables: dict, plan: dict) -> dict:
+    """:func:`spark_fr.relational.checks.check_data` on local tables (same errors, same warnings), the keys
+    compared as ``plan`` (:func:`spark_fr.relational.keys.key_plan`) says."""
     import logging
 
     log = logging.getLogger("spark_fr.relational.checks")
@@ -70,21 +72,24 @@ def check_local(schema, tables: dict) -> dict:
         table = tables[name]
         rows = table.rows
         for k in keys:
-            a = table.columns[k]
+            a = _key(table, k, plan.get((name, k)))
             known = a[~missing(a)]
             nn = len(known)
             if nn < rows:
                 raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in {rows - nn} of {rows} rows")
             d = _distinct(known)
             if d < nn:
-                raise InputError(f"{schema.origin}: table '{name}': key '{k}' is not unique ({nn - d} repeated values)")
+                cast = plan.get((name, k))
+                how = f" (compared as {cast}, the type of the columns linked to it)" if cast else ""
+                raise InputError(f"{schema.origin}: table '{name}': key '{k}' is not unique ({nn - d} repeated "
+                                 f"values){how}")
     shares = {}
     for name, spec in schema.tables.items():
         for fk in spec.foreign_keys:
             parent = schema.tables[fk.table]
-            child = _key(tables[name], fk.column)[1]
+            child = _key(tables[name], fk.column, plan.get((name, fk.column)))
             child = child[~missing(child)]
-            keys = _key(tables[fk.table], parent.key)[1]
+            keys = _key(tables[fk.table], parent.key, plan.get((fk.table, parent.key)))
             n = len(child)
             dangling = int((~pd.Series(child).isin(keys[~missing(keys)])).sum())
             share = dangling / n if n else 0.0
@@ -152,26 +157,40 @@ def _days(a: np.ndarray) -> np.ndarray:
     return days
 
 
-def _key(table: LocalTable, column: str):
-    """(Spark type, the column as join keys: numbers float64, dates days, else objects)."""
+def _key(table: LocalTable, column: str, as_type: str | None = None) -> np.ndarray:
+    """A key column as the joins compare it (:func:`spark_fr.relational.checks.key_value` in numpy): numbers
+    float64, dates days, else objects; ``as_type`` text: the digits of integers, ``yyyy-MM-dd`` dates."""
     t = table.types[column]
     a = table.columns[column]
+    if as_type == KEYS.TEXT and t != "string" and t != "boolean":
+        known = ~missing(a)
+        out = np.full(len(a), None, dtype=object)
+        if t == "date":
+            out[known] = np.datetime_as_string(a[known], unit="D")
+            return out
+        x = a[known].astype(np.float64)
+        if not ((x == np.rint(x)) & (np.abs(x) < 2.0 ** 53)).all():
+            raise Unsupported(f"column '{column}': non-integral numbers compared as text")
+        out[known] = [str(int(v)) for v in x]
+        return out
     if t in ("double", "long"):
-        return t, a.astype(np.float64)
+        return a.astype(np.float64)
     if t == "date":
-        return t, _days(a)
-    return t, a
+        return _days(a)
+    return a
 
 
-def _prepare(spec, table: LocalTable, kinds: dict, key_types: dict) -> _Prepared:
-    t, k = _key(table, spec.key)
-    key_types[(spec.name, spec.key)] = t
-    cols = {"__k": k}
+def key_types_local(tables: dict, schema) -> dict:
+    """{(table, column): Spark type name} of every key and foreign key of local tables."""
+    return {(t, c): {"long": "bigint"}.get(tables[t].types[c], tables[t].types[c]) for t, c in KEYS.key_columns(schema)}
+
+
+def _prepare(spec, table: LocalTable, kinds: dict, plan: dict) -> _Prepared:
+    cols = {"__k": _key(table, spec.key, plan.get((spec.name, spec.key)))}
     fks = {}
     for i, fk in enumerate(spec.foreign_keys):
         fks[fk.column] = f"__f{i}"
-        ft, cols[f"__f{i}"] = _key(table, fk.column)
-        key_types[(spec.name, fk.column)] = ft
+        cols[f"__f{i}"] = _key(table, fk.column, plan.get((spec.name, fk.column)))
     attrs = {}
     for j, (attr, kind) in enumerate(kinds.items()):
         attrs[attr] = (f"a{j}", kind)
@@ -347,7 +366,7 @@ def generate_local(schema, check: bool = True, max_features: int | None = None):
     Unsupported
         The input holds something the local engine cannot reproduce exactly (then use the Spark engine).
     """
-    from .checks import column_kinds
+    from .checks import column_kinds, empty_target
 
     tables = load_local_tables(schema)
     kinds = column_kinds(schema, {n: spark_types(t.types) for n, t in tables.items()})
@@ -355,19 +374,17 @@ def generate_local(schema, check: bool = True, max_features: int | None = None):
     target_kind = kinds[target.table].get(target.column)
     kinds[target.table] = {c: k for c, k in kinds[target.table].items() if c != target.column}
     check_width(schema, kinds, max_features)
+    plan = KEYS.key_plan(schema, key_types_local(tables, schema))
     if check:
-        check_local(schema, tables)
-    key_types: dict = {}
-    prepared = {n: _prepare(schema.tables[n], tables[n], kinds[n], key_types) for n in schema.tables}
-    for name, spec in schema.tables.items():
-        for fk in spec.foreign_keys:
-            if key_types[(name, fk.column)] != key_types[(fk.table, schema.tables[fk.table].key)]:
-                raise Unsupported(f"table '{name}': foreign key '{fk.column}' and its key differ in type")
+        if tables[target.table].rows == 0:
+            raise empty_target(schema)
+        check_local(schema, tables, plan)
+    prepared = {n: _prepare(schema.tables[n], tables[n], kinds[n], plan) for n in schema.tables}
     paths = enumerate_paths(schema)
     ctx = _LocalContext(schema, prepared)
 
     base = tables[target.table]
-    tkeys = _key(base, schema.tables[target.table].key)[1]
+    tkeys = prepared[target.table].frame["__k"]
     names = Names([target.id, target.column])
     if target_kind == "nominal":
         y = _value(base, target.column, "nominal")

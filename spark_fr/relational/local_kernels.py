@@ -146,7 +146,7 @@ class NumericColumn:
         if "std" in names and not folded:
             out["std"] = X.stds_from_limb_sums_numpy(X.limb_sums_numpy(gs, self.x[sel], n_groups, grid, "std"), cnt,
                                                      grid)
-        if "mean" in names:
+        if "mean" in names and "mean" not in out:
             with np.errstate(invalid="ignore", divide="ignore"):
                 out["mean"] = np.where(cnt > 0, out["sum"] / np.maximum(cnt, 1), np.nan)
         for name in ("min", "max"):
@@ -203,17 +203,27 @@ def _sequential_sums(groups, values, n_groups):
 
 
 def sorted_folds(g: np.ndarray, x: np.ndarray, n_groups: int, with_std: bool) -> dict:
-    """{'sum', and 'std' when asked} of known values ``x`` sorted by group then value (groups ``g``): each
-    group's values added sequentially from 0.0 (the mean from that sum), the std from the squared deviations
-    from that mean in the same order, as the Spark engine's array folds. The order of equal values (``-0.0``
+    """{'sum', 'mean', and 'std' when asked} of known values ``x`` sorted by group then value (groups ``g``):
+    each group's values added sequentially from 0.0 (the mean from that sum), the std from the squared
+    deviations from that mean in the same order, as the Spark engine's array folds (with their rescue from
+    overflow, :data:`spark_fr.relational.exact.RESCUE_BITS`). The order of equal values (``-0.0``
     and ``0.0`` among them) does not change these sums."""
     cnt = np.bincount(g, minlength=n_groups)
     sums = sequential_sums(g, x, n_groups)
-    out = {"sum": sums}
-    if with_std:
-        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-            mean = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
+    down, up = 2.0 ** -X.RESCUE_BITS, 2.0 ** X.RESCUE_BITS
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        mean = np.where(cnt > 0, sums / np.maximum(cnt, 1), np.nan)
+        over = np.isinf(sums)
+        if over.any():  # exact.RESCUE_BITS: the sum of the values scaled down
+            mean = np.where(over, sequential_sums(g, x * down, n_groups) / np.maximum(cnt, 1) * up, mean)
+        out = {"sum": sums, "mean": mean}
+        if with_std:
             d = x - mean[g]
             sq = sequential_sums(g, d * d, n_groups)
-            out["std"] = np.where(cnt > 1, np.sqrt(sq / np.maximum(cnt - 1, 1)), np.nan)
+            std = np.sqrt(sq / np.maximum(cnt - 1, 1))
+            over = np.isinf(sq)
+            if over.any():
+                d = x * down - mean[g] * down
+                std = np.where(over, np.sqrt(sequential_sums(g, d * d, n_groups) / np.maximum(cnt - 1, 1)) * up, std)
+            out["std"] = np.where(cnt > 1, std, np.nan)
     return out

@@ -34,6 +34,8 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError, one_line
+from ..io import csv_types as CT
+from ..io.csv import field_count_message, infinite_message
 
 #: total size on disk (bytes) of CSV/TSV sources below which ``engine='auto'`` generates locally
 LOCAL_MAX_BYTES = 64 << 20
@@ -43,9 +45,10 @@ LOCAL_MAX_CELLS = 300_000_000
 #: 1.2 x 10^8, whole process); ``auto`` also wants the sources' cells times this below half the memory available
 BYTES_PER_CELL = 64
 
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
 _LOOSE = re.compile(r"(?i)^[+-]?(inf|infinity|nan|0x.*|.*[0-9.][dfDF])$")
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_INTEGER = re.compile(CT.INTEGER_RE)
+_DATE = re.compile(CT.DATE_RE)
 _SPARK_TRIM = "".join(chr(i) for i in range(33))
 _EXACT_INTEGER = 2 ** 53
 
@@ -174,10 +177,21 @@ def _parquet_shape(path: str):
 # --- headerless CSV/TSV -----------------------------------------------------------------------------------
 
 
-def read_headerless_local(path: str, columns: list, sep: str) -> LocalTable:
-    """:func:`spark_fr.relational.sources.read_headerless` in the driver (see the module's notes)."""
+def read_headerless_local(path: str, columns: list, sep: str, declared: dict | None = None) -> LocalTable:
+    """:func:`spark_fr.io.csv.read_csv` of a headerless file as the relational sources call it (``typed``, the
+    ``declared`` types), in the driver: the same types (:func:`spark_fr.io.csv_types.column_type`), the same
+    values and the same one-line errors (a record with another number of fields, a value that does not fit its
+    column, an infinite number), each naming the file, line and column.
+
+    Raises
+    ------
+    Unsupported
+        What the scanner does not reproduce exactly (quotes, escapes, a byte-order mark, numbers Spark parses in
+        forms other than plain decimals, decimals beyond a long, integers beyond 2^53 with missing values, year 0).
+    """
     from ..io.csv import MISSING_MARKERS
 
+    declared = declared or {}
     with open(path, "rb") as fh:
         raw = fh.read()
     if b'"' in raw or b"\\" in raw or b"\x00" in raw:
@@ -188,38 +202,63 @@ def read_headerless_local(path: str, columns: list, sep: str) -> LocalTable:
     n = len(columns)
     markers = set(MISSING_MARKERS)
     cols = [[] for _ in range(n)]
-    for line in re.split(r"\r\n|\n|\r", text):
-        if line == "":
+    lines = []
+    for no, line in enumerate(re.split(r"\r\n|\n|\r", text), 1):
+        if not line.strip():
             continue
         fields = line.split(sep)
-        for i in range(n):
-            v = fields[i] if i < len(fields) else None
-            if v is not None:
-                v = v.strip(" ")
-                if v.lower() in markers:
-                    v = None
-            cols[i].append(v)
+        if len(fields) != n:
+            raise InputError(f"{path} line {no}: {field_count_message(n, len(fields), False)}")
+        lines.append(no)
+        for i, v in enumerate(fields):
+            v = v.strip(" ")
+            cols[i].append(None if v.lower() in markers else v)
     data, types = {}, {}
     for name, values in zip(columns, cols):
-        known = [v for v in values if v is not None]
-        stripped = [v.strip(_SPARK_TRIM) for v in known]
-        if known and all(_NUMBER.match(v) for v in stripped):
-            arr = np.array([np.nan if v is None else float(v.strip(_SPARK_TRIM)) for v in values], dtype=np.float64)
-            if np.isinf(arr).any():
-                raise Unsupported(f"{path}: column '{name}': infinite numbers")
-            data[name], types[name] = arr, "double"
-            continue
+        known = [(no, v) for no, v in zip(lines, values) if v is not None]
+        stripped = [v.strip(_SPARK_TRIM) for _, v in known]
         if any(_LOOSE.match(v) for v in stripped):
             raise Unsupported(f"{path}: column '{name}': numbers Spark may parse differently")
-        if known and all(_DATE.match(v) and _iso_date(v) for v in known):
+        number = [bool(_NUMBER.match(v)) for v in stripped]
+        ints, date = [], []
+        if all(number):  # integers matter only then, and no number is a date
+            integer = _INTEGER.fullmatch
+            ints = [int(v) for _, v in known if integer(v)]
+        else:
+            date = [_iso_date(v) is not None for _, v in known]
+        counts = CT.Counts(len(known), sum(number), len(ints), sum(-2 ** 63 <= x < 2 ** 63 for x in ints),
+                           sum(len(str(abs(x))) <= CT.DECIMAL_DIGITS for x in ints), sum(date))
+        kind, problem = CT.column_type(counts, True, declared.get(name))
+        if problem is not None:
+            ok = number if problem == CT.NOT_A_NUMBER else date
+            no, v = next(kv for kv, good in zip(known, ok) if not good)
+            raise InputError(f"{path} line {no}: column '{name}'{CT.problem_text(problem, declared.get(name), v)}")
+        if kind in (CT.DOUBLE, CT.BIGINT):
+            arr = np.array([np.nan if v is None else float(v.strip(_SPARK_TRIM)) for v in values], dtype=np.float64)
+            if kind == CT.DOUBLE and np.isinf(arr).any():
+                no, v = next((no, v) for no, v in known if np.isinf(float(v.strip(_SPARK_TRIM))))
+                raise InputError(f"{path} line {no}: column '{name}'{infinite_message(v)}")
+            if kind == CT.BIGINT:
+                if any(abs(x) > _EXACT_INTEGER for x in ints):
+                    raise Unsupported(f"{path}: column '{name}': integers beyond 2^53")
+                if len(known) == len(values):
+                    arr = np.array(ints, dtype=np.int64)
+            data[name], types[name] = arr, "long" if kind == CT.BIGINT else "double"
+        elif kind == CT.DATE:
+            if any(v.startswith("0000") for _, v in known):
+                raise Unsupported(f"{path}: column '{name}': year 0")
             data[name] = np.array([None if v is None else _iso_date(v) for v in values], dtype="datetime64[D]")
             types[name] = "date"
-            continue
-        data[name], types[name] = np.array(values, dtype=object), "string"
-    return LocalTable(data, types, len(cols[0]) if cols else 0)
+        elif kind == CT.STRING:
+            data[name], types[name] = np.array(values, dtype=object), "string"
+        else:
+            raise Unsupported(f"{path}: column '{name}': {kind}")
+    return LocalTable(data, types, len(lines))
 
 
 def _iso_date(v: str):
+    if not _DATE.fullmatch(v):
+        return None
     try:
         return _dt.date.fromisoformat(v)
     except ValueError:
@@ -229,14 +268,22 @@ def _iso_date(v: str):
 # --- Parquet ----------------------------------------------------------------------------------------------
 
 
-def read_parquet_local(path: str) -> LocalTable:
+def read_parquet_local(path: str, table_label: str | None = None) -> LocalTable:
     """A local Parquet source as :func:`spark_fr.relational.sources.read_path` reads it (see the notes).
+
+    Parameters
+    ----------
+    path : str
+    table_label : str, optional
+        How messages name the table (e.g. ``"schema.yaml: table 'loan' (path)"``; default: the path).
 
     Raises
     ------
     Unsupported
         Partitioned directories, files with different types, and column types or values the local engine
         does not reproduce exactly.
+    InputError
+        An unreadable file; an infinite number (named as the Spark engine names it).
     """
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -263,8 +310,18 @@ def read_parquet_local(path: str) -> LocalTable:
         raise Unsupported(f"{path}: {one_line(str(e))}") from None
     columns, types = {}, {}
     for name, st in types0:
-        columns[name], types[name] = _arrow_column(table.column(name), st, f"{path}: column '{name}'")
+        col = table.column(name)
+        if st in ("float", "double") and _has_infinity(col):
+            raise InputError(f"{table_label or path}: column '{name}' holds an infinite value; write it as a missing "
+                             f"value or drop the row")
+        columns[name], types[name] = _arrow_column(col, st, f"{path}: column '{name}'")
     return LocalTable(columns, types, table.num_rows)
+
+
+def _has_infinity(col) -> bool:
+    import pyarrow.compute as pc
+
+    return bool(pc.any(pc.is_inf(col)).as_py())
 
 
 def _arrow_column(col, st: str, where: str):
@@ -328,7 +385,7 @@ def _strings(col) -> np.ndarray:
 
 def load_local_tables(schema) -> dict:
     """{table: LocalTable} for a schema whose sources the local engine reads (else :class:`Unsupported`)."""
-    from .sources import format_of
+    from .sources import declared_types, format_of
 
     out = {}
     for name, spec in schema.tables.items():
@@ -340,9 +397,9 @@ def load_local_tables(schema) -> dict:
         fmt = format_of(src.path, src.format)
         if fmt in ("csv", "tsv") and src.columns:
             sep = src.separator or ("\t" if fmt == "tsv" else ",")
-            out[name] = read_headerless_local(src.path, list(src.columns), sep)
+            out[name] = read_headerless_local(src.path, list(src.columns), sep, declared_types(schema, name))
         elif fmt == "parquet":
-            out[name] = read_parquet_local(src.path)
+            out[name] = read_parquet_local(src.path, f"{schema.origin}: table '{name}' ({src.path})")
         else:
             raise Unsupported(f"table '{name}': format {fmt}")
         if spec.generated_key and spec.key not in out[name].columns:

@@ -26,6 +26,7 @@ import time
 from .. import options as O
 from ..api import check_options, run_ranking
 from ..errors import InputError
+from .checks import empty_target, source_of
 from .generate import generate_features
 from .rollup import RelationalRanking, feature_relations
 from .schema import load_schema
@@ -128,4 +129,30 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
 
     with generated.ranking_input(drop_id=True) as data:
         return run_ranking(data, [generated.target], task, method, spark=spark, params=params,
-                           feature_relations=feature_relations(generated.lineage), build=build)
+                           feature_relations=feature_relations(generated.lineage), build=build,
+                           origin=GeneratedOrigin(parsed, by_name))
+
+
+class GeneratedOrigin:
+    """Messages about the generated input that name what the user can fix: the schema's tables and columns
+    (``origin`` of :func:`spark_fr.api.run_ranking`), not the generated features' names."""
+
+    def __init__(self, schema, lineage: dict):
+        self.schema = schema
+        self.lineage = lineage
+
+    def no_rows(self) -> str:
+        return str(empty_target(self.schema))
+
+    def infinite(self, column: str, value: str) -> str:
+        f = self.lineage.get(column)
+        if f is None:  # the target column
+            t = self.schema.target
+            return (f"{self.schema.origin}: table '{t.table}' ({source_of(self.schema.tables[t.table])}): column "
+                    f"'{column}' holds an infinite value ({value}); write it as a missing value or drop the row")
+        read = f"column '{f.attribute}'" if f.attribute is not None else "the number of rows"
+        what = " of ".join([*f.aggregates, read])
+        return (f"{self.schema.origin}: the generated feature '{column}' ({what} of table '{f.table}'"
+                f"{' along ' + ', '.join(h.link_name for h in f.path) if f.path else ''}) overflows to {value}: "
+                f"the values of table '{f.table}' ({source_of(self.schema.tables[f.table])}) are too large to add "
+                f"up in a double; scale them down (or leave out that aggregate)")

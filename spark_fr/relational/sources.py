@@ -10,10 +10,11 @@ Each table comes from (first match wins):
    parent's key, so both depend only on the data, never on partitioning. Struct elements become columns
    (their fields); other elements one column named after the array column;
 3. ``catalog: db.table``: ``spark.table``;
-4. a path: CSV/TSV (with a header through :func:`spark_fr.io.csv.read_csv`; headerless with ``columns:``
-   through :func:`read_headerless`), Parquet (:func:`spark_fr.io.parquet.read_parquet`), Delta
-   (:func:`spark_fr.io.readers.read_delta`) or JSON (``spark.read.json``; a file that starts with ``[`` is
-   one multi-line document).
+4. a path: CSV/TSV (:func:`spark_fr.io.csv.read_csv`, with a header or, given ``columns:``, without one,
+   typed as relational tables need: exact integers, dates, the schema's declared types, and a value that
+   does not fit its column an error naming the file, line and column, see :mod:`spark_fr.io.csv_types`),
+   Parquet (:func:`spark_fr.io.parquet.read_parquet`), Delta (:func:`spark_fr.io.readers.read_delta`) or JSON
+   (``spark.read.json``; a file that starts with ``[`` is one multi-line document).
 
 A table without a declared key uses its column ``<table>_id`` if it has one, else gets it generated as
 ``monotonically_increasing_id()`` (partition index and row position: the same for the same files and Spark
@@ -69,7 +70,8 @@ def load_tables(spark, schema: RelationalSchema, tables: dict | None = None) -> 
     # latency); the first unreadable one, in schema order, is the error
     files = [n for n, spec in schema.tables.items() if n not in tables and spec.source.kind == "path"]
     with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
-        read = dict(zip(files, pool.map(lambda n: read_path(spark, schema.tables[n], schema.origin), files)))
+        read = dict(zip(files, pool.map(lambda n: read_path(spark, schema.tables[n], schema.origin,
+                                                            declared_types(schema, n)), files)))
 
     def load(name: str):
         if name in out:
@@ -139,20 +141,29 @@ def format_of(path: str, fmt: str) -> str:
     return found
 
 
-def read_path(spark, spec: TableSpec, origin: str):
-    """Read a table stored at a path (see the module's notes)."""
+def declared_types(schema: RelationalSchema, name: str) -> dict:
+    """{column: declared kind} of a table: the schema's ``types:``, and ``id`` for its key, foreign keys and
+    (the target table) the target's id."""
+    spec = schema.tables[name]
+    ids = {spec.key, *(fk.column for fk in spec.foreign_keys)}
+    if name == schema.target.table:
+        ids.add(schema.target.id)
+    return {**{c: "id" for c in ids}, **spec.types}
+
+
+def read_path(spark, spec: TableSpec, origin: str, declared: dict | None = None):
+    """Read a table stored at a path (see the module's notes); ``declared``: :func:`declared_types`."""
     src = spec.source
     path = src.path
     if "://" not in path and not os.path.exists(path):
         raise InputError(f"{origin}: table '{spec.name}': input not found: {path}")
     fmt = format_of(path, src.format)
     if fmt in ("csv", "tsv"):
-        sep = src.separator or ("\t" if fmt == "tsv" else ",")
-        if src.columns:
-            return read_headerless(spark, path, list(src.columns), sep)
         from ..io.csv import read_csv
 
-        return read_csv(spark, path, sep).df
+        sep = src.separator or ("\t" if fmt == "tsv" else ",")
+        columns = list(src.columns) if src.columns else None
+        return read_csv(spark, path, sep, columns=columns, typed=True, declared=declared).df
     if fmt == "parquet":
         from ..io.parquet import read_parquet
 
@@ -173,35 +184,3 @@ def _starts_with_bracket(path: str) -> bool:
     with open(path, "rb") as fh:
         head = fh.read(4096).lstrip()
     return head[:1] == b"["
-
-
-def read_headerless(spark, path: str, columns: list, sep: str):
-    """Read a CSV/TSV file without a header under the given column names, typing each column.
-
-    Missing markers (empty, ``?``, ``NA``, ... as in :mod:`spark_fr.io.csv`) are nulls. A column whose known
-    values all parse as numbers is a double, one whose known values all parse as ``yyyy-MM-dd`` dates a
-    date, any other a string (one aggregation decides all columns).
-    """
-    from ..io.csv import MISSING_MARKERS
-
-    internal = [f"c{i}" for i in range(len(columns))]
-    schema = T.StructType([T.StructField(c, T.StringType()) for c in internal])
-    raw = spark.read.csv(path, schema=schema, sep=sep, header=False, mode="PERMISSIVE")
-    markers = F.array(*[F.lit(m) for m in MISSING_MARKERS])
-    clean = raw.select(*[F.when(~F.array_contains(markers, F.lower(F.trim(F.col(c)))), F.trim(F.col(c))).alias(c)
-                         for c in internal])
-    stats = clean.agg(*[e for c in internal for e in (
-        F.count(F.col(c)).alias(f"k_{c}"),
-        F.count(F.col(c).try_cast("double")).alias(f"n_{c}"),
-        F.count(F.when(F.col(c).rlike(r"^\d{4}-\d{2}-\d{2}$"), F.try_to_date(F.col(c), "yyyy-MM-dd"))).alias(f"d_{c}"),
-    )]).first()
-    out = []
-    for c, name in zip(internal, columns):
-        k, n, d = stats[f"k_{c}"], stats[f"n_{c}"], stats[f"d_{c}"]
-        if k and n == k:
-            out.append(F.col(c).cast("double").alias(name))
-        elif k and d == k:
-            out.append(F.to_date(F.col(c), "yyyy-MM-dd").alias(name))
-        else:
-            out.append(F.col(c).alias(name))
-    return clean.select(*out)
