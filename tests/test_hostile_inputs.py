@@ -229,6 +229,69 @@ CASES = {
 }
 
 
+# issue 20, second round: relational sources (schemas and headerless TSV files, run with --schema)
+REL_CUST = "".join(f"{i}\t{'ab'[i % 2]}\t{i * 0.5}\t2021-01-{i + 1:02d}\n" for i in range(1, 13))
+REL_TX = "".join(f"{i}\t{i % 12 + 1}\t{i * 1.5}\n" for i in range(40))
+
+
+def rel_schema(depth: int = 1, parquet: bool = False, tx_types: str = "", cycle: bool = False) -> str:
+    """A customer <- transaction schema over cust.tsv and tx.tsv (or tx.parquet)."""
+    source = "tx.parquet" if parquet else "tx.tsv, columns: [tid, cid, amount]"
+    types = f", types: {{{tx_types}}}" if tx_types else ""
+    cust = ("[cid, cls, v, when, ref], key: cid, foreign_keys: {ref: cust}" if cycle else "[cid, cls, v, when], key: cid")
+    return (f"tables:\n  cust: {{source: cust.tsv, columns: {cust}}}\n"
+            f"  tx: {{source: {source}, key: tid, foreign_keys: {{cid: cust}}{types}}}\n"
+            f"target: {{table: cust, column: cls}}\nmax_depth: {depth}\n")
+
+
+def _tx_parquet_declared_numeric(root: Path):
+    pd.DataFrame({"tid": np.arange(40), "cid": np.arange(40) % 12 + 1,
+                  "amount": ["1.5"] * 38 + ["x", "2"]}).to_parquet(root / "tx.parquet")
+
+
+def _tx_parquet_infinite(root: Path):
+    pd.DataFrame({"tid": np.arange(40), "cid": np.arange(40) % 12 + 1,
+                  "amount": [1.0] * 39 + [np.inf]}).to_parquet(root / "tx.parquet")
+
+
+CASES.update({
+    "relational_decimal_comma": Case("silently wrong", {"s.yaml": rel_schema(), "cust.tsv": REL_CUST,
+                                                        "tx.tsv": REL_TX.replace("\t4.5\n", "\t4,5\n")},
+                                     ["--schema", "{d}/s.yaml"],
+                                     ("tx.tsv line 4", "column 'amount'", "'4,5' is not a number")),
+    "relational_impossible_date": Case("silently wrong", {"s.yaml": rel_schema(), "tx.tsv": REL_TX,
+                                                          "cust.tsv": REL_CUST.replace("2021-01-03", "2021-02-30")},
+                                       ["--schema", "{d}/s.yaml"],
+                                       ("cust.tsv line 2", "column 'when'", "'2021-02-30' is not a date")),
+    "relational_short_row": Case(
+        "silently wrong", {"s.yaml": rel_schema(), "cust.tsv": REL_CUST, "tx.tsv": REL_TX.replace("5\t6\t7.5\n", "5\t6\n")},
+        ["--schema", "{d}/s.yaml"], ("tx.tsv line 6", "expected 3 fields", "found 2")),
+    "relational_depth_30": Case("unbounded work", {"s.yaml": rel_schema(30, cycle=True),
+                                                   "cust.tsv": "".join(f"{i}\t{'ab'[i % 2]}\t{i}\t2021-01-01\t{i}\n"
+                                                                       for i in range(1, 13)),
+                                                   "tx.tsv": REL_TX},
+                                ["--schema", "{d}/s.yaml"],
+                                ("max_depth 30 would generate about", "features", "--max-features-generated")),
+    "relational_declared_numeric_on_text": Case("traceback", {"s.yaml": rel_schema(parquet=True, tx_types="amount: numeric"),
+                                                              "cust.tsv": REL_CUST},
+                                                ["--schema", "{d}/s.yaml"],
+                                                ("table 'tx'", "tx.parquet", "column 'amount' is declared numeric but "
+                                                 "holds 'x'"), setup=_tx_parquet_declared_numeric),
+    "relational_infinite_source_value": Case("misleading", {"s.yaml": rel_schema(parquet=True),
+                                                            "cust.tsv": REL_CUST},
+                                             ["--schema", "{d}/s.yaml"],
+                                             ("table 'tx'", "tx.parquet", "column 'amount' holds an infinite value"),
+                                             setup=_tx_parquet_infinite),
+    "relational_empty_target_table": Case("misleading", {"s.yaml": rel_schema(), "cust.tsv": "", "tx.tsv": REL_TX},
+                                          ["--schema", "{d}/s.yaml"],
+                                          ("the target table 'cust' has no rows", "cust.tsv")),
+    "relational_overflowing_sum": Case("misleading", {"s.yaml": rel_schema(), "cust.tsv": REL_CUST,
+                                                      "tx.tsv": "".join(f"{i}\t{i % 12 + 1}\t1.7e308\n" for i in range(40))},
+                                       ["--schema", "{d}/s.yaml"],
+                                       ("generated feature 'tx__amount__sum'", "of table 'tx'", "tx.tsv",
+                                        "scale them down")),
+})
+
 def snapshot(root: Path) -> dict:
     """Every file and folder under ``root``: its content hash (folders: None)."""
     out = {}
@@ -266,7 +329,8 @@ def outcomes(tmp_path_factory):
 
 def test_every_class_of_the_issue_has_cases():
     classes = {c.cls for c in CASES.values()}
-    assert classes == {"data loss", "output after failure", "silently wrong", "traceback", "misleading", "earlier"}
+    assert classes == {"data loss", "output after failure", "silently wrong", "traceback", "misleading", "earlier",
+                       "unbounded work"}
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -197,10 +197,14 @@ class GroupAggregates:
             return
         words = self._once(("words", value, condition, grid), lambda: self._hidden_step(
             0, [w.column() for w in X.sum_words([Sql.col(c) for c in self._limb_sums(value, condition, grid, std=False)])]))
-        total = X.sum_from_words([Sql.col(w) for w in words], grid)
-        if name == "mean":
-            total = total / Sql.col(self._count(value, condition))
-        self._step(1, total.column(), alias)
+        ws = [Sql.col(w) for w in words]
+        if name == "mean":  # from the total before its scaling back, a hidden column (the mean may need it twice)
+            high = self._once(("high", value, condition, grid),
+                              lambda: self._hidden_step(1, [X.sum_high(ws).column()])[0])
+            self._step(2, X.mean_from_high(Sql.col(high), Sql.col(self._count(value, condition)), grid).column(),
+                       alias)
+        else:
+            self._step(1, X.sum_from_words(ws, grid).column(), alias)
 
     def _hidden_step(self, i: int, exprs) -> list:
         names = []

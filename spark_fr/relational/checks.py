@@ -8,7 +8,7 @@ Sketch
   target's id) are ids, never attributes. Every column the schema names must exist (one-line error naming
   the table and column). No Spark job.
 * :func:`check_data`: one aggregation per table (rows, non-null keys, distinct keys: a null or repeated
-  key is an error; an empty target table too) and one anti join per foreign key (the share of child rows whose
+  key is an error) and one anti join per foreign key (the share of child rows whose
   parent key is absent is logged as a warning; the features then treat such rows as having no parent). Keys are
   checked as the joins compare them (:func:`key_value`, :mod:`spark_fr.relational.keys`).
 * :func:`check_declared`: a string column the schema declares numeric or a date must hold only numbers or
@@ -106,7 +106,7 @@ def source_of(spec) -> str:
 
 
 def empty_target(schema: RelationalSchema) -> InputError:
-    """The error for a target table without rows."""
+    """The error for ranking a target table without rows (generating its features gives an empty table)."""
     t = schema.target.table
     return InputError(f"{schema.origin}: the target table '{t}' has no rows ({source_of(schema.tables[t])}): "
                       f"there is nothing to rank")
@@ -183,7 +183,7 @@ def check_data(schema: RelationalSchema, frames: dict, plan: dict | None = None)
     Raises
     ------
     InputError
-        A table whose key (or the target's id) is missing in some rows or repeated; an empty target table.
+        A table whose key (or the target's id) is missing in some rows or repeated.
     """
     plan = plan or {}
     referenced = {schema.target.table} | {fk.table for spec in schema.tables.values() for fk in spec.foreign_keys}
@@ -207,7 +207,7 @@ def check_data(schema: RelationalSchema, frames: dict, plan: dict | None = None)
 
 def _key_counts(schema: RelationalSchema, name: str, spec, df, plan: dict) -> None:
     """Raise InputError when a table's key (or the target's id) is missing in some rows or repeated (the key as
-    the joins compare it), or when the target table is empty."""
+    the joins compare it)."""
     keys = [spec.key]
     if name == schema.target.table and schema.target.id != spec.key:
         keys.append(schema.target.id)
@@ -216,8 +216,6 @@ def _key_counts(schema: RelationalSchema, name: str, spec, df, plan: dict) -> No
         v = key_value(df, k, plan.get((name, k)))
         exprs += [F.count(v).alias(f"n{i}"), F.count_distinct(v).alias(f"d{i}")]
     row = df.agg(*exprs).first()
-    if name == schema.target.table and row["rows"] == 0:
-        raise empty_target(schema)
     for i, k in enumerate(keys):
         if row[f"n{i}"] < row["rows"]:
             raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in "

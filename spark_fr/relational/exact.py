@@ -56,6 +56,7 @@ STD_BITS, STD_LIMB, STD_LIMBS = 64, 16, 4
 MAX_GROUP_ROWS = 2 ** 28
 _SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter for doubles
 _WORD = 52  # exact totals are carried into three words: T = W2 2^104 + W1 2^52 + W0
+_LARGEST = 1.7976931348623157e308
 
 
 def grid_exponent(bound: float) -> int | None:
@@ -169,7 +170,21 @@ def sum_words(sums: list) -> list:
 
 def sum_from_words(ws: list, e: int) -> Sql:
     """The group sum (a double: the exact total, rounded once, within an ulp) from :func:`sum_words`' columns."""
-    return _pow2(_cascade(ws)[0], e - SUM_BITS)
+    return _pow2(sum_high(ws), e - SUM_BITS)
+
+
+def sum_high(ws: list):
+    """The exact total of :func:`sum_words`' columns rounded once, on the grid's scale (:func:`sum_from_words`
+    before its scaling back)."""
+    return _cascade(ws)[0]
+
+
+def mean_from_high(h: Sql, count: Sql, e: int) -> Sql:
+    """The group mean from :func:`sum_high`: the sum / ``count``; when that sum overflows (values near the largest
+    double), the total divided first and then scaled back, so that a mean of finite values stays finite."""
+    total = _pow2(h, e - SUM_BITS)
+    return Sql(f"(CASE WHEN {compare(fn('abs', total), '>', _LARGEST).text} THEN {_pow2(h / count, e - SUM_BITS).text}"
+               f" ELSE {(total / count).text} END)")
 
 
 def std_limbs(x: Sql, e: int) -> list:
@@ -309,8 +324,22 @@ def limb_sums_numpy(groups: np.ndarray, x: np.ndarray, n_groups: int, e: int, ki
 
 def sums_from_limb_sums_numpy(sums: list, counts: np.ndarray, e: int) -> np.ndarray:
     """Per group, the sum from its summed limbs (:func:`limb_sums_numpy` 'sum'): :func:`sum_words` then
-    :func:`sum_from_words` in numpy; NaN where ``counts`` (known values per group) is 0."""
-    out = sum_from_words(_scaled_words_numpy(sums, SUM_LIMB), e)
+    :func:`sum_from_words` in numpy; NaN where ``counts`` (known values per group) is 0 (a sum beyond the largest
+    double is infinite, as in Spark, without a warning)."""
+    with np.errstate(over="ignore"):
+        out = sum_from_words(_scaled_words_numpy(sums, SUM_LIMB), e)
+    out[counts == 0] = np.nan
+    return out
+
+
+def means_from_limb_sums_numpy(sums: list, counts: np.ndarray, e: int) -> np.ndarray:
+    """Per group, :func:`mean_from_high` in numpy from its summed limbs (:func:`limb_sums_numpy` 'sum'); NaN where
+    ``counts`` is 0."""
+    h = sum_high(_scaled_words_numpy(sums, SUM_LIMB))
+    n = np.maximum(counts, 1).astype(np.float64)
+    with np.errstate(over="ignore"):
+        total = _pow2(h, e - SUM_BITS)
+        out = np.where(np.abs(total) > _LARGEST, _pow2(h / n, e - SUM_BITS), total / n)
     out[counts == 0] = np.nan
     return out
 

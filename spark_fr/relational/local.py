@@ -366,7 +366,7 @@ def generate_local(schema, check: bool = True, max_features: int | None = None):
     Unsupported
         The input holds something the local engine cannot reproduce exactly (then use the Spark engine).
     """
-    from .checks import column_kinds, empty_target
+    from .checks import column_kinds
 
     tables = load_local_tables(schema)
     kinds = column_kinds(schema, {n: spark_types(t.types) for n, t in tables.items()})
@@ -376,8 +376,6 @@ def generate_local(schema, check: bool = True, max_features: int | None = None):
     check_width(schema, kinds, max_features)
     plan = KEYS.key_plan(schema, key_types_local(tables, schema))
     if check:
-        if tables[target.table].rows == 0:
-            raise empty_target(schema)
         check_local(schema, tables, plan)
     prepared = {n: _prepare(schema.tables[n], tables[n], kinds[n], plan) for n in schema.tables}
     paths = enumerate_paths(schema)

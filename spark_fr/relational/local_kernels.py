@@ -141,8 +141,9 @@ class NumericColumn:
         if folded:
             out.update(sorted_folds(pairs // k, values[pairs % k], n_groups, "std" in names))
         elif names & {"sum", "mean"}:
-            out["sum"] = X.sums_from_limb_sums_numpy(X.limb_sums_numpy(gs, self.x[sel], n_groups, grid, "sum"), cnt,
-                                                     grid)
+            limbs = X.limb_sums_numpy(gs, self.x[sel], n_groups, grid, "sum")
+            out["sum"] = X.sums_from_limb_sums_numpy(limbs, cnt, grid)
+            out["mean"] = X.means_from_limb_sums_numpy(limbs, cnt, grid)
         if "std" in names and not folded:
             out["std"] = X.stds_from_limb_sums_numpy(X.limb_sums_numpy(gs, self.x[sel], n_groups, grid, "std"), cnt,
                                                      grid)
