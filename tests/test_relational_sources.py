@@ -263,3 +263,29 @@ def test_rank_relational_refuses_options_of_flat_tables_before_reading_anything(
             rank_relational(schema=cfg, **{name: "y"})
     with pytest.raises(InputError, match="--max-features-generated must be a positive integer"):
         rank_relational(schema=cfg, max_features_generated=0)
+
+
+def test_json_text_values_are_typed_as_csv_values_are(spark, tmp_path):
+    """Spark's JSON reader makes a field text when one value is text ("0,5"): the same rule as for CSV applies,
+    to nested elements too; quoted numbers and yyyy-MM-dd dates become numbers and dates."""
+    import json
+
+    mols = [{"w": 1.5 + i, "day": f"2021-01-{i + 1:02d}", "y": "ab"[i % 2],
+             "atoms": [{"charge": f"{0.1 * j:.1f}", "el": "c"} for j in range(3)]} for i in range(10)]
+    cfg = {"tables": {"m": {"source": str(tmp_path / "m.json")}, "atom": {"explode": {"table": "m", "column": "atoms"}}},
+           "target": {"table": "m", "column": "y"}, "max_depth": 1}
+
+    def run(change=None):
+        data = json.loads(json.dumps(mols))
+        if change:
+            change(data)
+        (tmp_path / "m.json").write_text(json.dumps(data))
+        return generate_features(spark, cfg, engine="spark")
+
+    types = dict(run().frame.dtypes)
+    assert types["day"] == "double" and types["atom__charge__mean"] == "double" and types["atom__el__mode"] == "string"
+    with pytest.raises(InputError, match=r"table 'atom' \(the elements of m.atoms in .*m.json\): column 'charge': "
+                                         r"'0,5' is not a number"):
+        run(lambda d: d[3]["atoms"][1].update(charge="0,5"))
+    with pytest.raises(InputError, match=r"table 'm' \(.*m.json\): column 'day': '2021-02-30' is not a date"):
+        run(lambda d: d[2].update(day="2021-02-30"))

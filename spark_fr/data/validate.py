@@ -43,7 +43,7 @@ def check_finite(dataset, columns: list, stats: list) -> None:
     origin = dataset.extra.get("origin")
     for c, s in zip(columns, stats):
         if c.kind == "numeric" and s.n_known and (np.isinf(s.vmin) or np.isinf(s.vmax)):
-            value = "-inf" if np.isinf(s.vmin) else "inf"
+            value = "-inf" if s.vmin == -np.inf else "inf"
             if origin is not None:
                 raise InputError(origin.infinite(c.name, value))
             raise InputError(f"{dataset.source}: column '{c.name}' holds an infinite value ({value}); "

@@ -597,8 +597,7 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
     exprs = []
     found = stats.asDict()
     for i, c in enumerate(names):
-        counts = CT.Counts(*(found.get(f"{x}{i}", 0) for x in "knilyd"))
-        kind, problem = CT.column_type(counts, typed, declared.get(c))
+        kind, problem = CT.column_type(_counts(found, i), typed, declared.get(c))
         if problem is not None:
             number = problem == CT.NOT_A_NUMBER
             _raise_value_error(spark, groups, names, corrupt, files, by_path, c,
@@ -610,12 +609,7 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
         if kind == CT.DOUBLE and stats[f"f{i}"] is not None:
             _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _infinite(c), is_infinite,
                                infinite_message, stats[f"f{i}"])
-        value = F.trim(qcol(c))
-        if kind == CT.DATE:
-            value = F.to_date(value, "yyyy-MM-dd")
-        elif kind != CT.STRING:
-            value = value.cast(kind)
-        exprs.append(F.when(_known(c), value).alias(c))
+        exprs.append(_typed_value(c, kind).alias(c))
     typed_df = df.select(*exprs)
     default_target = None
     if headerless:
@@ -661,22 +655,66 @@ def _class_index_ok(c, n_classes: int):
     return ~_known(c) | (v.isNotNull() & (v == F.floor(v)) & (v >= 0) & (v < n_classes))
 
 
-def _column_stats(df, names: list, corrupt: str, class_names: list, typed: bool = False):
-    """One aggregation: corrupt records; per column the counts of :class:`spark_fr.io.csv_types.Counts` (known
-    ``k``, numbers ``n``; typed: integers ``i``, longs ``l``, 38-digit integers ``y``, dates ``d``), a text
+def _text_aggregates(c: str, i: int, typed: bool) -> list:
+    """The aggregates of text column ``c`` (the ``i``-th): the counts of :class:`spark_fr.io.csv_types.Counts`
+    (known ``k``, numbers ``n``; typed: integers ``i``, longs ``l``, 38-digit integers ``y``, dates ``d``), a text
     ``b``, a non-date ``e`` and an infinite value ``f``."""
+    aggs = [F.count(F.when(_known(c), 1)).alias(f"k{i}"), F.count(F.when(_numeric(c), 1)).alias(f"n{i}"),
+            F.min(F.when(_known(c) & ~_numeric(c), qcol(c))).alias(f"b{i}"),
+            F.min(F.when(_infinite(c), qcol(c))).alias(f"f{i}")]
+    if typed:
+        v = F.trim(qcol(c))
+        aggs += [F.count(F.when(_integer(c), 1)).alias(f"i{i}"),
+                 F.count(F.when(_integer(c) & v.try_cast("bigint").isNotNull(), 1)).alias(f"l{i}"),
+                 F.count(F.when(_integer(c) & v.try_cast(CT.DECIMAL).isNotNull(), 1)).alias(f"y{i}"),
+                 F.count(F.when(_is_date(c), 1)).alias(f"d{i}"),
+                 F.min(F.when(_known(c) & ~_is_date(c), qcol(c))).alias(f"e{i}")]
+    return aggs
+
+
+def _counts(found: dict, i: int) -> CT.Counts:
+    return CT.Counts(*(found.get(f"{x}{i}", 0) for x in "knilyd"))
+
+
+def _typed_value(c: str, kind: str):
+    """Text column ``c`` as a column of ``kind`` (a type of :func:`spark_fr.io.csv_types.column_type`)."""
+    value = F.trim(qcol(c))
+    if kind == CT.DATE:
+        value = F.to_date(value, "yyyy-MM-dd")
+    elif kind != CT.STRING:
+        value = value.cast(kind)
+    return F.when(_known(c), value)
+
+
+def type_text_columns(df, names: list, declared: dict, where: str):
+    """Type the string columns ``names`` of a table read from text without lines (JSON) by the relational rule of
+    :mod:`spark_fr.io.csv_types` (one aggregation); the other columns stay as they are.
+
+    Raises
+    ------
+    InputError
+        A value that does not fit its column (named with ``where`` and the column), an infinite number.
+    """
+    if not names:
+        return df
+    found = df.agg(*[a for i, c in enumerate(names) for a in _text_aggregates(c, i, True)]).first().asDict()
+    typed = {}
+    for i, c in enumerate(names):
+        kind, problem = CT.column_type(_counts(found, i), True, declared.get(c))
+        if problem is not None:
+            value = found[f"b{i}" if problem == CT.NOT_A_NUMBER else f"e{i}"]
+            raise InputError(f"{where}: column '{c}'{CT.problem_text(problem, declared.get(c), value.strip())}")
+        if kind == CT.DOUBLE and found[f"f{i}"] is not None:
+            raise InputError(f"{where}: column '{c}'{infinite_message(found[f'f{i}'].strip())}")
+        typed[c] = _typed_value(c, kind)
+    return df.select(*[typed[f.name].alias(f.name) if f.name in typed else qcol(f.name) for f in df.schema.fields])
+
+
+def _column_stats(df, names: list, corrupt: str, class_names: list, typed: bool = False):
+    """One aggregation: corrupt records; per column :func:`_text_aggregates`."""
     aggs = [F.count(F.when(qcol(corrupt).isNotNull(), 1)).alias("__corrupt")]
     for i, c in enumerate(names):
-        aggs += [F.count(F.when(_known(c), 1)).alias(f"k{i}"), F.count(F.when(_numeric(c), 1)).alias(f"n{i}"),
-                 F.min(F.when(_known(c) & ~_numeric(c), qcol(c))).alias(f"b{i}"),
-                 F.min(F.when(_infinite(c), qcol(c))).alias(f"f{i}")]
-        if typed:
-            v = F.trim(qcol(c))
-            aggs += [F.count(F.when(_integer(c), 1)).alias(f"i{i}"),
-                     F.count(F.when(_integer(c) & v.try_cast("bigint").isNotNull(), 1)).alias(f"l{i}"),
-                     F.count(F.when(_integer(c) & v.try_cast(CT.DECIMAL).isNotNull(), 1)).alias(f"y{i}"),
-                     F.count(F.when(_is_date(c), 1)).alias(f"d{i}"),
-                     F.min(F.when(_known(c) & ~_is_date(c), qcol(c))).alias(f"e{i}")]
+        aggs += _text_aggregates(c, i, typed)
     if class_names:
         c = names[-1]
         aggs += [F.count(F.when(~_class_index_ok(c, len(class_names)), 1)).alias("__bad_class"),

@@ -94,7 +94,7 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
     if relation_rollup not in ("node", "feature"):
         raise InputError(f"relation_rollup must be node or feature, not {relation_rollup!r}")
     for name in NOT_RELATIONAL:
-        if params.get(name) is not None:
+        if params.get(name) is not None and params[name] != O.option(name).default:
             raise InputError(f"rank_relational does not take {name}=: {NOT_RELATIONAL[name]}")
     if max_features_generated is not None:
         max_features_generated = O.check_value(O.option("max_features_generated"), max_features_generated)

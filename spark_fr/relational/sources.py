@@ -81,6 +81,13 @@ def load_tables(spark, schema: RelationalSchema, tables: dict | None = None) -> 
             df = tables[name]
         elif spec.source.kind == "explode":
             df = explode_child(load(spec.source.parent), schema.tables[spec.source.parent], spec, schema.origin)
+            if _root_format(schema, spec) == "json":  # nested JSON values are typed as the top level's are
+                from ..io.csv import type_text_columns
+
+                text = [f.name for f in df.schema.fields if isinstance(f.dataType, T.StringType)
+                        and f.name not in (spec.key, spec.source.parent_column)]
+                df = type_text_columns(df, text, declared_types(schema, name),
+                                       f"{schema.origin}: table '{name}' ({source_of_explode(schema, spec)})")
         elif spec.source.kind == "catalog":
             df = spark.table(spec.source.catalog)
         elif spec.source.kind == "path":
@@ -122,6 +129,29 @@ def explode_child(parent, parent_spec: TableSpec, spec: TableSpec, origin: str):
                              f"name it with key: / explode.parent_column:")
     key = F.concat(F.col("__parent").cast("string"), F.lit(":"), F.col("__pos").cast("string"))
     return rows.select(key.alias(spec.key), F.col("__parent").alias(src.parent_column), *values)
+
+
+def _root(schema: RelationalSchema, spec: TableSpec) -> TableSpec:
+    while spec.source.kind == "explode":
+        spec = schema.tables[spec.source.parent]
+    return spec
+
+
+def _root_format(schema: RelationalSchema, spec: TableSpec) -> str | None:
+    root = _root(schema, spec)
+    if root.source.kind != "path":
+        return None
+    try:
+        return format_of(root.source.path, root.source.format)
+    except InputError:
+        return None
+
+
+def source_of_explode(schema: RelationalSchema, spec: TableSpec) -> str:
+    """``<parent>.<array column> in <file>`` for messages about an ``explode`` table."""
+    root = _root(schema, spec)
+    where = f" in {root.source.path}" if root.source.kind == "path" else ""
+    return f"the elements of {spec.source.parent}.{spec.source.array_column}{where}"
 
 
 def format_of(path: str, fmt: str) -> str:
@@ -174,7 +204,11 @@ def read_path(spark, spec: TableSpec, origin: str, declared: dict | None = None)
 
         return read_delta(spark, path).df
     if fmt == "json":
-        return spark.read.json(path, multiLine=_starts_with_bracket(path))
+        from ..io.csv import type_text_columns
+
+        df = spark.read.json(path, multiLine=_starts_with_bracket(path))
+        text = [f.name for f in df.schema.fields if isinstance(f.dataType, T.StringType)]
+        return type_text_columns(df, text, declared or {}, f"{origin}: table '{spec.name}' ({path})")
     raise InputError(f"{origin}: table '{spec.name}': unsupported format '{fmt}'")
 
 
