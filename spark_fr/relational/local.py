@@ -33,9 +33,9 @@ Decisions
   choice (:func:`local_possible`) then keeps Spark: DataFrames or catalog tables from the caller, nested JSON
   (``explode``), Delta, JSON and headered CSV sources, partitioned Parquet directories, generated keys,
   gzip'd or quoted files, values Spark parses as numbers but a plain decimal pattern does not (``1d``,
-  ``Infinity``, hex), NaN or infinite numbers, integers beyond 2^53, timestamps, decimals, nominal
-  attributes of type double that are not small integers (Java's double formatting), dates declared on
-  string columns, and keys whose types differ from their foreign keys'.
+  ``Infinity``, hex), NaN, integers beyond 2^53, timestamps, decimals, nominal attributes of type double
+  that are not small integers (Java's double formatting), dates declared on string columns, and keys
+  compared as text (:mod:`spark_fr.relational.keys`) that are non-integral numbers.
 * Numeric nulls are NaN here (no NaN can come from a supported source).
 """
 from __future__ import annotations

@@ -7,15 +7,17 @@ A :class:`LocalTable` holds one numpy array per column and the Spark type each c
 (integer columns without nulls stay int64), dates as ``datetime64[D]`` with NaT, strings and booleans
 (``'true'`` / ``'false'``, Spark's cast) as object arrays with None.
 
-* **Headerless CSV/TSV** (``columns:``): a driver-side scanner that types the columns as
-  :func:`spark_fr.relational.sources.read_headerless` does (missing markers, space trim, double when every
-  known value is a plain decimal number, date when every one is ``yyyy-MM-dd``, else string).
+* **Headerless CSV/TSV** (``columns:``): a driver-side scanner that types the columns as the Spark engine's
+  reader (:func:`spark_fr.io.csv.read_csv`, relational typing) does, by the same rule
+  (:func:`spark_fr.io.csv_types.column_type`: missing markers, space trim, exact integers, doubles, dates,
+  declared types) and with the same one-line errors (a record with another number of fields, a typo in a
+  numeric or date column, an infinite number), each with its file, line and column.
 * **Parquet** (a file, or a directory of files without partition subdirectories, all with the same Spark
   types): pyarrow reads the columns; each column's Spark type is :func:`spark_fr.io.parquet.spark_type`'s.
-  Integers of at most 2^53 in magnitude (exact as doubles), float and double without NaN or infinity,
+  Integers of at most 2^53 in magnitude (exact as doubles), float and double without NaN,
   strings (dictionary-encoded ones decoded through their dictionary, without a Python string per row),
-  booleans and dates are read; anything else (timestamps, decimals, binary, nested types, NaN) is
-  :class:`Unsupported` and the Spark engine runs.
+  booleans and dates are read; an infinite number is the Spark engine's error; anything else (timestamps,
+  decimals, binary, nested types, NaN) is :class:`Unsupported` and the Spark engine runs.
 
 **Engine choice** (:func:`local_possible`, for ``engine='auto'``): no DataFrame from the caller, every source a
 local headerless CSV/TSV file or a local Parquet file or directory, no generated key, the CSV/TSV files
