@@ -13,9 +13,12 @@ written after the ranking exists (:meth:`publish`):
     (``run.json`` written by spark_fr, ``ranking.csv``, ``ranking.parquet``). Anything else (a file, a
     folder with the user's data) is refused with a one-line error, whatever the mode; ``--mode error``
     refuses any earlier ranking too.
-  - ``delta``: ``DIR`` is absent, an empty directory, or a Delta table whose columns are the ranking
-    table's. ``append`` (the default) adds a commit; ``overwrite`` replaces the table's contents in a new
-    commit (the history keeps the old ones); ``error`` refuses an existing table.
+  - ``delta``: ``DIR`` is absent, an empty directory, or a Delta table proven to be ours: the ranking
+    table's columns by name and type, and spark_fr's mark, the table property ``spark_fr.rankings`` (set when
+    spark_fr creates a table; tables of earlier versions lack it and are refused with a line that says how
+    to adopt them; :mod:`spark_fr.io.delta_table`). ``append`` (the default) adds a commit; ``overwrite``
+    replaces the table's contents in a new commit (the history keeps the old ones); ``error`` refuses an
+    existing table.
   - ``--plot FILE``: absent, or a PNG written by spark_fr (it carries a ``spark_fr`` text chunk).
 
 * **publish** (after every check has passed and the ranking is computed): everything is written to
@@ -37,6 +40,7 @@ import uuid
 import pyarrow as pa
 
 from ..errors import InputError, one_line
+from . import delta_table
 
 WRITE_FORMATS = ("csv", "parquet", "delta")
 MODES = ("overwrite", "error", "append")
@@ -53,6 +57,8 @@ SCHEMA = pa.schema([
 
 #: the columns a relational ranking adds after the contract's (``spark_fr.relational.rollup``)
 RELATIONAL_FIELDS = [("level", pa.string()), ("lineage", pa.string())]
+#: the schemas a table of rankings has (a Delta table of ours has one of them, by name and type)
+RANKING_SCHEMAS = [SCHEMA, pa.schema(list(SCHEMA) + RELATIONAL_FIELDS)]
 
 
 def arrow_table(ranking) -> pa.Table:
@@ -190,13 +196,13 @@ class Publication:
     def _check_delta(self) -> None:
         path = self.output
         if _is_remote(path):
-            exists = _delta_exists(path)
+            exists = delta_table.exists(path)
         elif not os.path.lexists(path):
             return
         elif not os.path.isdir(path):
             raise InputError(f"--output {path} exists and is not a directory; choose a new path")
         else:
-            exists = os.path.isdir(os.path.join(path, "_delta_log"))
+            exists = delta_table.exists(path)
             if not exists and os.listdir(path):
                 raise InputError(f"--output {path} is a directory that is not a Delta table "
                                  f"({_shown(sorted(os.listdir(path)))}); choose a new path")
@@ -204,16 +210,9 @@ class Publication:
             return
         if self.mode == "error":
             raise InputError(f"output exists: {path} (use --mode append or overwrite)")
-        from deltalake import DeltaTable
-
-        try:
-            schema = DeltaTable(path).schema().to_arrow()
-            names = [schema.field(i).name for i in range(len(schema))]
-        except Exception as err:  # deltalake raises its own error types
-            raise InputError(f"--output {path}: not a readable Delta table ({one_line(err)})") from None
-        if names not in (SCHEMA.names, SCHEMA.names + [n for n, _ in RELATIONAL_FIELDS]):
-            raise InputError(f"--output {path} is a Delta table that does not hold rankings (columns "
-                             f"{_shown(names, 5)}); choose another table")
+        why = delta_table.problem(path, RANKING_SCHEMAS)
+        if why:
+            raise InputError(f"--output {path} {why}")
 
     # ----- after the work ----------------------------------------------------------------------------
     def publish(self, ranking) -> None:
@@ -305,13 +304,18 @@ class Publication:
         raise InputError(f"--output {path}: other runs kept replacing it; nothing was written")
 
     def _commit_delta(self, ranking) -> None:
-        from deltalake import write_deltalake
-
+        """Create a marked table, or append to (overwrite) a table proven ours, checked again just before the
+        commit (:mod:`spark_fr.io.delta_table`); conflicting commits of concurrent runs are retried."""
         table = arrow_table(ranking)
         mode = "overwrite" if self.mode == "overwrite" else "append"
+        if not delta_table.exists(self.output) and delta_table.create(self.output, table, ranking.run_id):
+            return
         for attempt in range(RETRIES):
+            why = delta_table.problem(self.output, RANKING_SCHEMAS)
+            if why:
+                raise InputError(f"--output {self.output} {why}; nothing was written")
             try:
-                write_deltalake(self.output, table, mode=mode)
+                delta_table.write(self.output, table, mode, ranking.run_id)
                 return
             except Exception as err:  # deltalake's commit conflicts and schema errors
                 text = one_line(err)
@@ -344,16 +348,6 @@ def _remove_our_directory(path: str) -> None:
         os.rmdir(path)
     except OSError:
         pass
-
-
-def _delta_exists(path: str) -> bool:
-    from deltalake import DeltaTable
-
-    try:
-        DeltaTable(path)
-        return True
-    except Exception:
-        return False
 
 
 def write_ranking(ranking, path: str, format: str = "csv", mode: str | None = None) -> str:
