@@ -12,7 +12,9 @@ from spark_fr.runtime.session import remove_jvm_log  # noqa: E402
 
 if __name__ == "__main__":
     code = main()
-    if abandoned_start():  # the run failed before it needed Spark: do not wait for the JVM to finish starting
+    # the run failed before it needed Spark: do not wait for the JVM to finish starting; interrupted or
+    # terminated (130, 143; everything was cleaned up): do not wait for the driver's worker threads either
+    if abandoned_start() or code in (130, 143):
         sys.stdout.flush()
         sys.stderr.flush()
         remove_jvm_log()

@@ -10,7 +10,9 @@ Sketch
 
 Every option can come from ``--config FILE.yaml`` (same names, dashes or underscores). Exit codes: 0
 success; 2 bad input or parameters (one line on standard error, nothing written); 1 any other failure
-(one line; the details with ``--log-level debug``); 130 interrupted.
+(one line; the details with ``--log-level debug``); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM, e.g.
+``timeout`` or a scheduler: :mod:`spark_fr.runtime.signals`). Interrupted and terminated runs unwind through
+every clean-up first: they leave no temporary file or directory, and no half-written output.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import time
 
 from . import options as O
 from .errors import InputError, one_line
+from .runtime.signals import EXIT_TERMINATED, Terminated, sigterm_raises
 
 log = logging.getLogger("spark_fr")
 
@@ -157,7 +160,17 @@ def failure_message(err: BaseException) -> str:
 
 
 def main(argv=None) -> int:
-    """Entry point: parse options, run, and turn every failure into one line on standard error."""
+    """Entry point: parse options, run, and turn every failure into one line on standard error (SIGTERM
+    unwinds like Ctrl-C: every clean-up runs, then exit code 143)."""
+    with sigterm_raises():
+        try:
+            return _main(argv)
+        except Terminated:  # before the error stream was set up
+            print("error: terminated (SIGTERM)", file=sys.stderr)
+            return EXIT_TERMINATED
+
+
+def _main(argv=None) -> int:
     try:
         opts, given = resolve_options(argv)
     except InputError as err:
@@ -173,6 +186,9 @@ def main(argv=None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=err_stream)
         return 130
+    except Terminated:
+        print("error: terminated (SIGTERM)", file=err_stream)
+        return EXIT_TERMINATED
     except Exception as err:  # not bad input: one line on stderr, the traceback with --log-level debug
         if opts.get("log_level") == "debug":
             raise

@@ -19,13 +19,17 @@ written after the ranking exists (:meth:`publish`):
     to adopt them; :mod:`spark_fr.io.delta_table`). ``append`` (the default) adds a commit; ``overwrite``
     replaces the table's contents in a new commit (the history keeps the old ones); ``error`` refuses an
     existing table.
-  - ``--plot FILE``: absent, or a PNG written by spark_fr (it carries a ``spark_fr`` text chunk).
+  - ``--plot FILE``: absent, or a PNG written by spark_fr (it carries a ``spark_fr`` text chunk); never
+    inside the output (a table directory or Delta table is written and replaced as a whole, so it holds
+    only the ranking's files: refused with a line that suggests ``--plot DIR.png``).
 
 * **publish** (after every check has passed and the ranking is computed): everything is written to
   temporary names beside its destination first (the table directory, the plot), then moved into place by
   renames: a reader never sees half a result, and a failure leaves nothing behind. An earlier ranking
   directory is swapped out and deleted only after the new one is in place; only our own files are ever
-  deleted. Concurrent writers: the directory swap retries when another run swapped at the same moment (the
+  deleted. A SIGTERM that arrives while results are moved into place takes effect when they are all in place
+  (:func:`spark_fr.runtime.signals.deferred`); before, the temporary names are removed as the run unwinds.
+  Concurrent writers: the directory swap retries when another run swapped at the same moment (the
   last one wins, no temporary directory is left), and a Delta commit that conflicts with another run's
   commit is retried, so no run's result is lost.
 """
@@ -40,6 +44,7 @@ import uuid
 import pyarrow as pa
 
 from ..errors import InputError, one_line
+from ..runtime.signals import deferred
 from . import delta_table
 
 WRITE_FORMATS = ("csv", "parquet", "delta")
@@ -167,6 +172,8 @@ class Publication:
         """Refuse, before any work, an output that cannot be written or would replace what is not ours."""
         if self.output is not None and self.plot is not None and self.plot == self.output:
             raise InputError(f"--plot and --output are the same path: {self.output}")
+        if self.output is not None and self.plot is not None and not _is_remote(self.output):
+            self._check_apart()
         if self.output is not None:
             check_creatable(self.output, "--output")
             if self.format == "delta":
@@ -181,6 +188,17 @@ class Publication:
                 why = "exists" if self.mode == "error" else "exists and was not written by spark_fr"
                 raise InputError(f"--plot {self.plot} {why}; choose another file name")
         return self
+
+    def _check_apart(self) -> None:
+        """The plot may not be inside the output (nor the output inside the plot's path): the output is written
+        and replaced as a whole, by one rename or one Delta commit, and a file of another kind in it would make
+        it a folder spark_fr refuses to replace next time. Decision: refuse, and say where to put the plot."""
+        plot, output = os.path.realpath(self.plot), os.path.realpath(self.output)
+        if plot.startswith(output + os.sep):
+            raise InputError(f"--plot {self.plot} is inside --output {self.output}, which spark_fr writes and "
+                             f"replaces as a whole; put the plot beside it, e.g. --plot {self.output}.png")
+        if output.startswith(plot + os.sep):
+            raise InputError(f"--output {self.output} is inside --plot {self.plot}; give the plot a file name of its own")
 
     def _check_directory(self) -> None:
         path = self.output
@@ -226,15 +244,16 @@ class Publication:
                 ranking.plot(plot_tmp)
             if self.output is not None and self.format != "delta":
                 table_tmp = self._stage_directory(ranking)
-            if self.output is not None:
-                if self.format == "delta":
-                    self._commit_delta(ranking)
-                else:
-                    self._commit_directory(table_tmp)
-                    table_tmp = None
-            if plot_tmp is not None:
-                os.replace(plot_tmp, self.plot)
-                plot_tmp = None
+            with deferred():  # a SIGTERM waits until everything is in place (spark_fr.runtime.signals)
+                if self.output is not None:
+                    if self.format == "delta":
+                        self._commit_delta(ranking)
+                    else:
+                        self._commit_directory(table_tmp)
+                        table_tmp = None
+                if plot_tmp is not None:
+                    os.replace(plot_tmp, self.plot)
+                    plot_tmp = None
         finally:
             if plot_tmp is not None and os.path.exists(plot_tmp):
                 os.remove(plot_tmp)
