@@ -69,8 +69,8 @@ def _check_data(data) -> None:
         return
     if type(data).__name__ == "DataFrame" and hasattr(data, "sparkSession"):
         return
-    raise InputError(f"data must be a path, a list of paths or a Spark DataFrame, not {type(data).__name__} "
-                     f"{data!r:.60}")
+    shown = repr(data).splitlines()[0][:60] if not hasattr(data, "shape") else f"of shape {data.shape}"
+    raise InputError(f"data must be a path, a list of paths or a Spark DataFrame, not {type(data).__name__} {shown}")
 
 
 def check_options(opts: dict, method: str, given: set) -> object:
@@ -172,6 +172,8 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
         from .runtime.session import get_spark
 
         spark = get_spark()
+    elif not hasattr(spark, "sparkContext") and not hasattr(type(spark), "when_ready"):
+        raise InputError(f"spark must be a SparkSession, not {type(spark).__name__} {spark!r:.40}")
     timings = {}
     job_group = f"spark_fr-{uuid.uuid4().hex}"
     when_session_ready(spark, lambda s: s.sparkContext.setJobGroup(job_group, "spark_fr rank"))
