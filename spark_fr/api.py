@@ -172,7 +172,8 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
         from .runtime.session import get_spark
 
         spark = get_spark()
-    elif not hasattr(spark, "sparkContext") and not hasattr(type(spark), "when_ready"):
+    elif not any(hasattr(type(spark), a) for a in ("when_ready", "sparkContext", "createDataFrame")):  # the type:
+        # an instance's attribute would wait for a session still starting
         raise InputError(f"spark must be a SparkSession, not {type(spark).__name__} {spark!r:.40}")
     timings = {}
     job_group = f"spark_fr-{uuid.uuid4().hex}"
