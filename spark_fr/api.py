@@ -261,7 +261,7 @@ def _zero_reason(score: str, run, params) -> str:
             return "--max-depth 0 makes every tree a single leaf"
         need = 2 * int(np.ceil(leaf))
         if n < need:
-            return f"the {n} rows used are fewer than a split needs, {need} (2 x --min-samples-leaf {leaf:g})"
+            return f"the {n} rows used are fewer than a split needs, {need} (--min-samples-leaf {leaf:g} on each side)"
     return ZERO_BECAUSE.get(score, "every importance is 0")
 
 

@@ -229,6 +229,86 @@ CASES = {
 }
 
 
+# issue 20, second round: outputs, methods and the API
+def pa_int64():
+    import pyarrow as pa
+
+    return pa.int64()
+
+
+def _arff_rows(n=300, seed=0) -> str:
+    """A classification ARFF file (read on the driver: these cases never start Spark)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return ARFF_HEAD.replace("@attribute c numeric", "@attribute c numeric\n@attribute y {p,q}") + "".join(
+        f"{a:.4f},{'xy'[i % 2]},{c:.4f},{'pq'[int(a > 0)]}\n" for i, (a, _, c) in enumerate(X))
+
+
+def _ranking_like_delta(root: Path, *, rank_type=None, mark: bool = False):
+    """A Delta table with the ranking's columns: the ranking's types (as spark_fr before the mark wrote it), or
+    one column of another type (a user's table that merely has the names)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from spark_fr.io.writers import SCHEMA
+
+    schema = SCHEMA if rank_type is None else SCHEMA.set(SCHEMA.get_field_index("rank"), pa.field("rank", rank_type))
+    row = {"feature": "a", "score": "genie3", "target": "__all__", "importance": 1.0, "rank": 1,
+           "importance_std": None, "run_id": "r", "created_at": pd.Timestamp("2026-01-01", tz="UTC"), "params": "{}"}
+    write_deltalake(str(root / "table"), pa.Table.from_pylist([row], schema=schema))
+    if mark:
+        DeltaTable(str(root / "table")).alter.set_table_properties({"spark_fr.rankings": "true"},
+                                                                   raise_if_not_exists=False)
+
+
+CASES.update({
+    # 1. data loss: a Delta table is ours only with the ranking's types and spark_fr's mark
+    "delta_table_with_the_ranking_names_but_other_types": Case(
+        "data loss", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/table", "--output-format", "delta",
+         "--mode", "overwrite"], ("does not hold rankings", "column 'rank' is long, a ranking's is integer"),
+        setup=lambda root: _ranking_like_delta(root, rank_type=pa_int64())),
+    "delta_table_of_an_earlier_spark_fr_without_the_mark_overwrite": Case(
+        "data loss", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/table", "--output-format", "delta",
+         "--mode", "overwrite"], ("without spark_fr's mark", "SET TBLPROPERTIES ('spark_fr.rankings' = 'true')"),
+        setup=_ranking_like_delta),
+    "delta_table_of_an_earlier_spark_fr_without_the_mark_append": Case(
+        "data loss", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/table", "--output-format", "delta"],
+        ("without spark_fr's mark", "set_table_properties({'spark_fr.rankings': 'true'}"), setup=_ranking_like_delta),
+    "marked_table_with_other_types_is_still_refused": Case(
+        "data loss", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/table", "--output-format", "delta",
+         "--mode", "overwrite"], ("does not hold rankings", "column 'rank' is long"),
+        setup=lambda root: _ranking_like_delta(root, rank_type=pa_int64(), mark=True)),
+    # 2. output after failure: a plot inside the output (any format) is found before the work
+    **{f"plot_inside_a_{fmt}_output": Case(
+        "output after failure", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/out/o", "--output-format", fmt,
+         "--plot", "{d}/out/o/p.png"], ("--plot", "out/o/p.png is inside --output", "e.g. --plot")) for fmt in
+       ("csv", "parquet", "delta")},
+    "output_inside_the_plot": Case("output after failure", {"in/data.csv": csv_rows()},
+                                   ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/p.png/o",
+                                    "--plot", "{d}/p.png"], ("--output", "is inside --plot")),
+    # 3. silently wrong: boosting rounds whose sample cannot be split (every importance 0, file order)
+    "boosting_example_fraction_too_small_to_split": Case(
+        "silently wrong", {"d.arff": _arff_rows()},
+        ["--input", "{d}/d.arff", "--targets", "y", "--method", "boosting", "--example-fraction", "0.01"],
+        ("--example-fraction 0.01", "3 of the 300 training rows", "a split needs 4 (--min-samples-leaf 2 on each side)",
+         "--example-fraction 0.014 or more")),
+    "boosting_example_fraction_too_small_for_a_cv_fold": Case(
+        "silently wrong", {"d.arff": _arff_rows()},
+        ["--input", "{d}/d.arff", "--targets", "y", "--method", "boosting", "--example-fraction", "0.015",
+         "--cv-folds", "3"], ("--example-fraction 0.015", "3 of the 200 training rows of a --cv-folds 3 fold")),
+    "boosting_min_samples_leaf_above_half_the_rows": Case(
+        "silently wrong", {"d.arff": _arff_rows()},
+        ["--input", "{d}/d.arff", "--targets", "y", "--method", "boosting", "--min-samples-leaf", "150.5",
+         "--example-fraction", "1"], ("300 training rows are fewer than a split needs 302", "--min-samples-leaf")),
+})
+
+
+
 def snapshot(root: Path) -> dict:
     """Every file and folder under ``root``: its content hash (folders: None)."""
     out = {}

@@ -225,7 +225,7 @@ def check_round_sample(n_rows: int, params: BoostingParams) -> None:
     got = round_size(rows, params.example_fraction)
     if got >= need:
         return
-    split = f"a split needs {need} (2 x --min-samples-leaf {params.min_samples_leaf:g})"
+    split = f"a split needs {need} (--min-samples-leaf {params.min_samples_leaf:g} on each side)"
     if rows < need:
         raise InputError(f"--method boosting: {where} are fewer than {split}: every tree would be a single leaf and "
                          f"every importance 0; lower --min-samples-leaf or give more rows")
