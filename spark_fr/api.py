@@ -178,11 +178,17 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     timings = {}
     job_group = f"spark_fr-{uuid.uuid4().hex}"
     when_session_ready(spark, lambda s: s.sparkContext.setJobGroup(job_group, "spark_fr rank"))
+    interrupted = False
     try:
         run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings, feature_relations)
+    except BaseException as err:
+        # Ctrl-C or SIGTERM may have cut a Py4J call short, leaving its answer unread on this thread's
+        # connection: no more calls on it (the next one would read that answer)
+        interrupted = not isinstance(err, Exception)
+        raise
     finally:
         n_jobs = 0
-        if getattr(spark, "ready", True):  # a session still starting ran no job (and is not waited for)
+        if getattr(spark, "ready", True) and not interrupted:  # a session still starting ran no job
             sc = spark.sparkContext
             n_jobs = len(sc.statusTracker().getJobIdsForGroup(job_group))
             sc.setLocalProperty("spark.jobGroup.id", None)

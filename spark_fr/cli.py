@@ -23,7 +23,7 @@ import time
 
 from . import options as O
 from .errors import InputError, one_line
-from .runtime.signals import EXIT_TERMINATED, Terminated, sigterm_raises
+from .runtime.signals import EXIT_TERMINATED, Terminated, received, sigterm_raises
 
 log = logging.getLogger("spark_fr")
 
@@ -142,6 +142,13 @@ def abandoned_start() -> bool:
     return any(not s.ready for s in _STARTING)
 
 
+def settle_abandoned_starts() -> None:
+    """Let the sessions still starting get past the JVM's launch (:meth:`SessionStart.settle`) before an exit
+    that does not wait for them: no temporary folder of pyspark's launcher is left behind."""
+    for s in _STARTING:
+        s.settle()
+
+
 def failure_message(err: BaseException) -> str:
     """One line for a failure that is not bad input: what happened, and what to do about it."""
     from .runtime.session import jvm_log_tail
@@ -180,19 +187,22 @@ def _main(argv=None) -> int:
     _setup_logging(opts.get("log_level", "info"), err_stream)
     try:
         return run(opts, given)
-    except (InputError, FileNotFoundError) as err:
-        print(f"error: {one_line(err)}", file=err_stream)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=err_stream)
-        return 130
     except Terminated:
         print("error: terminated (SIGTERM)", file=err_stream)
         return EXIT_TERMINATED
-    except Exception as err:  # not bad input: one line on stderr, the traceback with --log-level debug
-        if opts.get("log_level") == "debug":
+    except Exception as err:
+        if received():  # an error of a clean-up that the signal cut short: the run was terminated
+            print("error: terminated (SIGTERM)", file=err_stream)
+            return EXIT_TERMINATED
+        if isinstance(err, (InputError, FileNotFoundError)):
+            print(f"error: {one_line(err)}", file=err_stream)
+            return 2
+        if opts.get("log_level") == "debug":  # not bad input: one line on stderr, the traceback with debug
             raise
         print(f"error: {failure_message(err)}", file=err_stream)
         return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=err_stream)
+        return 130
     finally:
         err_stream.flush()

@@ -8,6 +8,9 @@ command line's ``main`` runs inside it) turns SIGTERM into :class:`Terminated`, 
 they made. ``jobs/rank.py`` then prints one line and exits with code 143 (128 + SIGTERM, what a shell reports
 for a process SIGTERM ended; Ctrl-C keeps 130).
 
+Unwinding may meet code the signal cut short (a Py4J call whose answer was never read): an error raised then
+replaces :class:`Terminated`, so the command line asks :func:`received` and still reports the termination.
+
 Moving results into place must not stop halfway (an earlier ranking swapped out, the new one not yet in):
 :func:`deferred` marks such a section, and a SIGTERM that arrives inside it is raised when it ends. A second
 SIGTERM while the first one unwinds is ignored, so the clean-up itself is not cut short (SIGKILL still ends the
@@ -27,10 +30,17 @@ class Terminated(BaseException):
     """The process received SIGTERM (raised in the main thread by :func:`sigterm_raises`'s handler)."""
 
 
-_state = {"deferred": 0, "pending": False}
+_state = {"deferred": 0, "pending": False, "received": False}
+
+
+def received() -> bool:
+    """Whether this process received SIGTERM inside :func:`sigterm_raises` (a clean-up cut short by it may raise
+    another error; the caller still reports the termination)."""
+    return _state["received"]
 
 
 def _handler(signum, frame):
+    _state["received"] = True
     if _state["deferred"]:
         _state["pending"] = True
         return
@@ -45,6 +55,7 @@ def sigterm_raises():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _state["received"] = False
     previous = signal.signal(signal.SIGTERM, _handler)
     try:
         yield
