@@ -15,8 +15,8 @@ Every commit spark_fr makes also records, in its commit information, ``spark_fr.
 Decisions
 ---------
 * **Tables without the mark are refused**, also when their columns and types are the ranking's. That covers a
-  foreign table that merely looks like ours and the tables written by spark_fr before the mark existed (0.1.0
-  builds before issue 20): they cannot be told apart, so the one-line error says how to adopt such a table
+  foreign table that merely looks like ours and the tables written by spark_fr before the mark existed:
+  they cannot be told apart, so the one-line error says how to adopt such a table
   (:func:`adopt_hint`: the exact property to set), after which spark_fr appends to it as to its own.
 * **Creating a table takes two commits**: ``deltalake`` 1.6.6 refuses a table property it does not know in a
   data commit (``write_deltalake(configuration=...)`` fails for ``spark_fr.*`` keys), so version 0 creates the
