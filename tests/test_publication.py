@@ -348,3 +348,16 @@ def test_a_sigterm_during_the_directory_swap_waits_until_the_new_ranking_is_in_p
             Publication(str(out), "csv", plot=str(tmp_path / "r.png")).check().publish(second)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r", "r.png"]
     assert json.loads((out / "run.json").read_text())["run_id"] == second.run_id
+
+
+def test_a_publication_that_fails_removes_the_folders_it_made(tmp_path):
+    """The output's commit is refused (a user's file appeared there after the check): the plot's folders made
+    for this run are removed again; a folder that holds something is kept."""
+    out, png = tmp_path / "a" / "b" / "o", tmp_path / "c" / "d" / "p.png"
+    pub = Publication(str(out), "csv", plot=str(png)).check()
+    out.mkdir(parents=True)
+    (out / "mine.txt").write_text("the user's")
+    before = tree(tmp_path)
+    with pytest.raises(InputError, match="holds files spark_fr did not write"):
+        pub.publish(make_ranking(1))
+    assert tree(tmp_path) == before  # no c/, no c/d/, no temporary; a/b/o and the user's file untouched

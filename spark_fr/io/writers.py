@@ -25,7 +25,8 @@ written after the ranking exists (:meth:`publish`):
 
 * **publish** (after every check has passed and the ranking is computed): everything is written to
   temporary names beside its destination first (the table directory, the plot), then moved into place by
-  renames: a reader never sees half a result, and a failure leaves nothing behind. An earlier ranking
+  renames: a reader never sees half a result, and a failure leaves nothing behind (nor the folders made for
+  the outputs, when they are still empty). An earlier ranking
   directory is swapped out and deleted only after the new one is in place; only our own files are ever
   deleted. A SIGTERM that arrives while results are moved into place takes effect when they are all in place
   (:func:`spark_fr.runtime.signals.deferred`); before, the temporary names are removed as the run unwinds.
@@ -127,9 +128,10 @@ def check_creatable(path: str, what: str) -> None:
     if not os.path.isdir(parent):
         raise InputError(f"{what} {path} cannot be created: {parent} is not a directory")
     try:
-        fd, probe = _mkstemp(parent)
-        os.close(fd)
-        os.remove(probe)
+        with deferred():  # a SIGTERM waits until the probe is gone (spark_fr.runtime.signals)
+            fd, probe = _mkstemp(parent)
+            os.close(fd)
+            os.remove(probe)
     except OSError as err:
         raise InputError(f"{what} {path} cannot be written: {parent}: {err.strerror or one_line(err)}") from None
 
@@ -237,13 +239,18 @@ class Publication:
         """Write everything to temporary names, then move it into place (see the module sketch)."""
         plot_tmp = None
         table_tmp = None
+        created = []  # folders this call made (removed again, when still empty, if it fails)
+        done = False
         try:
             if self.plot is not None:
-                os.makedirs(os.path.dirname(self.plot), exist_ok=True)
+                _make_parents(self.plot, created)
                 plot_tmp = _sibling(self.plot, "tmp") + ".png"
                 ranking.plot(plot_tmp)
+            if self.output is not None and not _is_remote(self.output):
+                _make_parents(self.output, created)
             if self.output is not None and self.format != "delta":
-                table_tmp = self._stage_directory(ranking)
+                table_tmp = _sibling(self.output, "tmp")  # named first: the clean-up knows it from the start
+                self._stage_directory(ranking, table_tmp)
             with deferred():  # a SIGTERM waits until everything is in place (spark_fr.runtime.signals)
                 if self.output is not None:
                     if self.format == "delta":
@@ -254,16 +261,20 @@ class Publication:
                 if plot_tmp is not None:
                     os.replace(plot_tmp, self.plot)
                     plot_tmp = None
+                done = True
         finally:
             if plot_tmp is not None and os.path.exists(plot_tmp):
                 os.remove(plot_tmp)
             if table_tmp is not None:
                 shutil.rmtree(table_tmp, ignore_errors=True)
+            if not done:
+                for folder in reversed(created):
+                    try:
+                        os.rmdir(folder)  # only if still empty
+                    except OSError:
+                        pass
 
-    def _stage_directory(self, ranking) -> str:
-        parent = os.path.dirname(self.output)
-        os.makedirs(parent, exist_ok=True)
-        tmp = _sibling(self.output, "tmp")
+    def _stage_directory(self, ranking, tmp: str) -> None:
         os.makedirs(tmp)
         try:
             if self.format == "csv":
@@ -279,7 +290,6 @@ class Publication:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return tmp
 
     def _commit_directory(self, tmp: str) -> None:
         path = self.output
@@ -350,6 +360,24 @@ def _is_conflict(err: Exception) -> bool:
     text = str(err).lower()
     return "CommitFailed" in name or "conflict" in text or "already exists" in text or (
         "version" in text and "exist" in text)
+
+
+def _make_parents(path: str, created: list) -> None:
+    """Create the missing folders above ``path``, outermost first, appending each to ``created``."""
+    missing = []
+    parent = os.path.dirname(path)
+    while parent and not os.path.isdir(parent):
+        missing.append(parent)
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:  # another run made it meanwhile: not ours to remove
+            continue
+        created.append(folder)
 
 
 def _sibling(path: str, what: str) -> str:
