@@ -8,6 +8,8 @@ Sketch
     run      <- the method: ensemble (spark_fr.ensemble.run), relief (spark_fr.relief.run) or boosting
                 (spark_fr.ensemble.boosting)
     ranking  <- long table + run metadata                                                       spark_fr.ranking
+    check    <- a ranking whose importances are all 0 says so: one warning line, and ``informative`` /
+                ``warnings`` in the metadata (run.json)                                       :func:`note_information`
 """
 from __future__ import annotations
 
@@ -27,8 +29,9 @@ from .data.schema import resolve
 from .ensemble.params import BoostingParams, EnsembleParams
 from .errors import InputError
 from .io.readers import read_dataset
-from .ranking import Ranking
+from .ranking import ALL_TARGETS, Ranking
 from .relief.params import ReliefParams
+from .results import informative
 from .tasks import TaskError
 
 log = logging.getLogger(__name__)
@@ -66,8 +69,8 @@ def _check_data(data) -> None:
         return
     if type(data).__name__ == "DataFrame" and hasattr(data, "sparkSession"):
         return
-    raise InputError(f"data must be a path, a list of paths or a Spark DataFrame, not {type(data).__name__} "
-                     f"{data!r:.60}")
+    shown = repr(data).splitlines()[0][:60] if not hasattr(data, "shape") else f"of shape {data.shape}"
+    raise InputError(f"data must be a path, a list of paths or a Spark DataFrame, not {type(data).__name__} {shown}")
 
 
 def check_options(opts: dict, method: str, given: set) -> object:
@@ -172,15 +175,24 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
         from .runtime.session import get_spark
 
         spark = get_spark()
+    elif not any(hasattr(type(spark), a) for a in ("when_ready", "sparkContext", "createDataFrame")):  # the type:
+        # an instance's attribute would wait for a session still starting
+        raise InputError(f"spark must be a SparkSession, not {type(spark).__name__} {spark!r:.40}")
     timings = {}
     job_group = f"spark_fr-{uuid.uuid4().hex}"
     when_session_ready(spark, lambda s: s.sparkContext.setJobGroup(job_group, "spark_fr rank"))
+    interrupted = False
     try:
         run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings, feature_relations,
                                   origin)
+    except BaseException as err:
+        # Ctrl-C or SIGTERM may have cut a Py4J call short, leaving its answer unread on this thread's
+        # connection: no more calls on it (the next one would read that answer)
+        interrupted = not isinstance(err, Exception)
+        raise
     finally:
         n_jobs = 0
-        if getattr(spark, "ready", True):  # a session still starting ran no job (and is not waited for)
+        if getattr(spark, "ready", True) and not interrupted:  # a session still starting ran no job
             sc = spark.sparkContext
             n_jobs = len(sc.statusTracker().getJobIdsForGroup(job_group))
             sc.setLocalProperty("spark.jobGroup.id", None)
@@ -229,12 +241,66 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
         if params.get(key):
             run_params[key] = params[key]
     names = run.feature_names
+    information = informative(run.results, run.usable, run.target_names, ALL_TARGETS)
+    warnings = uninformative_warning(information, run, method_params)
+    if warnings:
+        log.warning("%s", warnings[0])
     metadata = {"input": run_params["input"], "title": opts.get("title"), "n_rows": run.n_rows,
                 "n_rows_read": run.n_rows_read, "n_features": len(names),
                 "unusable_features": [n for n, u in zip(names, run.usable) if not u], "timings": timings,
-                "spark_jobs": n_jobs, **run.info, "versions": versions(), "spark_master": master_of(spark),
+                "spark_jobs": n_jobs, **run.info, "informative": information, "warnings": warnings,
+                "versions": versions(), "spark_master": master_of(spark),
                 "created_at": datetime.now(timezone.utc)}
     return build(names, run.usable, run.results, run.target_names, run_params, metadata)
+
+
+#: why a score can be 0 for every feature when the features themselves could be used (a tree method's trees
+#: never split, or split without changing what the score measures; Relief's neighbours never differ)
+ZERO_BECAUSE = {"symbolic": "no tree split on any feature",
+                "genie3": "no tree's split reduced the impurity",
+                "rf": "permuting a feature never changed the trees' out-of-bag error",
+                "relief": "no feature ever differed between a sampled row and its neighbours"}
+
+
+def _zero_reason(score: str, run, params) -> str:
+    """Why every importance of ``score`` is 0, as far as the run can tell."""
+    n = run.n_rows
+    if not np.asarray(run.usable, bool).any():
+        return f"every feature is constant or missing on the {n} rows used"
+    leaf = getattr(params, "min_samples_leaf", None)
+    if leaf is not None and score != "relief":
+        if getattr(params, "max_depth", None) == 0:
+            return "--max-depth 0 makes every tree a single leaf"
+        need = 2 * int(np.ceil(leaf))
+        if n < need:
+            return f"the {n} rows used are fewer than a split needs, {need} (--min-samples-leaf {leaf:g} on each side)"
+    return ZERO_BECAUSE.get(score, "every importance is 0")
+
+
+def uninformative_warning(information: dict, run, params) -> list:
+    """The run's warnings about rankings without information (``[]`` or one line; module sketch).
+
+    Decision: a ranking (score and target) whose importances are all 0 carries no information, its order is the
+    file order; this is legitimate (every feature constant; trees that never split on this data) but must not
+    pass for a ranking. The line names the rankings and, as far as the run can tell, why (all features
+    constant or missing, fewer rows than a split needs, ``--max-depth 0``, else what the score's zero means).
+    ``metadata['informative']`` is ``{score: {target: bool}}`` for every ranking, ``metadata['warnings']`` the
+    list of such lines (empty when every ranking carries information).
+    """
+    zero = [(s, t) for s, by_target in information.items() for t, ok in by_target.items() if not ok]
+    if not zero:
+        return []
+    groups: dict = {}
+    for s, t in zero:
+        name = s if t == ALL_TARGETS else f"{s} for target {t}"
+        groups.setdefault(_zero_reason(s, run, params), []).append(name)
+    reasons = "; ".join(f"{', '.join(names)}: {why}" if len(groups) > 1 else why for why, names in groups.items())
+    if len(zero) == sum(len(b) for b in information.values()):
+        what = "the ranking carries no information: every importance of every score is 0"
+    else:
+        names = [n for ns in groups.values() for n in ns]
+        what = f"no information in the {', '.join(names)} ranking{'s' if len(names) > 1 else ''}: every importance is 0"
+    return [f"{what} ({reasons}); features are listed in file order"]
 
 
 def _attach_hierarchy(dataset, hierarchy, targets) -> None:

@@ -10,7 +10,9 @@ Sketch
 
 Every option can come from ``--config FILE.yaml`` (same names, dashes or underscores). Exit codes: 0
 success; 2 bad input or parameters (one line on standard error, nothing written); 1 any other failure
-(one line; the details with ``--log-level debug``); 130 interrupted.
+(one line; the details with ``--log-level debug``); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM, e.g.
+``timeout`` or a scheduler: :mod:`spark_fr.runtime.signals`). Interrupted and terminated runs unwind through
+every clean-up first: they leave no temporary file or directory, and no half-written output.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ import time
 
 from . import options as O
 from .errors import InputError, one_line
+from .runtime.signals import EXIT_TERMINATED, Terminated, received, sigterm_raises
 
 log = logging.getLogger("spark_fr")
 
@@ -140,6 +143,13 @@ def abandoned_start() -> bool:
     return any(not s.ready for s in _STARTING)
 
 
+def settle_abandoned_starts() -> None:
+    """Let the sessions still starting get past the JVM's launch (:meth:`SessionStart.settle`) before an exit
+    that does not wait for them: no temporary folder of pyspark's launcher is left behind."""
+    for s in _STARTING:
+        s.settle()
+
+
 def failure_message(err: BaseException) -> str:
     """One line for a failure that is not bad input: what happened, and what to do about it."""
     from .runtime.session import jvm_log_tail
@@ -158,7 +168,17 @@ def failure_message(err: BaseException) -> str:
 
 
 def main(argv=None) -> int:
-    """Entry point: parse options, run, and turn every failure into one line on standard error."""
+    """Entry point: parse options, run, and turn every failure into one line on standard error (SIGTERM
+    unwinds like Ctrl-C: every clean-up runs, then exit code 143)."""
+    with sigterm_raises():
+        try:
+            return _main(argv)
+        except Terminated:  # before the error stream was set up
+            print("error: terminated (SIGTERM)", file=sys.stderr)
+            return EXIT_TERMINATED
+
+
+def _main(argv=None) -> int:
     try:
         opts, given = resolve_options(argv)
     except InputError as err:
@@ -168,16 +188,22 @@ def main(argv=None) -> int:
     _setup_logging(opts.get("log_level", "info"), err_stream)
     try:
         return run(opts, given)
-    except (InputError, FileNotFoundError) as err:
-        print(f"error: {one_line(err)}", file=err_stream)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=err_stream)
-        return 130
-    except Exception as err:  # not bad input: one line on stderr, the traceback with --log-level debug
-        if opts.get("log_level") == "debug":
+    except Terminated:
+        print("error: terminated (SIGTERM)", file=err_stream)
+        return EXIT_TERMINATED
+    except Exception as err:
+        if received():  # an error of a clean-up that the signal cut short: the run was terminated
+            print("error: terminated (SIGTERM)", file=err_stream)
+            return EXIT_TERMINATED
+        if isinstance(err, (InputError, FileNotFoundError)):
+            print(f"error: {one_line(err)}", file=err_stream)
+            return 2
+        if opts.get("log_level") == "debug":  # not bad input: one line on stderr, the traceback with debug
             raise
         print(f"error: {failure_message(err)}", file=err_stream)
         return 1
+    except KeyboardInterrupt:
+        print("error: interrupted", file=err_stream)
+        return 130
     finally:
         err_stream.flush()

@@ -57,7 +57,8 @@ class _RankerParams(Params):
         self._setDefault(**defaults)
 
     def getTargetCols(self):
-        return self.getOrDefault(self.targetCols)
+        """The target columns; ``[]`` when none were set (unsupervised, or targets inferred by the reader)."""
+        return self.getOrDefault(self.targetCols) if self.isDefined(self.targetCols) else []
 
     def getNumTrees(self):
         return self.getOrDefault(self.numTrees)
@@ -119,6 +120,8 @@ class FeatureRanker(Estimator, _RankerParams, DefaultParamsReadable, DefaultPara
     def _fit(self, dataset):
         from .api import rank
 
+        if not hasattr(dataset, "sparkSession"):
+            raise InputError(f"{type(self).__name__}.fit takes a Spark DataFrame, not {type(dataset).__name__}")
         ranking = rank(dataset, spark=dataset.sparkSession, **self.rank_keywords())
         model = FeatureRankingModel(ranking.to_pandas(), ranking.metadata)
         model._resetUid(self.uid)
@@ -149,20 +152,28 @@ class FeatureRankingModel(Model, _RankerParams, MLWritable, MLReadable):
     def selectedFeatures(self) -> list:
         """The ``numTopFeatures`` best features by ``selectionScore`` (joint ranking)."""
         t = self._table
+        if "score" not in t.columns:
+            raise InputError(f"{type(self).__name__} has no ranking: fit a FeatureRanker to get one")
         sel = t[(t["score"] == self.getSelectionScore()) & (t["target"] == "__all__")].sort_values("rank")
         if sel.empty:
-            raise ValueError(f"selectionScore '{self.getSelectionScore()}' was not computed; "
-                             f"scores: {sorted(t['score'].unique())}")
+            raise InputError(f"selectionScore '{self.getSelectionScore()}' was not computed by this fit; its scores: "
+                             f"{', '.join(sorted(t['score'].unique())) if len(t) else 'none'}")
         return list(sel["feature"][: self.getNumTopFeatures()])
+
+    def _targets(self) -> list:
+        """The fit's target columns: ``targetCols``, else those the run resolved (none when unsupervised)."""
+        return list(self.getTargetCols() or (self.metadata.get("params") or {}).get("targets") or [])
 
     def _transform(self, dataset):
         from .data.columns import qcol
 
-        keep = [c for c in self.getTargetCols() if c in dataset.columns]
+        if not hasattr(dataset, "sparkSession"):
+            raise InputError(f"{type(self).__name__}.transform takes a Spark DataFrame, not {type(dataset).__name__}")
+        keep = [c for c in self._targets() if c in dataset.columns]
         chosen = self.selectedFeatures
         missing = [f for f in chosen if f not in dataset.columns]
         if missing:
-            raise ValueError(f"selected feature '{missing[0]}' is not a column of the DataFrame "
+            raise InputError(f"selected feature '{missing[0]}' is not a column of the DataFrame "
                              f"(features inside a vector column are not selected by transform)")
         return dataset.select(*[qcol(c) for c in keep + chosen])
 

@@ -17,7 +17,8 @@ from datetime import datetime, timezone
 import numpy as np
 import pandas as pd
 
-from .io.writers import PNG_MARK, write_ranking
+from .errors import InputError
+from .io.writers import PNG_MARK, check_creatable, write_ranking
 
 ALL_TARGETS = "__all__"
 COLUMNS = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",
@@ -159,15 +160,38 @@ class Ranking:
         pdf["importance_std"] = pdf["importance_std"].astype(object).where(pdf["importance_std"].notna(), None)
         return spark.createDataFrame(pdf, T.StructType(self._spark_fields()))
 
+    @property
+    def targets(self) -> list:
+        """The targets of the rankings: ``'__all__'`` (joint), then per-target ones."""
+        names = list(dict.fromkeys(self._table["target"]))
+        return sorted(names, key=lambda t: t != ALL_TARGETS)
+
+    def _selection(self, score, n, target) -> tuple:
+        """``(score, n)`` after checking a selection's arguments (one-line :class:`InputError` naming what exists)."""
+        score = self.scores[0] if score is None and self.scores else score
+        if score not in self.scores:
+            raise InputError(f"score {score!r} is not in this ranking; its scores: {', '.join(self.scores)}")
+        if target not in self.targets:
+            raise InputError(f"target {target!r} is not in this ranking; its targets: {', '.join(self.targets)}"
+                             f"{'' if len(self.targets) > 1 else ' (per-target rankings need per_target=True)'}")
+        return score, positive_int(n, "n")
+
     def top(self, score: str | None = None, n: int = 10, target: str = ALL_TARGETS) -> pd.DataFrame:
-        """The ``n`` best features of one score (default: the first score) for one target."""
-        score = score or self.scores[0]
+        """The ``n`` best features of one score (default: the first score) for one target.
+
+        Raises
+        ------
+        spark_fr.errors.InputError
+            An unknown score or target, or ``n`` not a positive integer.
+        """
+        score, n = self._selection(score, n, target)
         t = self._table
         sel = t[(t["score"] == score) & (t["target"] == target)].sort_values("rank")
         return sel.head(n)[["rank", "feature", "importance", "importance_std"]].reset_index(drop=True)
 
     def summary(self, n: int = 10) -> str:
         """A text table of the top features per score (joint rankings)."""
+        n = positive_int(n, "n")
         lines = []
         for score in self.scores:
             top = self.top(score, n)
@@ -205,6 +229,8 @@ class Ranking:
         -------
         matplotlib.figure.Figure
         """
+        top = positive_int(top, "top")
+        self._selection(None, 1, target)
         if (self.metadata.get("boosting") or {}).get("curve") and target == ALL_TARGETS:
             return self.plot_curves(path, top=min(top, 10))
         plt = _pyplot()
@@ -236,6 +262,9 @@ class Ranking:
         -------
         matplotlib.figure.Figure
         """
+        top = positive_int(top, "top")
+        if not (self.metadata.get("boosting") or {}).get("curve"):
+            raise InputError("plot_curves needs a boosting run (--method boosting): this ranking has no curve")
         plt = _pyplot()
         curve = self.metadata["boosting"]["curve"]
         names = curve["features"]
@@ -262,6 +291,14 @@ class Ranking:
         import matplotlib.pyplot as plt
 
         if path:
+            if os.path.isdir(path):
+                plt.close(fig)
+                raise InputError(f"plot path {path} is a directory; give a .png file name")
+            try:
+                check_creatable(path, "plot path")
+            except InputError:
+                plt.close(fig)
+                raise
             parent = os.path.dirname(os.path.abspath(path))
             os.makedirs(parent, exist_ok=True)
             tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}.png")
@@ -273,6 +310,13 @@ class Ranking:
                     os.remove(tmp)
             plt.close(fig)
         return fig
+
+
+def positive_int(value, name: str) -> int:
+    """``value`` as an int, if it is a positive integer (bools and floats are not); else a one-line InputError."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(f"{name} must be a positive integer, not {value!r}")
+    return int(value)
 
 
 def _pyplot():

@@ -84,3 +84,35 @@ class MethodRun:
     info: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
     params: dict = field(default_factory=dict)
+
+
+def informative(results: list, usable: np.ndarray, target_names: list, all_targets: str = "__all__") -> dict:
+    """Which rankings carry information: ``{score: {target: bool}}`` over the feature-level results.
+
+    A ranking (one score, one target or the joint ``all_targets``) carries no information when the importance of
+    every usable feature is exactly 0 (unusable features are 0 by definition): its ranks are then the file order.
+
+    Parameters
+    ----------
+    results : list of ScoreResult
+    usable : ndarray of bool (D,)
+    target_names : list of str
+        The targets of per-target results, in order.
+    all_targets : str
+        The name of the joint ranking's target.
+
+    Returns
+    -------
+    dict
+    """
+    usable = np.asarray(usable, bool)
+    out: dict = {}
+    for r in results:
+        if r.key.level != "feature":
+            continue
+        rows = r.importance if r.per_target else np.asarray(r.importance)[None, :]
+        names = list(target_names) if r.per_target else [all_targets]
+        for target, values in zip(names, rows):
+            values = np.asarray(values, float)[usable]
+            out.setdefault(r.name, {})[target] = bool(values.size and np.any(values != 0))
+    return out

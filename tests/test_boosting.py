@@ -380,3 +380,57 @@ def test_boosting_refuses_tasks_without_a_loss(spark):
         spark_fr.rank(df, targets="y1,y2", method="boosting", spark=spark)
     with pytest.raises(InputError, match="--semi-supervised is available with"):
         spark_fr.rank(df, targets="y1", method="boosting", semi_supervised=True, spark=spark)
+
+
+# ----- issue 20: a round that cannot split is refused; a ranking without information says so --------------
+@pytest.mark.parametrize("leaf", [2.0, 1.5, 3.0])
+def test_the_smallest_example_fraction_that_splits_is_accepted_and_the_one_below_refused(leaf):
+    """The check is exact: at the fraction the message suggests every round's trees split (non-zero
+    importances); at the largest fraction it refuses, the same boosting grows only single leaves."""
+    import re
+
+    from spark_fr.ensemble.boosting import check_round_sample, round_size
+
+    X, y = planted(n=300, D=6, seed=1, classes=2)
+    params = BoostingParams(trees=4, example_fraction=0.01, min_samples_leaf=leaf)
+    with pytest.raises(InputError, match="--example-fraction 0.01 gives each boosting round 3 of the 300") as err:
+        check_round_sample(300, params)
+    suggested = float(re.search(r"use --example-fraction ([0-9.]+) or more", str(err.value)).group(1))
+    need = 2 * math.ceil(leaf)
+    assert round_size(300, suggested) >= need > round_size(300, suggested - 0.001)
+    ok = BoostingParams(trees=4, example_fraction=suggested, min_samples_leaf=leaf)
+    check_round_sample(300, ok)
+    assert boost_arrays(X, y, "classification", ok)[0].importance("genie3").sum() > 0
+    below = (need - 0.5) / 300  # one row short of a split
+    refused = BoostingParams(trees=4, example_fraction=below, min_samples_leaf=leaf)
+    with pytest.raises(InputError, match="--example-fraction"):
+        check_round_sample(300, refused)
+    model = boost_arrays(X, y, "classification", refused)[0]
+    assert model.importance("genie3").sum() == 0 and model.importance("symbolic").sum() == 0
+
+
+def test_round_check_covers_cross_validation_folds_and_min_samples_leaf():
+    from spark_fr.ensemble.boosting import check_round_sample
+
+    check_round_sample(300, BoostingParams(example_fraction=0.014))
+    with pytest.raises(InputError, match="of the 200 training rows of a --cv-folds 3 fold"):
+        check_round_sample(300, BoostingParams(example_fraction=0.014, cv_folds=3))
+    with pytest.raises(InputError, match="fewer than a split needs 302 .--min-samples-leaf 150.5 on each side"):
+        check_round_sample(300, BoostingParams(example_fraction=1.0, min_samples_leaf=150.5))
+    check_round_sample(300, BoostingParams(example_fraction=1.0, min_samples_leaf=150.0))
+
+
+def test_a_run_whose_features_are_all_constant_warns_once_and_records_it(spark, caplog):
+    pdf = pd.DataFrame({"a": [1.0] * 40, "b": ["x"] * 40, "y": ["p", "q"] * 20})
+    with caplog.at_level("WARNING", logger="spark_fr"):
+        ranking = spark_fr.rank(spark.createDataFrame(pdf), targets="y", method="boosting", trees=3, seed=1,
+                                spark=spark)
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warnings) == 1 and "carries no information" in warnings[0], warnings
+    assert "every feature is constant or missing on the 40 rows used" in warnings[0]
+    assert ranking.metadata["warnings"] == warnings
+    assert ranking.metadata["informative"] == {"genie3": {"__all__": False}, "symbolic": {"__all__": False}}
+    planted_run = spark_fr.rank(planted_frame(spark, n=300), targets="y", method="boosting", trees=3, seed=1,
+                                spark=spark)
+    assert planted_run.metadata["warnings"] == []
+    assert planted_run.metadata["informative"] == {"genie3": {"__all__": True}, "symbolic": {"__all__": True}}

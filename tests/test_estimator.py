@@ -44,3 +44,45 @@ def test_persistence_round_trip(spark, tmp_path):
     est = FeatureRanker(targetCols=["y1"], numTrees=7)
     est.save(str(tmp_path / "est"))
     assert FeatureRanker.load(str(tmp_path / "est")).getNumTrees() == 7
+
+
+# ----- issue 20: user mistakes are one-line InputErrors, not KeyError / ValueError / AttributeError ----------
+def test_an_unsupervised_fit_transforms_to_its_selected_features(spark):
+    df = data(spark).drop("y1", "y2")
+    model = FeatureRanker(task="unsupervised", numTrees=5, numTopFeatures=3, seed=1).fit(df)
+    assert model.getTargetCols() == []
+    out = model.transform(df)
+    assert out.columns == model.selectedFeatures and len(out.columns) == 3
+
+
+def test_transform_keeps_the_targets_the_run_resolved(spark):
+    """Targets given as a comma string are the run's targets (params), kept by transform."""
+    df = data(spark)
+    model = FeatureRanker(targetCols="y1,y2", numTrees=5, numTopFeatures=2, seed=1).fit(df)
+    assert model.transform(df).columns[:2] == ["y1", "y2"]
+
+
+def test_estimator_mistakes_are_one_line_input_errors(spark):
+    import pytest
+
+    from spark_fr.errors import InputError
+
+    df = data(spark)
+    model = FeatureRanker(targetCols=["y1", "y2"], numTrees=5, scores=["genie3"], seed=1).fit(df)
+    cases = [(lambda: model.copy({model.selectionScore: "relief"}).selectedFeatures,
+              "selectionScore 'relief' was not computed by this fit; its scores: genie3"),
+             (lambda: model.transform(df.drop("f0", "f2")), "selected feature 'f"),
+             (lambda: model.transform(df.toPandas()), "transform takes a Spark DataFrame, not DataFrame"),
+             (lambda: FeatureRanker(targetCols=["y1"]).fit(df.toPandas()), "fit takes a Spark DataFrame"),
+             (lambda: FeatureRankingModel().selectedFeatures, "has no ranking: fit a FeatureRanker"),
+             (lambda: FeatureRanker(targetCols=["y1"], featuresCol="vec", numTrees=2).fit(df),
+              "--features-col 'vec' is not a vector column of the input (vector columns: none)"),
+             (lambda: model.ranking.top("rf"), "score 'rf' is not in this ranking; its scores: genie3")]
+    for call, message in cases:
+        with pytest.raises(InputError) as err:
+            call()
+        assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+    with pytest.raises(InputError, match="spark must be a SparkSession, not str"):
+        spark_fr.rank(df, targets="y1", spark="local[2]")
+    with pytest.raises(InputError, match="not DataFrame of shape \\(300, 8\\)$"):
+        spark_fr.rank(df.toPandas(), targets="y1", spark=spark)

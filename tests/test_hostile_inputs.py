@@ -292,6 +292,86 @@ CASES.update({
                                         "scale them down")),
 })
 
+
+# issue 20, second round: outputs, methods and the API
+def pa_int64():
+    import pyarrow as pa
+
+    return pa.int64()
+
+
+def _arff_rows(n=300, seed=0) -> str:
+    """A classification ARFF file (read on the driver: these cases never start Spark)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    return ARFF_HEAD.replace("@attribute c numeric", "@attribute c numeric\n@attribute y {p,q}") + "".join(
+        f"{a:.4f},{'xy'[i % 2]},{c:.4f},{'pq'[int(a > 0)]}\n" for i, (a, _, c) in enumerate(X))
+
+
+def _ranking_like_delta(root: Path, *, rank_type=None, mark: bool = False):
+    """A Delta table with the ranking's columns: the ranking's types (as spark_fr before the mark wrote it), or
+    one column of another type (a user's table that merely has the names)."""
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    from spark_fr.io.writers import SCHEMA
+
+    schema = SCHEMA if rank_type is None else SCHEMA.set(SCHEMA.get_field_index("rank"), pa.field("rank", rank_type))
+    row = {"feature": "a", "score": "genie3", "target": "__all__", "importance": 1.0, "rank": 1,
+           "importance_std": None, "run_id": "r", "created_at": pd.Timestamp("2026-01-01", tz="UTC"), "params": "{}"}
+    write_deltalake(str(root / "table"), pa.Table.from_pylist([row], schema=schema))
+    if mark:
+        DeltaTable(str(root / "table")).alter.set_table_properties({"spark_fr.rankings": "true"},
+                                                                   raise_if_not_exists=False)
+
+
+CASES.update({
+    # 1. data loss: a Delta table is ours only with the ranking's types and spark_fr's mark
+    "delta_table_with_the_ranking_names_but_other_types": Case(
+        "data loss", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/table", "--output-format", "delta",
+         "--mode", "overwrite"], ("does not hold rankings", "column 'rank' is long, a ranking's is integer"),
+        setup=lambda root: _ranking_like_delta(root, rank_type=pa_int64())),
+    "delta_table_of_an_earlier_spark_fr_without_the_mark_overwrite": Case(
+        "data loss", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/table", "--output-format", "delta",
+         "--mode", "overwrite"], ("without spark_fr's mark", "SET TBLPROPERTIES ('spark_fr.rankings' = 'true')"),
+        setup=_ranking_like_delta),
+    "delta_table_of_an_earlier_spark_fr_without_the_mark_append": Case(
+        "data loss", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/table", "--output-format", "delta"],
+        ("without spark_fr's mark", "set_table_properties({'spark_fr.rankings': 'true'}"), setup=_ranking_like_delta),
+    "marked_table_with_other_types_is_still_refused": Case(
+        "data loss", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/table", "--output-format", "delta",
+         "--mode", "overwrite"], ("does not hold rankings", "column 'rank' is long"),
+        setup=lambda root: _ranking_like_delta(root, rank_type=pa_int64(), mark=True)),
+    # 2. output after failure: a plot inside the output (any format) is found before the work
+    **{f"plot_inside_a_{fmt}_output": Case(
+        "output after failure", {"in/data.csv": csv_rows()},
+        ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/out/o", "--output-format", fmt,
+         "--plot", "{d}/out/o/p.png"], ("--plot", "out/o/p.png is inside --output", "e.g. --plot")) for fmt in
+       ("csv", "parquet", "delta")},
+    "output_inside_the_plot": Case("output after failure", {"in/data.csv": csv_rows()},
+                                   ["--input", "{d}/in/data.csv", "--targets", "y", "--output", "{d}/p.png/o",
+                                    "--plot", "{d}/p.png"], ("--output", "is inside --plot")),
+    # 3. silently wrong: boosting rounds whose sample cannot be split (every importance 0, file order)
+    "boosting_example_fraction_too_small_to_split": Case(
+        "silently wrong", {"d.arff": _arff_rows()},
+        ["--input", "{d}/d.arff", "--targets", "y", "--method", "boosting", "--example-fraction", "0.01"],
+        ("--example-fraction 0.01", "3 of the 300 training rows", "a split needs 4 (--min-samples-leaf 2 on each side)",
+         "--example-fraction 0.014 or more")),
+    "boosting_example_fraction_too_small_for_a_cv_fold": Case(
+        "silently wrong", {"d.arff": _arff_rows()},
+        ["--input", "{d}/d.arff", "--targets", "y", "--method", "boosting", "--example-fraction", "0.015",
+         "--cv-folds", "3"], ("--example-fraction 0.015", "3 of the 200 training rows of a --cv-folds 3 fold")),
+    "boosting_min_samples_leaf_above_half_the_rows": Case(
+        "silently wrong", {"d.arff": _arff_rows()},
+        ["--input", "{d}/d.arff", "--targets", "y", "--method", "boosting", "--min-samples-leaf", "150.5",
+         "--example-fraction", "1"], ("300 training rows are fewer than a split needs 302", "--min-samples-leaf")),
+})
+
+
 def snapshot(root: Path) -> dict:
     """Every file and folder under ``root``: its content hash (folders: None)."""
     out = {}
@@ -428,3 +508,62 @@ def test_no_nan_importance_reaches_the_output():
         build_table(["a", "b", "c"], np.ones(3, bool), bad, [], "r", pd.Timestamp.now(tz="UTC"), {})
     ok = build_table(["a", "b", "c"], np.array([True, False, True]), bad, [], "r", pd.Timestamp.now(tz="UTC"), {})
     assert ok.set_index("feature").loc["b", "importance"] == 0.0  # an unusable feature is 0, last
+
+
+# issue 20, second round: a ranking without information is handled (not refused): one warning line, run.json
+CONSTANT_ARFF = ARFF_HEAD + "".join(f"1,x,{i % 3}.5\n" for i in range(40))
+FINANCIAL = Path(__file__).resolve().parents[1] / "conf/relational/financial.yaml"
+
+
+@pytest.mark.parametrize("files,args,why", [
+    ({"d.arff": CONSTANT_ARFF}, ["--targets", "c", "--trees", "5"],
+     "every feature is constant or missing on the 40 rows used"),
+    ({"d.arff": CONSTANT_ARFF}, ["--targets", "c", "--method", "relief"],
+     "every feature is constant or missing on the 40 rows used"),
+    ({"d.arff": _arff_rows()}, ["--targets", "y", "--method", "boosting", "--max-depth", "0", "--trees", "3"],
+     "--max-depth 0 makes every tree a single leaf"),
+    ({"d.arff": _arff_rows()}, ["--targets", "y", "--trees", "5", "--min-samples-leaf", "1000"],
+     "the 300 rows used are fewer than a split needs, 2000 (--min-samples-leaf 1000 on each side)"),
+    ({}, ["--config", str(FINANCIAL), "--trees", "5", "--cv-folds", "0", "--min-samples-leaf", "100000"],
+     "the 682 rows used are fewer than a split needs"),
+], ids=["ensemble_constant_features", "relief_constant_features", "boosting_max_depth_0",
+        "ensemble_min_samples_leaf", "relational_min_samples_leaf"])
+def test_a_ranking_without_information_says_so_in_one_warning_line_and_in_run_json(tmp_path, files, args, why):
+    for rel, text in files.items():
+        write(tmp_path / rel, text)
+    if files:
+        args = ["--input", str(tmp_path / "d.arff"), *args]
+    env = {k: v for k, v in _subprocess_env().items() if k != "SPARK_FR_DRIVER_MAX_SECONDS"}  # as users run it:
+    # small work on the driver, no JVM
+    r = subprocess.run([sys.executable, str(JOB), *args, "--output", str(tmp_path / "out"), "--output-format", "csv",
+                        "--log-level", "warning"], capture_output=True, text=True, env=env, timeout=600,
+                       cwd=str(tmp_path))
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and " WARNING " in lines[0], r.stderr[-3000:]
+    assert "the ranking carries no information: every importance of every score is 0" in lines[0] and why in lines[0]
+    run = json.loads((tmp_path / "out/run.json").read_text())
+    assert len(run["warnings"]) == 1 and lines[0].endswith(run["warnings"][0])
+    assert run["informative"] and not any(ok for by_target in run["informative"].values() for ok in by_target.values())
+
+
+def test_the_warning_names_only_the_rankings_without_information():
+    """Per score and target; the joint ranking carries information here, one per-target ranking does not."""
+    from spark_fr.api import uninformative_warning
+    from spark_fr.ensemble.params import EnsembleParams
+    from spark_fr.results import MethodRun, ScoreKey, ScoreResult, informative
+
+    results = [ScoreResult(ScoreKey("genie3"), np.array([0.0, 0.3, 0.1])),
+               ScoreResult(ScoreKey("genie3", per_target=True), np.array([[0.0, 0.0, 0.0], [0.0, 1.0, 0.0]])),
+               ScoreResult(ScoreKey("rf"), np.array([0.0, 0.0, -0.0]))]
+    run = MethodRun(["a", "b", "c"], np.array([True, True, False]), results, ["y1", "y2"], "mtr", 300, 300)
+    info = informative(run.results, run.usable, run.target_names)
+    assert info == {"genie3": {"__all__": True, "y1": False, "y2": True}, "rf": {"__all__": False}}
+    [line] = uninformative_warning(info, run, EnsembleParams())
+    assert line.startswith("no information in the genie3 for target y1, rf rankings: every importance is 0")
+    assert "genie3 for target y1: no tree's split reduced the impurity" in line
+    assert "rf: permuting a feature never changed the trees' out-of-bag error" in line
+    assert uninformative_warning(informative(results[:1], run.usable, []), run, EnsembleParams()) == []
+    # an unusable feature's importance does not count: 'c' is 0.1 in the joint ranking but cannot be used
+    only_c = [ScoreResult(ScoreKey("genie3"), np.array([0.0, 0.0, 0.1]))]
+    assert informative(only_c, run.usable, []) == {"genie3": {"__all__": False}}

@@ -139,3 +139,225 @@ def test_concurrent_writers_lose_nothing(tmp_path, fmt):
         run = json.loads((Path(out) / "run.json").read_text())
         assert set(table.run_id) == {run["run_id"]} and run["run_id"] in run_ids
     assert sorted(p.name for p in tmp_path.iterdir()) == ["shared"]
+
+
+# ----- issue 20: a Delta table is ours only when proven; a plot inside the output; the Ranking's arguments -------
+def _earlier_spark_fr_table(path: str, ranking: Ranking) -> None:
+    """A table as spark_fr wrote it before the mark: the ranking's columns and types, no table property."""
+    from deltalake import write_deltalake
+
+    from spark_fr.io.writers import arrow_table
+
+    write_deltalake(path, arrow_table(ranking))
+
+
+def test_a_new_delta_table_carries_the_mark_and_each_commit_its_run(tmp_path):
+    from deltalake import DeltaTable
+
+    out = str(tmp_path / "t")
+    first, second = make_ranking(1), make_ranking(2)
+    Publication(out, "delta").check().publish(first)
+    Publication(out, "delta", "overwrite").check().publish(second)
+    table = DeltaTable(out)
+    assert table.metadata().configuration == {"spark_fr.rankings": "true"}  # kept by the overwrite
+    runs = [c.get("spark_fr.run_id") for c in table.history()]  # newest first: overwrite, append, create
+    assert runs == [second.run_id, first.run_id, first.run_id]
+    assert set(table.to_pandas().run_id) == {second.run_id}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]  # the staging directory is gone
+
+
+@pytest.mark.parametrize("mode", ["append", "overwrite"])
+def test_an_unmarked_table_with_the_ranking_columns_is_refused_until_adopted(tmp_path, mode):
+    import re
+
+    from deltalake import DeltaTable
+
+    out = str(tmp_path / "old")
+    _earlier_spark_fr_table(out, make_ranking(1))
+    before = tree(tmp_path)
+    with pytest.raises(InputError, match="without spark_fr's mark") as err:
+        Publication(out, "delta", mode).check()
+    assert tree(tmp_path) == before
+    # the message's own recipe (the deltalake form) adopts the table
+    recipe = re.search(r"deltalake: (DeltaTable\(.*\)\.alter\.set_table_properties\(.*\))\)$", str(err.value)).group(1)
+    eval(recipe, {"DeltaTable": DeltaTable})
+    Publication(out, "delta", mode).check().publish(make_ranking(2))
+    assert DeltaTable(out).to_pandas().run_id.nunique() == (2 if mode == "append" else 1)
+
+
+@pytest.mark.parametrize("mark", [False, True])
+def test_a_table_with_the_ranking_names_but_other_types_is_refused_even_with_the_mark(tmp_path, mark):
+    from deltalake import DeltaTable, write_deltalake
+
+    out = str(tmp_path / "theirs")
+    users = make_ranking(1).to_pandas()
+    users["importance"] = users["importance"].astype(str)  # the user's text column, named as ours
+    write_deltalake(out, users)
+    if mark:
+        DeltaTable(out).alter.set_table_properties({"spark_fr.rankings": "true"}, raise_if_not_exists=False)
+    before = tree(tmp_path)
+    for mode in ("append", "overwrite"):
+        with pytest.raises(InputError, match="column 'importance' is string, a ranking's is double"):
+            Publication(out, "delta", mode).check()
+    assert tree(tmp_path) == before
+
+
+def test_a_table_replaced_between_the_check_and_the_commit_is_not_written(tmp_path):
+    """The proof is repeated just before the commit: a foreign table that appeared meanwhile is left alone."""
+    out = str(tmp_path / "t")
+    pub = Publication(out, "delta", "overwrite").check()  # nothing there yet
+    _earlier_spark_fr_table(out, make_ranking(7))
+    before = tree(tmp_path)
+    with pytest.raises(InputError, match="without spark_fr's mark.*nothing was written"):
+        pub.publish(make_ranking(8))
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet", "delta"])
+def test_a_plot_inside_the_output_is_refused_before_the_work(tmp_path, fmt):
+    out = tmp_path / "o"
+    with pytest.raises(InputError, match="is inside --output .*put the plot beside it, e.g. --plot .*o.png"):
+        Publication(str(out), fmt, plot=str(out / "p.png")).check()
+    with pytest.raises(InputError, match="is inside --output"):
+        Publication(str(out), fmt, plot=str(out / "sub" / "p.png")).check()
+    (tmp_path / "link").symlink_to(out, target_is_directory=True)  # the same place under another name
+    out.mkdir()
+    with pytest.raises(InputError, match="is inside --output"):
+        Publication(str(out), fmt, plot=str(tmp_path / "link" / "p.png")).check()
+    with pytest.raises(InputError, match="--output .* is inside --plot"):
+        Publication(str(tmp_path / "p.png" / "o"), fmt, plot=str(tmp_path / "p.png")).check()
+    Publication(str(out), fmt, plot=str(tmp_path / "o.png")).check()  # beside it: fine
+    Publication(str(out), fmt, plot=str(tmp_path / "o2" / "p.png")).check()  # a sibling whose name extends it
+
+
+def test_selecting_from_a_ranking_with_bad_arguments_is_a_one_line_input_error(tmp_path):
+    ranking = make_ranking(1)
+    assert ranking.targets == ["__all__", "y1", "y2"]
+    assert len(ranking.top("genie3", 2, target="y2")) == 2
+    cases = [(lambda: ranking.top("genie4"), "score 'genie4' is not in this ranking; its scores: genie3"),
+             (lambda: ranking.top("genie3", target="y3"), "target 'y3' is not in this ranking; its targets: __all__"),
+             (lambda: ranking.top("genie3", 0), "n must be a positive integer, not 0"),
+             (lambda: ranking.top("genie3", -1), "n must be a positive integer, not -1"),
+             (lambda: ranking.top("genie3", "3"), "n must be a positive integer, not '3'"),
+             (lambda: ranking.top("genie3", 2.5), "n must be a positive integer, not 2.5"),
+             (lambda: ranking.top("genie3", True), "n must be a positive integer, not True"),
+             (lambda: ranking.summary(-1), "n must be a positive integer"),
+             (lambda: ranking.plot(str(tmp_path / "a.png"), top=0), "top must be a positive integer, not 0"),
+             (lambda: ranking.plot(str(tmp_path / "a.png"), target="nope"), "target 'nope' is not in this ranking"),
+             (lambda: ranking.plot(str(tmp_path)), "is a directory; give a .png file name"),
+             (lambda: ranking.plot("/dev/null/x.png"), "cannot be created: /dev/null is not a directory"),
+             (lambda: ranking.plot_curves(str(tmp_path / "c.png")), "plot_curves needs a boosting run")]
+    for call, message in cases:
+        with pytest.raises(InputError) as err:
+            call()
+        assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
+    assert sorted(os.listdir(tmp_path)) == []  # no picture, no temporary
+
+
+PUBLISH_LOOP = """
+import os, sys
+sys.path.insert(0, {tests!r})
+from test_publication import make_ranking
+from spark_fr.io.writers import Publication
+from spark_fr.runtime.signals import Terminated, sigterm_raises
+out, fmt = sys.argv[1], sys.argv[2]
+rankings = [make_ranking(s, n_features=3000) for s in range(2)]
+with sigterm_raises():
+    try:
+        for i in range(10 ** 6):
+            Publication(out, fmt, plot=out + ".png").check().publish(rankings[i % 2])
+            if i == 0:
+                print("published", flush=True)
+    except Terminated:
+        sys.exit(143)
+"""
+
+
+@pytest.mark.parametrize("fmt", ["csv", "delta"])
+def test_sigterm_while_publishing_leaves_one_whole_ranking_and_no_temporary(tmp_path, fmt):
+    """A real process publishes again and again (the plot too) and is sent SIGTERM at several moments: it exits
+    with 143, the output is a whole ranking of ours, and no hidden .tmp-/.old- sibling is left."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from deltalake import DeltaTable
+
+    script = tmp_path / "loop.py"
+    script.write_text(PUBLISH_LOOP.format(tests=str(Path(__file__).parent)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]),
+                                                        os.environ.get("PYTHONPATH", "")])}
+    for k, delay in enumerate((0.0, 0.13, 0.31)):
+        root = tmp_path / f"run{k}"
+        root.mkdir()
+        out = root / "o"
+        proc = subprocess.Popen([sys.executable, str(script), str(out), fmt], stdout=subprocess.PIPE, text=True,
+                                env=env)
+        assert proc.stdout.readline().strip() == "published"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 143
+        assert sorted(p.name for p in root.iterdir()) == ["o", "o.png"]
+        assert is_our_png(str(root / "o.png"))
+        if fmt == "csv":
+            assert sorted(os.listdir(out)) == ["ranking.csv", "run.json"]
+            table = pd.read_csv(out / "ranking.csv")
+            assert len(table) == 3 * 3000 and {json.loads((out / "run.json").read_text())["run_id"]} == set(table.run_id)
+        else:
+            rows = DeltaTable(str(out)).to_pandas()
+            assert len(rows) % (3 * 3000) == 0 and len(rows) > 0
+
+
+def test_a_sigterm_inside_a_deferred_section_is_raised_when_it_ends():
+    import signal
+
+    from spark_fr.runtime.signals import Terminated, deferred, sigterm_raises
+
+    previous = signal.getsignal(signal.SIGTERM)
+    reached = []
+    with sigterm_raises():
+        with pytest.raises(Terminated):
+            with deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                reached.append("after the signal")  # the section goes on
+        assert reached == ["after the signal"]
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_IGN  # a second one cannot cut the clean-up short
+    assert signal.getsignal(signal.SIGTERM) == previous
+
+
+def test_a_sigterm_during_the_directory_swap_waits_until_the_new_ranking_is_in_place(tmp_path, monkeypatch):
+    """The signal arrives right after the earlier ranking was moved aside: the swap completes first."""
+    import signal
+
+    from spark_fr.runtime.signals import Terminated, sigterm_raises
+
+    out = tmp_path / "r"
+    Publication(str(out), "csv").check().publish(make_ranking(1))
+    rename = os.rename
+
+    def rename_then_signal(src, dst):
+        rename(src, dst)
+        if str(src) == str(out) and ".old-" in str(dst):
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(os, "rename", rename_then_signal)
+    second = make_ranking(2)
+    with sigterm_raises():
+        with pytest.raises(Terminated):
+            Publication(str(out), "csv", plot=str(tmp_path / "r.png")).check().publish(second)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r", "r.png"]
+    assert json.loads((out / "run.json").read_text())["run_id"] == second.run_id
+
+
+def test_a_publication_that_fails_removes_the_folders_it_made(tmp_path):
+    """The output's commit is refused (a user's file appeared there after the check): the plot's folders made
+    for this run are removed again; a folder that holds something is kept."""
+    out, png = tmp_path / "a" / "b" / "o", tmp_path / "c" / "d" / "p.png"
+    pub = Publication(str(out), "csv", plot=str(png)).check()
+    out.mkdir(parents=True)
+    (out / "mine.txt").write_text("the user's")
+    before = tree(tmp_path)
+    with pytest.raises(InputError, match="holds files spark_fr did not write"):
+        pub.publish(make_ranking(1))
+    assert tree(tmp_path) == before  # no c/, no c/d/, no temporary; a/b/o and the user's file untouched

@@ -171,6 +171,11 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
     -------
     list of ColumnInfo
     """
+    if features_col is not None:
+        vectors = [f.name for f in df.schema.fields if isinstance(f.dataType, VectorUDT)]
+        if features_col not in vectors:
+            raise InputError(f"--features-col '{features_col}' is not a vector column of the input (vector columns: "
+                             f"{', '.join(vectors) or 'none'})")
     out = []
     skipped = []
     for f in df.schema.fields:

@@ -50,10 +50,16 @@ Decisions
 * **Sampling per round**, not per class tree: the K trees of a round are one step of the softmax model on
   one sample (Friedman 2001, Algorithm 6; scikit-learn's ``subsample``); for regression and two classes a
   round is one tree.
+* **A round must be able to split** (:func:`check_round_sample`): a split leaves at least
+  ``--min-samples-leaf`` sampled rows on each side, so it needs ``2 x ceil(--min-samples-leaf)`` rows. A round
+  that gets fewer (``floor(--example-fraction x rows)``; with ``--cv-folds K``, of the smallest training set,
+  ``rows - ceil(rows / K)``) grows single leaves: every importance would be 0 and the ranking the file order.
+  Such settings are refused before boosting starts, with the fraction that would do.
 """
 from __future__ import annotations
 
 import logging
+import math
 import time
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -188,15 +194,58 @@ class BoostedModel:
 # ----------------------------------------------------------------------------------------------------------
 # the algorithm (driver, NumPy and the pct kernels)
 # ----------------------------------------------------------------------------------------------------------
+def round_size(n_rows: int, fraction: float) -> int:
+    """Rows a round's trees grow on: ``floor(fraction * n_rows)``, at least 1 (all of them for a fraction of 1)."""
+    if fraction >= 1.0 or n_rows == 0:
+        return n_rows
+    return max(1, int(fraction * n_rows))
+
+
+def check_round_sample(n_rows: int, params: BoostingParams) -> None:
+    """Refuse settings under which no tree of a round can split (see the module notes).
+
+    Parameters
+    ----------
+    n_rows : int
+        The training rows of the ranking.
+    params : BoostingParams
+        ``example_fraction``, ``min_samples_leaf`` and ``cv_folds`` are read.
+
+    Raises
+    ------
+    InputError
+        One line naming ``--example-fraction`` (or ``--min-samples-leaf`` when even every row is too few), the rows
+        a round gets and the rows a split needs.
+    """
+    need = 2 * math.ceil(params.min_samples_leaf)
+    rows, where = n_rows, f"the {n_rows} training rows"
+    if params.cv_folds:
+        rows = n_rows - -(-n_rows // params.cv_folds)
+        where = f"the {rows} training rows of a --cv-folds {params.cv_folds} fold"
+    got = round_size(rows, params.example_fraction)
+    if got >= need:
+        return
+    split = f"a split needs {need} (--min-samples-leaf {params.min_samples_leaf:g} on each side)"
+    if rows < need:
+        raise InputError(f"--method boosting: {where} are fewer than {split}: every tree would be a single leaf and "
+                         f"every importance 0; lower --min-samples-leaf or give more rows")
+    least = math.ceil(need / rows * 1000) / 1000
+    while round_size(rows, least) < need:  # the float product may fall just short
+        least = round(least + 0.001, 3)
+    raise InputError(f"--example-fraction {params.example_fraction:g} gives each boosting round {got} of {where}, "
+                     f"and {split}: every tree would be a single leaf and every importance 0; use "
+                     f"--example-fraction {least:g} or more")
+
+
 def round_sample(seed: int, round_index: int, keys: np.ndarray, fraction: float) -> np.ndarray:
-    """0/1 weights of the rows of round ``round_index``: ``floor(fraction * n)`` rows (at least 1) drawn without
-    replacement, those with the smallest ``hash_uniform(derive_seed(seed, round, SUBSAMPLE), key)`` (ties: the
-    smaller key). A function of (seed, round, the set of keys) only, not of the rows' order or partitioning.
+    """0/1 weights of the rows of round ``round_index``: :func:`round_size` rows drawn without replacement, those
+    with the smallest ``hash_uniform(derive_seed(seed, round, SUBSAMPLE), key)`` (ties: the smaller key). A
+    function of (seed, round, the set of keys) only, not of the rows' order or partitioning.
     """
     n = keys.shape[0]
     if fraction >= 1.0 or n == 0:
         return np.ones(n)
-    m = max(1, int(fraction * n))
+    m = round_size(n, fraction)
     u = hash_uniform(derive_seed(seed, round_index, Stream.SUBSAMPLE), keys)
     chosen = np.lexsort((keys, u))[:m]
     w = np.zeros(n)
@@ -405,6 +454,7 @@ def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised:
                         relations=feature_relations(dataset, encoded.feature_names))
     if params.cv_folds:
         check_folds(params.cv_folds, data.n_rows)  # before any tree is grown
+    check_round_sample(data.n_rows, params)
     warm_up_kernels()
     t0 = time.perf_counter()
     log.info("boosting %d rounds x %d tree(s) (%s, shrinkage %g, example fraction %g)", params.trees,

@@ -13,16 +13,24 @@ written after the ranking exists (:meth:`publish`):
     (``run.json`` written by spark_fr, ``ranking.csv``, ``ranking.parquet``). Anything else (a file, a
     folder with the user's data) is refused with a one-line error, whatever the mode; ``--mode error``
     refuses any earlier ranking too.
-  - ``delta``: ``DIR`` is absent, an empty directory, or a Delta table whose columns are the ranking
-    table's. ``append`` (the default) adds a commit; ``overwrite`` replaces the table's contents in a new
-    commit (the history keeps the old ones); ``error`` refuses an existing table.
-  - ``--plot FILE``: absent, or a PNG written by spark_fr (it carries a ``spark_fr`` text chunk).
+  - ``delta``: ``DIR`` is absent, an empty directory, or a Delta table proven to be ours: the ranking
+    table's columns by name and type, and spark_fr's mark, the table property ``spark_fr.rankings`` (set when
+    spark_fr creates a table; tables of earlier versions lack it and are refused with a line that says how
+    to adopt them; :mod:`spark_fr.io.delta_table`). ``append`` (the default) adds a commit; ``overwrite``
+    replaces the table's contents in a new commit (the history keeps the old ones); ``error`` refuses an
+    existing table.
+  - ``--plot FILE``: absent, or a PNG written by spark_fr (it carries a ``spark_fr`` text chunk); never
+    inside the output (a table directory or Delta table is written and replaced as a whole, so it holds
+    only the ranking's files: refused with a line that suggests ``--plot DIR.png``).
 
 * **publish** (after every check has passed and the ranking is computed): everything is written to
   temporary names beside its destination first (the table directory, the plot), then moved into place by
-  renames: a reader never sees half a result, and a failure leaves nothing behind. An earlier ranking
+  renames: a reader never sees half a result, and a failure leaves nothing behind (nor the folders made for
+  the outputs, when they are still empty). An earlier ranking
   directory is swapped out and deleted only after the new one is in place; only our own files are ever
-  deleted. Concurrent writers: the directory swap retries when another run swapped at the same moment (the
+  deleted. A SIGTERM that arrives while results are moved into place takes effect when they are all in place
+  (:func:`spark_fr.runtime.signals.deferred`); before, the temporary names are removed as the run unwinds.
+  Concurrent writers: the directory swap retries when another run swapped at the same moment (the
   last one wins, no temporary directory is left), and a Delta commit that conflicts with another run's
   commit is retried, so no run's result is lost.
 """
@@ -37,6 +45,8 @@ import uuid
 import pyarrow as pa
 
 from ..errors import InputError, one_line
+from ..runtime.signals import deferred
+from . import delta_table
 
 WRITE_FORMATS = ("csv", "parquet", "delta")
 MODES = ("overwrite", "error", "append")
@@ -53,6 +63,8 @@ SCHEMA = pa.schema([
 
 #: the columns a relational ranking adds after the contract's (``spark_fr.relational.rollup``)
 RELATIONAL_FIELDS = [("level", pa.string()), ("lineage", pa.string())]
+#: the schemas a table of rankings has (a Delta table of ours has one of them, by name and type)
+RANKING_SCHEMAS = [SCHEMA, pa.schema(list(SCHEMA) + RELATIONAL_FIELDS)]
 
 
 def arrow_table(ranking) -> pa.Table:
@@ -116,9 +128,10 @@ def check_creatable(path: str, what: str) -> None:
     if not os.path.isdir(parent):
         raise InputError(f"{what} {path} cannot be created: {parent} is not a directory")
     try:
-        fd, probe = _mkstemp(parent)
-        os.close(fd)
-        os.remove(probe)
+        with deferred():  # a SIGTERM waits until the probe is gone (spark_fr.runtime.signals)
+            fd, probe = _mkstemp(parent)
+            os.close(fd)
+            os.remove(probe)
     except OSError as err:
         raise InputError(f"{what} {path} cannot be written: {parent}: {err.strerror or one_line(err)}") from None
 
@@ -161,6 +174,8 @@ class Publication:
         """Refuse, before any work, an output that cannot be written or would replace what is not ours."""
         if self.output is not None and self.plot is not None and self.plot == self.output:
             raise InputError(f"--plot and --output are the same path: {self.output}")
+        if self.output is not None and self.plot is not None and not _is_remote(self.output):
+            self._check_apart()
         if self.output is not None:
             check_creatable(self.output, "--output")
             if self.format == "delta":
@@ -176,6 +191,17 @@ class Publication:
                 raise InputError(f"--plot {self.plot} {why}; choose another file name")
         return self
 
+    def _check_apart(self) -> None:
+        """The plot may not be inside the output (nor the output inside the plot's path): the output is written
+        and replaced as a whole, by one rename or one Delta commit, and a file of another kind in it would make
+        it a folder spark_fr refuses to replace next time. Decision: refuse, and say where to put the plot."""
+        plot, output = os.path.realpath(self.plot), os.path.realpath(self.output)
+        if plot.startswith(output + os.sep):
+            raise InputError(f"--plot {self.plot} is inside --output {self.output}, which spark_fr writes and "
+                             f"replaces as a whole; put the plot beside it, e.g. --plot {self.output}.png")
+        if output.startswith(plot + os.sep):
+            raise InputError(f"--output {self.output} is inside --plot {self.plot}; give the plot a file name of its own")
+
     def _check_directory(self) -> None:
         path = self.output
         if not os.path.isdir(path) or os.path.islink(path):
@@ -190,13 +216,13 @@ class Publication:
     def _check_delta(self) -> None:
         path = self.output
         if _is_remote(path):
-            exists = _delta_exists(path)
+            exists = delta_table.exists(path)
         elif not os.path.lexists(path):
             return
         elif not os.path.isdir(path):
             raise InputError(f"--output {path} exists and is not a directory; choose a new path")
         else:
-            exists = os.path.isdir(os.path.join(path, "_delta_log"))
+            exists = delta_table.exists(path)
             if not exists and os.listdir(path):
                 raise InputError(f"--output {path} is a directory that is not a Delta table "
                                  f"({_shown(sorted(os.listdir(path)))}); choose a new path")
@@ -204,48 +230,51 @@ class Publication:
             return
         if self.mode == "error":
             raise InputError(f"output exists: {path} (use --mode append or overwrite)")
-        from deltalake import DeltaTable
-
-        try:
-            schema = DeltaTable(path).schema().to_arrow()
-            names = [schema.field(i).name for i in range(len(schema))]
-        except Exception as err:  # deltalake raises its own error types
-            raise InputError(f"--output {path}: not a readable Delta table ({one_line(err)})") from None
-        if names not in (SCHEMA.names, SCHEMA.names + [n for n, _ in RELATIONAL_FIELDS]):
-            raise InputError(f"--output {path} is a Delta table that does not hold rankings (columns "
-                             f"{_shown(names, 5)}); choose another table")
+        why = delta_table.problem(path, RANKING_SCHEMAS)
+        if why:
+            raise InputError(f"--output {path} {why}")
 
     # ----- after the work ----------------------------------------------------------------------------
     def publish(self, ranking) -> None:
         """Write everything to temporary names, then move it into place (see the module sketch)."""
         plot_tmp = None
         table_tmp = None
+        created = []  # folders this call made (removed again, when still empty, if it fails)
+        done = False
         try:
             if self.plot is not None:
-                os.makedirs(os.path.dirname(self.plot), exist_ok=True)
+                _make_parents(self.plot, created)
                 plot_tmp = _sibling(self.plot, "tmp") + ".png"
                 ranking.plot(plot_tmp)
+            if self.output is not None and not _is_remote(self.output):
+                _make_parents(self.output, created)
             if self.output is not None and self.format != "delta":
-                table_tmp = self._stage_directory(ranking)
-            if self.output is not None:
-                if self.format == "delta":
-                    self._commit_delta(ranking)
-                else:
-                    self._commit_directory(table_tmp)
-                    table_tmp = None
-            if plot_tmp is not None:
-                os.replace(plot_tmp, self.plot)
-                plot_tmp = None
+                table_tmp = _sibling(self.output, "tmp")  # named first: the clean-up knows it from the start
+                self._stage_directory(ranking, table_tmp)
+            with deferred():  # a SIGTERM waits until everything is in place (spark_fr.runtime.signals)
+                if self.output is not None:
+                    if self.format == "delta":
+                        self._commit_delta(ranking)
+                    else:
+                        self._commit_directory(table_tmp)
+                        table_tmp = None
+                if plot_tmp is not None:
+                    os.replace(plot_tmp, self.plot)
+                    plot_tmp = None
+                done = True
         finally:
             if plot_tmp is not None and os.path.exists(plot_tmp):
                 os.remove(plot_tmp)
             if table_tmp is not None:
                 shutil.rmtree(table_tmp, ignore_errors=True)
+            if not done:
+                for folder in reversed(created):
+                    try:
+                        os.rmdir(folder)  # only if still empty
+                    except OSError:
+                        pass
 
-    def _stage_directory(self, ranking) -> str:
-        parent = os.path.dirname(self.output)
-        os.makedirs(parent, exist_ok=True)
-        tmp = _sibling(self.output, "tmp")
+    def _stage_directory(self, ranking, tmp: str) -> None:
         os.makedirs(tmp)
         try:
             if self.format == "csv":
@@ -261,7 +290,6 @@ class Publication:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return tmp
 
     def _commit_directory(self, tmp: str) -> None:
         path = self.output
@@ -305,13 +333,18 @@ class Publication:
         raise InputError(f"--output {path}: other runs kept replacing it; nothing was written")
 
     def _commit_delta(self, ranking) -> None:
-        from deltalake import write_deltalake
-
+        """Create a marked table, or append to (overwrite) a table proven ours, checked again just before the
+        commit (:mod:`spark_fr.io.delta_table`); conflicting commits of concurrent runs are retried."""
         table = arrow_table(ranking)
         mode = "overwrite" if self.mode == "overwrite" else "append"
+        if not delta_table.exists(self.output) and delta_table.create(self.output, table, ranking.run_id):
+            return
         for attempt in range(RETRIES):
+            why = delta_table.problem(self.output, RANKING_SCHEMAS)
+            if why:
+                raise InputError(f"--output {self.output} {why}; nothing was written")
             try:
-                write_deltalake(self.output, table, mode=mode)
+                delta_table.write(self.output, table, mode, ranking.run_id)
                 return
             except Exception as err:  # deltalake's commit conflicts and schema errors
                 text = one_line(err)
@@ -329,6 +362,24 @@ def _is_conflict(err: Exception) -> bool:
         "version" in text and "exist" in text)
 
 
+def _make_parents(path: str, created: list) -> None:
+    """Create the missing folders above ``path``, outermost first, appending each to ``created``."""
+    missing = []
+    parent = os.path.dirname(path)
+    while parent and not os.path.isdir(parent):
+        missing.append(parent)
+        up = os.path.dirname(parent)
+        if up == parent:
+            break
+        parent = up
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:  # another run made it meanwhile: not ours to remove
+            continue
+        created.append(folder)
+
+
 def _sibling(path: str, what: str) -> str:
     """A hidden name beside ``path`` for a temporary or an earlier version of it."""
     return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{what}-{uuid.uuid4().hex[:8]}")
@@ -344,16 +395,6 @@ def _remove_our_directory(path: str) -> None:
         os.rmdir(path)
     except OSError:
         pass
-
-
-def _delta_exists(path: str) -> bool:
-    from deltalake import DeltaTable
-
-    try:
-        DeltaTable(path)
-        return True
-    except Exception:
-        return False
 
 
 def write_ranking(ranking, path: str, format: str = "csv", mode: str | None = None) -> str:

@@ -528,10 +528,17 @@ class ranking_input:
             return g.frame.drop(g.id) if self.drop_id else g.frame
         import tempfile
 
+        from ..runtime.signals import deferred
+
         df = g.pandas.drop(columns=[g.id]) if self.drop_id else g.pandas
-        self._dir = tempfile.mkdtemp(prefix="spark_fr_relational_")
+        with deferred():  # a SIGTERM (spark_fr.runtime.signals) between making the folder and noting it waits
+            self._dir = tempfile.mkdtemp(prefix="spark_fr_relational_")
         path = os.path.join(self._dir, "features.parquet")
-        write_parquet(df, path)
+        try:
+            write_parquet(df, path)
+        except BaseException:  # __exit__ is not called when __enter__ fails (an error, an interruption)
+            self.__exit__()
+            raise
         return path
 
     def __exit__(self, *exc):

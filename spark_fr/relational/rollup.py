@@ -28,8 +28,9 @@ import json
 import numpy as np
 import pandas as pd
 
+from ..errors import InputError
 from ..pct.relation_scores import ROLLUPS, FeatureRelations, share_by_feature
-from ..ranking import ALL_TARGETS, COLUMNS, Ranking, build_table, rank_order
+from ..ranking import ALL_TARGETS, COLUMNS, Ranking, build_table, positive_int, rank_order
 from ..results import ScoreResult
 
 LEVELS = ("feature", "attribute", "relation")
@@ -168,7 +169,9 @@ class RelationalRanking(Ranking):
     def top(self, score: str | None = None, n: int = 10, target: str = ALL_TARGETS,
             level: str = "feature") -> pd.DataFrame:
         """The ``n`` best rows of one score, target and level ('feature', 'attribute' or 'relation')."""
-        score = score or self.scores[0]
+        score, n = self._selection(score, n, target)
+        if level not in self.levels:
+            raise InputError(f"level {level!r} is not in this ranking; its levels: {', '.join(self.levels)}")
         t = self._table
         sel = t[(t["score"] == score) & (t["target"] == target) & (t["level"] == level)].sort_values("rank")
         return sel.head(n)[["rank", "feature", "importance", "importance_std"]].reset_index(drop=True)
@@ -208,6 +211,8 @@ class RelationalRanking(Ranking):
         """
         from ..ranking import _pyplot
 
+        top = positive_int(top, "top")
+        self._selection(None, 1, target)
         if (self.metadata.get("boosting") or {}).get("curve") and target == ALL_TARGETS:
             return self.plot_curves(path, top=10)
 

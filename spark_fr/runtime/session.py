@@ -153,6 +153,19 @@ class SessionStart:
             hook(self._value)
         return self._value
 
+    def settle(self, timeout: float = 30.0) -> None:
+        """Before this process exits abandoning a start still under way: wait (at most ``timeout`` seconds)
+        until pyspark's launcher is past the JVM's launch, which removes the launcher's temporary folder (an exit
+        during it would leave the folder behind). The JVM then ends by itself when this process has gone (its
+        standard input closes) and removes its own folders. A start not begun, or ended, needs nothing."""
+        if self._thread is None or self._done.is_set():
+            return
+        from pyspark import SparkContext
+
+        end = time.monotonic() + timeout
+        while not self._done.is_set() and SparkContext._gateway is None and time.monotonic() < end:
+            self._done.wait(0.05)
+
     @property
     def requested_master(self) -> str:
         """The master this start asked for (``local[*]`` by default, as :func:`get_spark`)."""

@@ -1,0 +1,78 @@
+"""Termination by a signal, as an exception: a job killed with SIGTERM cleans up as an interrupted one does.
+
+A scheduler, ``timeout`` or ``kill`` ends a job with SIGTERM, whose default action ends Python at once: no
+``finally`` runs, so the writers' hidden ``.tmp-`` / ``.old-`` siblings, a relational run's
+``spark_fr_relational_*`` directory and the JVM's log file would stay behind. :func:`sigterm_raises` (the
+command line's ``main`` runs inside it) turns SIGTERM into :class:`Terminated`, a ``BaseException`` like
+``KeyboardInterrupt``: it unwinds the stack through every ``finally`` and context manager, which remove what
+they made. ``jobs/rank.py`` then prints one line and exits with code 143 (128 + SIGTERM, what a shell reports
+for a process SIGTERM ended; Ctrl-C keeps 130).
+
+Unwinding may meet code the signal cut short (a Py4J call whose answer was never read): an error raised then
+replaces :class:`Terminated`, so the command line asks :func:`received` and still reports the termination.
+
+Moving results into place must not stop halfway (an earlier ranking swapped out, the new one not yet in):
+:func:`deferred` marks such a section, and a SIGTERM that arrives inside it is raised when it ends. A second
+SIGTERM while the first one unwinds is ignored, so the clean-up itself is not cut short (SIGKILL still ends the
+process).
+"""
+from __future__ import annotations
+
+import signal
+import threading
+from contextlib import contextmanager
+
+#: the exit code of a job ended by SIGTERM (128 + 15)
+EXIT_TERMINATED = 128 + signal.SIGTERM
+
+
+class Terminated(BaseException):
+    """The process received SIGTERM (raised in the main thread by :func:`sigterm_raises`'s handler)."""
+
+
+_state = {"deferred": 0, "pending": False, "received": False}
+
+
+def received() -> bool:
+    """Whether this process received SIGTERM inside :func:`sigterm_raises` (a clean-up cut short by it may raise
+    another error; the caller still reports the termination)."""
+    return _state["received"]
+
+
+def _handler(signum, frame):
+    _state["received"] = True
+    if _state["deferred"]:
+        _state["pending"] = True
+        return
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # the clean-up runs to its end
+    raise Terminated(f"terminated by signal {signum}")
+
+
+@contextmanager
+def sigterm_raises():
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread (elsewhere: no change); the
+    previous handler is restored after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _state["received"] = False
+    previous = signal.signal(signal.SIGTERM, _handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        _state["pending"] = False
+
+
+@contextmanager
+def deferred():
+    """A section that a SIGTERM must not cut: the signal is raised (as :class:`Terminated`) when it ends."""
+    _state["deferred"] += 1
+    try:
+        yield
+    finally:
+        _state["deferred"] -= 1
+        if not _state["deferred"] and _state["pending"] and threading.current_thread() is threading.main_thread():
+            _state["pending"] = False
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            raise Terminated(f"terminated by signal {int(signal.SIGTERM)}")
