@@ -221,10 +221,13 @@ def _key_counts(schema: RelationalSchema, name: str, spec, df, plan: dict) -> No
             raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in "
                              f"{row['rows'] - row[f'n{i}']} of {row['rows']} rows")
         if row[f"d{i}"] < row[f"n{i}"]:
-            cast = plan.get((name, k))
-            how = f" (compared as {cast}, the type of the columns linked to it)" if cast else ""
-            raise InputError(f"{schema.origin}: table '{name}': key '{k}' is not unique "
-                             f"({row[f'n{i}'] - row[f'd{i}']} repeated values){how}")
+            raise repeated_key(schema, name, k, row[f"n{i}"] - row[f"d{i}"], plan.get((name, k)))
+
+
+def repeated_key(schema: RelationalSchema, name: str, key: str, repeated: int, cast: str | None) -> InputError:
+    """The error for a key with ``repeated`` repeated values (compared as ``cast``, when linked columns differ)."""
+    how = f" (compared as {cast}, the type of the columns linked to it)" if cast else ""
+    return InputError(f"{schema.origin}: table '{name}': key '{key}' is not unique ({repeated} repeated values){how}")
 
 
 def _dangling(schema: RelationalSchema, name: str, fk, frames: dict, plan: dict):

@@ -220,13 +220,14 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     aggregated = sorted({p.table for p in paths if any(h.direction == MANY for h in p.hops)})
     plain = sorted(t for t in {p.table for p in paths} - set(aggregated)  # attributes as they are (to-one hops)
                    if any(kind != "nominal" for _, kind in prepared[t].attrs.values()))
+
+    def measured(t):
+        rows, largest = _bounds(prepared[t])
+        _check_finite(schema, t, largest)
+        return rows, largest
+
     with ThreadPoolExecutor(max_workers=SMALL_JOBS) as pool:
         checking = pool.submit(check_data, schema, frames, plan) if check else None
-        def measured(t):
-            rows, largest = _bounds(prepared[t])
-            _check_finite(schema, t, largest)
-            return rows, largest
-
         profiling = {t: pool.submit(lambda t: _profile(prepared[t], schema.frequent_values, measured(t)), t)
                      for t in aggregated}
         bounding = [pool.submit(measured, t) for t in plain]

@@ -64,6 +64,8 @@ def check_local(schema, tables: dict, plan: dict) -> dict:
     compared as ``plan`` (:func:`spark_fr.relational.keys.key_plan`) says."""
     import logging
 
+    from .checks import repeated_key
+
     log = logging.getLogger("spark_fr.relational.checks")
     for name, spec in schema.tables.items():
         keys = [spec.key]
@@ -79,10 +81,7 @@ def check_local(schema, tables: dict, plan: dict) -> dict:
                 raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in {rows - nn} of {rows} rows")
             d = _distinct(known)
             if d < nn:
-                cast = plan.get((name, k))
-                how = f" (compared as {cast}, the type of the columns linked to it)" if cast else ""
-                raise InputError(f"{schema.origin}: table '{name}': key '{k}' is not unique ({nn - d} repeated "
-                                 f"values){how}")
+                raise repeated_key(schema, name, k, nn - d, plan.get((name, k)))
     shares = {}
     for name, spec in schema.tables.items():
         for fk in spec.foreign_keys:
