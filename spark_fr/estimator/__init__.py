@@ -54,9 +54,9 @@ Decisions
 * **Relational data** is not a Param: a stage transforms one frame into one frame, while relational features
   are generated from several tables (and their generation learns from the data, e.g. frequent values), so a
   fitted stage could not produce them for new rows from the one frame it is given. Generate them first
-  (:func:`spark_fr.relational.generate.generate_features` gives one row per target example), then rank that
-  frame with a FeatureRanker; or call :func:`spark_fr.rank_relational` for the attribute and relation
-  roll-ups.
+  (``generate_features(spark, schema, tables, engine="spark").frame`` of :mod:`spark_fr.relational.generate`:
+  one row per target example; drop its id column), then rank that frame with a FeatureRanker; or call
+  :func:`spark_fr.rank_relational` for the attribute and relation roll-ups.
 """
 from .model import FeatureRankingModel
 from .params import STAGE_OPTIONS
