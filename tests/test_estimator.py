@@ -314,3 +314,34 @@ def test_mlflow_pyspark_ml_autologging_sees_the_ranking(spark, tmp_path, monkeyp
     before = len(client.search_runs([run.info.experiment_id]))
     FeatureRanker(labelCol="y", numTrees=2, scores=["genie3"]).fit(df)
     assert len(client.search_runs([run.info.experiment_id])) == before
+
+
+def ranking_table(order):
+    """A joint genie3 ranking of the features ``order``, best first (a fitted model's table, without a fit)."""
+    n = len(order)
+    return pd.DataFrame({"feature": order, "score": "genie3", "target": "__all__", "importance": np.linspace(1, 0, n),
+                         "rank": np.arange(1, n + 1, dtype="int32"), "importance_std": np.nan, "run_id": "r",
+                         "created_at": pd.Timestamp("2026-01-02T03:04:05.123456", tz="UTC"), "params": "{}"}
+                        ).astype({"created_at": "datetime64[us, UTC]"})  # as spark_fr.rank gives it
+
+
+def test_a_model_saved_by_the_first_version_loads_and_keeps_its_form(spark, tmp_path):
+    """Format 1: DefaultParamsWriter metadata and a pandas-written ranking/part-0.parquet, no feature slots."""
+    from pyspark.ml.util import DefaultParamsWriter
+
+    df = planted(spark, n=20)
+    old = FeatureRankingModel(ranking_table(["x7", "x3", "x0"]), {"params": {"targets": ["y"]}})
+    old._set(numTopFeatures=2)
+    DefaultParamsWriter.saveMetadata(old, str(tmp_path / "v1"), spark, extraMetadata={"run": old.metadata})
+    (tmp_path / "v1" / "ranking").mkdir()
+    old._table.to_parquet(tmp_path / "v1" / "ranking" / "part-0.parquet", index=False)
+    back = FeatureRankingModel.load(str(tmp_path / "v1"))
+    assert back._slots is None and back.selectedFeatures == ["x7", "x3"]
+    pd.testing.assert_frame_equal(back.ranking.to_pandas(), old.ranking.to_pandas(), check_exact=True)
+    assert back.transform(df).columns == ["y", "x7", "x3"]
+    back.setOutputCol("v")
+    assert back.transform(df).columns[-1] == "v" and back.outputFeatures == ["x7", "x3"]
+    back.save(str(tmp_path / "v2"))
+    again = FeatureRankingModel.load(str(tmp_path / "v2"))
+    assert again._slots is None and again.transform(df).schema["v"].metadata == back.transform(df).schema["v"].metadata
+    pd.testing.assert_frame_equal(again.ranking.to_pandas(), old.ranking.to_pandas(), check_exact=True)

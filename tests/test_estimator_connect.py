@@ -41,7 +41,8 @@ order = ["x4", "x1", "x0", "x2", "x3", "x5"]
 table = pd.DataFrame({"feature": order, "score": "genie3", "target": "__all__", "importance": np.linspace(1, 0, 6),
                       "rank": np.arange(1, 7, dtype="int32"), "importance_std": np.nan, "run_id": "r",
                       "created_at": pd.Timestamp("2026-01-02T03:04:05.123456", tz="UTC"), "params": "{}"})
-ranker = est._copyValues(FeatureRankingModel(table, {"run_id": "r"}, [Slot(x, "features", i) for i, x in enumerate(X)]))
+ranker = FeatureRankingModel(table, {"run_id": "r"}, [Slot(x, "features", i) for i, x in enumerate(X)])
+ranker = est._copyValues(ranker._resetUid(est.uid))
 assembler = VectorAssembler(inputCols=X, outputCol="features")
 out = ranker.transform(assembler.transform(df))
 assert out.schema["selected"].metadata["ml_attr"]["attrs"]["numeric"] == [{"idx": 0, "name": "x1"},

@@ -25,7 +25,8 @@ class FeatureRankingModel(Model, RankerParams, MLWritable, MLReadable):
         The run metadata (:attr:`spark_fr.ranking.Ranking.metadata`).
     slots : list of Slot, optional
         Where each ranked feature lives in the fitted DataFrame, in input order
-        (:mod:`spark_fr.estimator.vectors`); None: found by column name at transform.
+        (:mod:`spark_fr.estimator.vectors`); None (a model saved by the first version): columns named like the
+        features, in rank order.
 
     Notes
     -----
@@ -50,8 +51,10 @@ class FeatureRankingModel(Model, RankerParams, MLWritable, MLReadable):
 
     @property
     def rankingDF(self):
-        """The ranking table as a Spark DataFrame (on the active session)."""
-        return self.ranking.to_spark()
+        """The ranking table as a Spark DataFrame (on the active session, classic or Connect)."""
+        from pyspark.sql import SparkSession
+
+        return self.ranking.to_spark(SparkSession.active())
 
     def selection_score(self) -> str:
         """``selectionScore``; unset: genie3 when the fit computed it, else the fit's only score (relief)."""
@@ -77,24 +80,21 @@ class FeatureRankingModel(Model, RankerParams, MLWritable, MLReadable):
     @property
     def outputFeatures(self) -> list:
         """The selected features in the order of ``outputCol``'s elements (input order)."""
-        return [s.name for s in self._selected_slots(None)]
+        return [s.name for s in self._selected_slots()]
 
     def _targets(self) -> list:
         """The fit's targets: ``labelCol`` / ``targetCols``, else those the run resolved (none when unsupervised)."""
         return list(self.target_names() or (self.metadata.get("params") or {}).get("targets") or [])
 
-    def _selected_slots(self, dataset) -> list:
-        """The slots of the selected features in input order (by name in ``dataset`` for a model without slots)."""
+    def _selected_slots(self) -> list:
+        """The slots of the selected features in input order; a model without slots (saved by the first version)
+        has columns named like its features, in rank order."""
         from .vectors import Slot
 
+        if self._slots is None:
+            return [Slot(n, n) for n in self.selectedFeatures]
         chosen = set(self.selectedFeatures)
-        if self._slots is not None:
-            return [s for s in self._slots if s.name in chosen]
-        names = [n for n in self.selectedFeatures]
-        if dataset is not None:
-            order = {c: i for i, c in enumerate(dataset.columns)}
-            names.sort(key=lambda n: order.get(n, len(order)))
-        return [Slot(n, n) for n in names]
+        return [s for s in self._slots if s.name in chosen]
 
     def _transform(self, dataset):
         from ..data.columns import qcol
@@ -103,7 +103,7 @@ class FeatureRankingModel(Model, RankerParams, MLWritable, MLReadable):
             raise InputError(f"{type(self).__name__}.transform takes a Spark DataFrame, not {type(dataset).__name__}")
         output = self.getOutputCol()
         if output is not None:
-            return append_selected(dataset, self._selected_slots(dataset), output)
+            return append_selected(dataset, self._selected_slots(), output)
         chosen = self.selectedFeatures
         slots = {s.name: s for s in self._slots or ()}
         inside = [slots[n] for n in chosen if n in slots and slots[n].index is not None]

@@ -7,7 +7,8 @@ plain path; nothing here touches the local file system)::
     path/ranking/    Parquet: the ranking table (the output contract's columns; ``created_at`` as ISO text) and
                      ``row`` (its order)
     path/features/   Parquet: ``position``, ``feature``, ``column``, ``index``: where each ranked feature lives
-                     (:class:`~spark_fr.estimator.vectors.Slot`), in input order
+                     (:class:`~spark_fr.estimator.vectors.Slot`), in input order (empty, and ``slots: false`` in
+                     the metadata, for a model that does not know them)
 
 Models saved before the ``features`` table existed (a single pandas-written ``ranking/part-0.parquet``) load
 too; their transform finds the selected features by column name.
@@ -68,8 +69,8 @@ class ModelWriter(_ConnectOverwrite, MLWriter):
         spark, model = self.sparkSession, self.instance
         table = model._table.copy()
         DefaultParamsWriter.saveMetadata(model, path, spark, extraMetadata={
-            "run": _jsonable(model.metadata), "format": FORMAT,
-            "dtypes": {c: str(t) for c, t in table.dtypes.items()}})
+            "run": _jsonable(model.metadata), "format": FORMAT, "dtypes": {c: str(t) for c, t in table.dtypes.items()},
+            "slots": model._slots is not None})
         fields = [T.StructField(c, T.StringType()) for c in table.columns]
         if len(table.columns):
             from ..ranking import Ranking
@@ -103,14 +104,19 @@ class ModelReader(MLReader):
         meta = DefaultParamsReader.loadMetadata(path, spark)
         table = spark.read.parquet(os.path.join(path, "ranking")).toPandas()
         slots = None
+        if meta.get("format", 1) < 2 and "created_at" in table.columns:  # read back in the session's time zone
+            zone = spark.conf.get("spark.sql.session.timeZone")
+            table["created_at"] = table["created_at"].dt.tz_localize(zone).dt.tz_convert("UTC").astype(
+                "datetime64[us, UTC]")
         if meta.get("format", 1) >= 2:
             table = table.sort_values("row").drop(columns="row").reset_index(drop=True)
             if "created_at" in table.columns:
                 table["created_at"] = pd.to_datetime(table["created_at"], utc=True, format="ISO8601")
             table = table.astype(meta.get("dtypes", {}))
-            rows = spark.read.parquet(os.path.join(path, "features")).toPandas().sort_values("position")
-            slots = [Slot(f, c, None if pd.isna(i) else int(i))
-                     for f, c, i in zip(rows["feature"], rows["column"], rows["index"])]
+            if meta.get("slots", True):
+                rows = spark.read.parquet(os.path.join(path, "features")).toPandas().sort_values("position")
+                slots = [Slot(f, c, None if pd.isna(i) else int(i))
+                         for f, c, i in zip(rows["feature"], rows["column"], rows["index"])]
         model = self.cls(table, meta.get("run", {}), slots)
         model._resetUid(meta["uid"])
         DefaultParamsReader.getAndSetParams(model, meta)

@@ -6,6 +6,7 @@ from pyspark.ml import Estimator
 from pyspark.ml.linalg import VectorUDT
 from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
+from ..data.columns import qcol
 from ..errors import InputError
 from .model import FeatureRankingModel
 from .params import RankerParams, check_names
@@ -59,7 +60,7 @@ class FeatureRanker(Estimator, RankerParams, DefaultParamsReadable, DefaultParam
                                  f"columns: {', '.join(vectors) or 'none'})")
             if features_col in targets:
                 raise InputError(f"featuresCol '{features_col}' is also a target")
-            dataset = dataset.select(*[dataset[c] for c in (*targets, features_col)])
+            dataset = dataset.select(*[qcol(c) for c in (*targets, features_col)])
         check_unique(named_slots(dataset.schema, features_col), targets, features_col)
         return dataset
 
