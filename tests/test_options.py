@@ -111,7 +111,10 @@ def test_estimator_params_are_derived_from_the_table():
 
     ranker = FeatureRanker()
     names = {p.name for p in ranker.params}
-    expected = {o.param_name for o in O.estimator_options()} | {"numTopFeatures", "selectionScore"}
+    from spark_fr.estimator import STAGE_OPTIONS
+
+    expected = {o.param_name for o in O.estimator_options()} | {o.name for o in STAGE_OPTIONS}
+    assert {o.name for o in STAGE_OPTIONS} == {"labelCol", "outputCol", "hierarchy", "numTopFeatures", "selectionScore"}
     assert names == expected
     assert {"numTrees", "targetCols", "reliefNeighbours", "maxFeatures", "seed"} <= names
     assert ranker.getOrDefault("minSamplesLeaf") == O.option("min_samples_leaf").default

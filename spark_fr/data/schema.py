@@ -184,7 +184,7 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
         elif isinstance(f.dataType, (T.StringType, T.BooleanType)):
             out.append(ColumnInfo(f.name, "nominal", None, f.name))
         elif isinstance(f.dataType, VectorUDT) and (features_col is None or f.name == features_col):
-            names = vector_names or _vector_names_from_metadata(df, f)
+            names = vector_names or vector_names_from_metadata(f)
             if names is None:
                 size = _vector_size(df, f.name)
                 names = [f"{f.name}[{i}]" for i in range(size)]
@@ -196,7 +196,8 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
     return out
 
 
-def _vector_names_from_metadata(df, field_) -> list | None:
+def vector_names_from_metadata(field_) -> list | None:
+    """The names of a vector field's elements from its Spark ML attribute metadata, or None without it."""
     meta = field_.metadata.get("ml_attr", {}) if field_.metadata else {}
     attrs = meta.get("attrs")
     size = meta.get("num_attrs")
