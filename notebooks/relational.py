@@ -33,6 +33,7 @@ except NameError:  # plain Python (the tests) or Jupyter: widgets keep their def
 
 dbutils.widgets.text("schema", find_path("conf/relational/financial.yaml"), "schema: YAML file")
 dbutils.widgets.text("trees", "50", "trees (bagging)")
+dbutils.widgets.text("cv_folds", "10", "cv_folds: cross-validation folds (0: none)")
 dbutils.widgets.text("output", os.environ.get("SPARK_FR_OUT", "out/relational"), "output: folder for the results")
 
 spark = get_spark()  # the notebook's session on Databricks; a local one elsewhere
@@ -59,13 +60,13 @@ for name, table in schema.tables.items():
 
 # MAGIC %md
 # MAGIC ## Rank
-# MAGIC Bagging of PCTs (the thesis's relational setting); `cv_folds` (10 by default here) gives the model's
+# MAGIC Bagging of PCTs (the thesis's relational setting); `cv_folds` (10 by default) gives the model's
 # MAGIC cross-validated accuracy, which says whether the ranking is worth reading.
 
 # COMMAND ----------
 
-ranking = spark_fr.rank_relational(tables, schema=schema, trees=int(dbutils.widgets.get("trees")), seed=1,
-                                   spark=spark)
+ranking = spark_fr.rank_relational(tables, schema=schema, trees=int(dbutils.widgets.get("trees")),
+                                   cv_folds=int(dbutils.widgets.get("cv_folds")), seed=1, spark=spark)
 display(ranking)  # relations, attributes and features: the top 10 per score
 
 # COMMAND ----------

@@ -188,7 +188,7 @@ def to_ipynb(source: str, skip_pip: bool = False) -> dict:
         if kind == "magic" and skip_pip and text.lstrip().startswith("%pip"):
             continue
         cell = {"id": f"cell-{len(out)}", "cell_type": "markdown" if kind == "markdown" else "code", "metadata": {},
-                "source": text.splitlines(keepends=True)}
+                "source": text}
         if cell["cell_type"] == "code":
             cell.update(execution_count=None, outputs=[])
         out.append(cell)

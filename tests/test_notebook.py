@@ -62,9 +62,10 @@ def test_quickstart_runs_as_a_script(tmp_path):
 
 def test_relational_notebook_runs_as_a_script(tmp_path):
     """notebooks/relational.py: the financial tables read with Spark and passed as DataFrames."""
-    r = _run_script(ROOT / "notebooks" / "relational.py", tmp_path, trees=10)
+    r = _run_script(ROOT / "notebooks" / "relational.py", tmp_path, trees=10, cv_folds=2)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "genie3, relations (top 10):" in r.stdout and "loan.account_id->account" in r.stdout
+    assert "(2 folds)" in r.stdout  # the widgets' values reached the run
     assert "[spark_fr " in r.stderr and "relational: " in r.stderr
     table = pd.read_csv(tmp_path / "financial" / "ranking.csv")
     assert set(table.level) == {"feature", "attribute", "relation"}
@@ -133,7 +134,7 @@ def test_source_cells_and_ipynb_of_a_source_notebook():
                                   ("code", "x = 1\n# a comment")]
     nb = to_ipynb(text)
     assert [c["cell_type"] for c in nb["cells"]] == ["markdown", "code", "code"]
-    assert "".join(nb["cells"][1]["source"]) == "%pip install spark_fr"
+    assert nb["cells"][1]["source"] == "%pip install spark_fr"
     assert [c["cell_type"] for c in to_ipynb(text, skip_pip=True)["cells"]] == ["markdown", "code"]
     with pytest.raises(InputError, match="not a Databricks source notebook"):
         source_cells("print(1)\n")
@@ -146,7 +147,7 @@ def test_ipynb_command_line(tmp_path):
     assert r.returncode == 0, r.stderr
     nb = json.loads(out.read_text())
     assert nb["nbformat"] == 4 and nb["cells"][0]["cell_type"] == "markdown"
-    assert "".join(nb["cells"][1]["source"]) == "%pip install spark_fr"
+    assert nb["cells"][1]["source"] == "%pip install spark_fr"
     bad = subprocess.run([sys.executable, "-m", "spark_fr.notebook", str(ROOT / "README.md"), str(out)],
                          capture_output=True, text=True, env=_subprocess_env(), cwd=str(ROOT), timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a Databricks source notebook" in bad.stderr
