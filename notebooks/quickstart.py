@@ -39,7 +39,10 @@ dbutils.widgets.text("targets", "", "targets: columns, comma-separated (empty: f
 dbutils.widgets.text("trees", "100", "trees")
 dbutils.widgets.text("output", os.environ.get("SPARK_FR_OUT", "out/quickstart"), "output: folder for the results")
 
-spark = get_spark()  # the notebook's session on Databricks; a local one elsewhere
+try:
+    spark  # Databricks (and pyspark's shell): the notebook's session
+except NameError:
+    spark = get_spark()  # the active session, or a local one
 
 # COMMAND ----------
 

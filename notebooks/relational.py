@@ -36,7 +36,10 @@ dbutils.widgets.text("trees", "50", "trees (bagging)")
 dbutils.widgets.text("cv_folds", "10", "cv_folds: cross-validation folds (0: none)")
 dbutils.widgets.text("output", os.environ.get("SPARK_FR_OUT", "out/relational"), "output: folder for the results")
 
-spark = get_spark()  # the notebook's session on Databricks; a local one elsewhere
+try:
+    spark  # Databricks (and pyspark's shell): the notebook's session
+except NameError:
+    spark = get_spark()  # the active session, or a local one
 
 # COMMAND ----------
 

@@ -40,6 +40,7 @@ def _run_script(notebook: Path, tmp_path: Path, **widgets) -> subprocess.Complet
     """The notebook as a plain Python process from the project's root, widgets set by the environment."""
     env = _subprocess_env()
     env.pop("SPARK_FR_DATA", None)  # the datasets are found from the working directory upwards
+    env.pop("SPARK_FR_DRIVER_MAX_SECONDS", None)  # as users run it: small work in the driver
     env["SPARK_FR_OUT"] = str(tmp_path)
     env.update({Widgets.env_name(k): str(v) for k, v in widgets.items()})
     return subprocess.run([sys.executable, str(notebook)], capture_output=True, text=True, env=env, timeout=900,
@@ -84,6 +85,7 @@ def test_quickstart_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     for key, value in _subprocess_env().items():  # the kernel inherits this process's environment
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("SPARK_FR_DATA", raising=False)
+    monkeypatch.delenv("SPARK_FR_DRIVER_MAX_SECONDS", raising=False)  # as users run it: small work in the driver
     monkeypatch.setenv("SPARK_FR_OUT", str(tmp_path))
     monkeypatch.setenv(Widgets.env_name("trees"), "20")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
