@@ -7,6 +7,7 @@
 from .api import rank  # noqa: E402
 from .errors import InputError  # noqa: E402
 from .ranking import Ranking  # noqa: E402
+from .runtime.logs import set_verbosity  # noqa: E402
 from .version import __version__  # noqa: E402
 
 
@@ -23,4 +24,4 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["rank", "rank_relational", "Ranking", "InputError", "FeatureRanker", "FeatureRankingModel", "__version__"]
+__all__ = ["rank", "rank_relational", "Ranking", "InputError", "set_verbosity", "FeatureRanker", "FeatureRankingModel", "__version__"]

@@ -24,6 +24,7 @@ import numpy as np
 
 from . import options as O
 from . import tasks
+from .runtime.logs import show_logs_by_default
 from .runtime.session import master_of
 from .data.schema import resolve
 from .ensemble.params import BoostingParams, EnsembleParams
@@ -164,6 +165,7 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     """
     params = dict(params or {})
     t_start = time.perf_counter()
+    show_logs_by_default()  # a notebook or a plain session that configured no logging sees the progress
     _check_data(data)
     given = {k for k, v in params.items() if v is not None}
     opts = O.check_keywords({"targets": targets, "task": task, "method": method, **params})

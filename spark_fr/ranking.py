@@ -6,11 +6,27 @@ ranking), ``importance``, ``rank`` (1 = most important, per score and target), `
 
 Ranks are ordinal (no shared ranks): higher importance first, then features that can be used before
 features that cannot (constant or all missing: they get importance 0 and the last ranks), then file order.
+
+In notebooks (decisions)
+------------------------
+* ``display(ranking)``, or a ranking as a cell's last expression, shows :meth:`Ranking.to_html`
+  (``_repr_html_``): the run's key facts (rows x features, task, targets, method, trees, seed, time,
+  cross-validation, warnings) and a compact table of the top 10 features per score (joint ranking), one
+  column pair per score. Jupyter calls ``_repr_html_`` through IPython's display; Databricks' ``display()``
+  calls it too for any object that has it (its DataFrame grid is for ``display(ranking.to_spark())``). The
+  HTML is self-contained (inline styles, escaped names): Databricks shows it in a frame.
+* :meth:`Ranking.plot` returns a matplotlib figure that is closed (removed from pyplot's list of open
+  figures) and shows once: as a cell's last expression, or with ``display(fig)``. An open figure would be
+  shown twice in Jupyter (once by the inline backend at the end of the cell, once as the cell's value), and
+  figures left open pile up in a long session. Outside IPython, figures are drawn with the Agg backend (no
+  window, no display needed, as in Spark jobs); inside IPython the notebook's backend is left as it is.
 """
 from __future__ import annotations
 
+import html
 import json
 import os
+import sys
 import uuid
 from datetime import datetime, timezone
 
@@ -207,6 +223,73 @@ class Ranking:
         n_feat = self._table["feature"].nunique()
         return f"Ranking(run_id={self.run_id!r}, features={n_feat}, scores={self.scores})"
 
+    def facts(self) -> list:
+        """The run's key facts as short phrases (rows x features, task and targets, method, seed, time, ...)."""
+        m, p = self.metadata, self.metadata.get("params") or {}
+        out = []
+        if m.get("n_rows") is not None and m.get("n_features") is not None:
+            out.append(f"{m['n_rows']:,} rows × {m['n_features']:,} features")
+        targets = list(p.get("targets") or [])
+        if p.get("task"):
+            shown = ", ".join(targets[:4]) + (f", … ({len(targets)} targets)" if len(targets) > 4 else "")
+            out.append(f"task {p['task']}" + (f" ({shown})" if targets else ""))
+        method = p.get("method")
+        if method == "ensemble":
+            out.append(f"{p.get('ensemble', 'ensemble')} of {p.get('trees')} trees")
+        elif method == "boosting":
+            out.append(f"boosting, {p.get('trees')} rounds")
+        elif method:
+            out.append(method + (f", k = {p['relief_neighbours']}" if p.get("relief_neighbours") else ""))
+        if p.get("seed") is not None:
+            out.append(f"seed {p['seed']}")
+        total = (m.get("timings") or {}).get("total_s")
+        if total is not None:
+            out.append(f"{total:.1f} s")
+        cv = m.get("cross_validation") or {}
+        if cv.get("mean") is not None:
+            out.append(f"cross-validated {cv.get('metric', 'accuracy')} {cv['mean']:.3f} "
+                       f"(baseline {cv.get('baseline', float('nan')):.3f})")
+        return out
+
+    def _html_sections(self, n: int) -> list:
+        """``[(heading, {score: top rows})]`` for :meth:`to_html`: the joint ranking of every score."""
+        return [("", {score: self.top(score, n) for score in self.scores})]
+
+    def to_html(self, n: int = 10) -> str:
+        """A compact HTML view: the run's key facts and the top ``n`` features per score (what ``display`` and
+        a notebook cell show, see the module notes).
+
+        Parameters
+        ----------
+        n : int
+            Rows per score.
+
+        Returns
+        -------
+        str
+            Self-contained HTML (inline styles, escaped names).
+        """
+        n = positive_int(n, "n")
+        e = html.escape
+        kind = type(self).__name__
+        parts = [f'<div style="font-family:sans-serif;font-size:13px">',
+                 f'<div><b>spark_fr {e(kind)}</b> <code style="font-size:11px">{e(str(self.run_id))}</code>'
+                 f'{" · " if self.facts() else ""}{e(" · ".join(self.facts()))}</div>']
+        for warning in self.metadata.get("warnings") or []:
+            parts.append(f'<div style="color:#a94400">⚠ {e(str(warning))}</div>')
+        for heading, tops in self._html_sections(n):
+            parts.append(_html_table(heading, tops))
+        per_target = [t for t in self.targets if t != ALL_TARGETS]
+        hint = (f"per-target rankings for {len(per_target)} targets: <code>ranking.top(score, target=…)</code>; "
+                if per_target else "")
+        parts.append(f'<div style="color:#666;font-size:11px">{hint}all {len(self._table):,} rows: '
+                     f'<code>ranking.to_pandas()</code>, <code>ranking.to_spark()</code>; chart: '
+                     f'<code>ranking.plot()</code></div></div>')
+        return "".join(parts)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
     def write(self, path: str, format: str = "csv", mode: str | None = None) -> str:
         """Write the ranking (see :func:`spark_fr.io.writers.write_ranking`: an existing path is replaced only
         if it holds a ranking spark_fr wrote); returns the path."""
@@ -220,7 +303,8 @@ class Ranking:
         Parameters
         ----------
         path : str, optional
-            Save the figure as PNG here.
+            Save the figure as PNG here; without it the figure is only returned (in a notebook it shows as the
+            cell's value, or with ``display(fig)``; see the module notes).
         top : int
         target : str
             Which target's ranking ('__all__' = joint).
@@ -228,6 +312,7 @@ class Ranking:
         Returns
         -------
         matplotlib.figure.Figure
+            Closed (not in pyplot's open figures): it shows once in a notebook, and ``fig.savefig`` still works.
         """
         top = positive_int(top, "top")
         self._selection(None, 1, target)
@@ -287,18 +372,15 @@ class Ranking:
         return self._save(fig, path)
 
     def _save(self, fig, path: str | None):
-        """Save ``fig`` as PNG at ``path`` (atomically, marked with the run id) and close it; returns it."""
+        """Save ``fig`` as PNG at ``path`` if given (atomically, marked with the run id); close it (pyplot's list
+        of open figures forgets it, see the module notes) and return it."""
         import matplotlib.pyplot as plt
 
+        plt.close(fig)
         if path:
             if os.path.isdir(path):
-                plt.close(fig)
                 raise InputError(f"plot path {path} is a directory; give a .png file name")
-            try:
-                check_creatable(path, "plot path")
-            except InputError:
-                plt.close(fig)
-                raise
+            check_creatable(path, "plot path")
             parent = os.path.dirname(os.path.abspath(path))
             os.makedirs(parent, exist_ok=True)
             tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}.png")
@@ -308,7 +390,6 @@ class Ranking:
             finally:
                 if os.path.exists(tmp):
                     os.remove(tmp)
-            plt.close(fig)
         return fig
 
 
@@ -319,11 +400,45 @@ def positive_int(value, name: str) -> int:
     return int(value)
 
 
+def _html_table(heading: str, tops: dict) -> str:
+    """One HTML table: a rank column, then a (feature, importance) column pair per score."""
+    e = html.escape
+    tops = {score: top for score, top in tops.items() if not top.empty}
+    if not tops:
+        return ""
+    cell = 'style="padding:1px 8px;text-align:{}"'
+    head = "".join(f'<th colspan="2" {cell.format("left")}>{e(score)}</th>' for score in tops)
+    rows = []
+    for i in range(max(len(top) for top in tops.values())):
+        cells = [f'<td {cell.format("right")}>{i + 1}</td>']
+        for top in tops.values():
+            if i < len(top):
+                r = top.iloc[i]
+                std = "" if pd.isna(r["importance_std"]) else f' title="± {r["importance_std"]:.4g}"'
+                cells.append(f'<td {cell.format("left")}>{e(str(r["feature"]))}</td>'
+                             f'<td {cell.format("right")}{std}>{r["importance"]:.4g}</td>')
+            else:
+                cells.append("<td></td><td></td>")
+        rows.append(f"<tr>{''.join(cells)}</tr>")
+    caption = f'<caption style="text-align:left;font-weight:bold">{e(heading)}</caption>' if heading else ""
+    return (f'<table style="border-collapse:collapse;margin:4px 0;font-size:12px">{caption}'
+            f'<thead><tr><th {cell.format("right")}>rank</th>{head}</tr></thead><tbody>{"".join(rows)}</tbody>'
+            f"</table>")
+
+
+def _in_ipython() -> bool:
+    """Whether this process runs an IPython shell (Jupyter, Databricks, a terminal IPython)."""
+    ipython = sys.modules.get("IPython")
+    return bool(ipython is not None and getattr(ipython, "get_ipython", lambda: None)() is not None)
+
+
 def _pyplot():
-    """matplotlib's pyplot on the Agg backend (no display needed)."""
+    """matplotlib's pyplot: on the Agg backend (no display needed) outside IPython; in IPython (a notebook) on
+    the backend the notebook chose, so figures show inline."""
     import matplotlib
 
-    matplotlib.use("Agg", force=False)
+    if not _in_ipython():
+        matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
 
     return plt

@@ -26,6 +26,7 @@ import time
 from .. import options as O
 from ..api import check_options, run_ranking
 from ..errors import InputError
+from ..runtime.logs import show_logs_by_default
 from .checks import empty_target, source_of
 from .generate import generate_features
 from .rollup import RelationalRanking, feature_relations
@@ -89,6 +90,7 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
     spark_fr.errors.InputError
         A bad schema, table, option or value (one line).
     """
+    show_logs_by_default()  # a notebook that configured no logging sees the generation's and ranking's lines
     if schema is None:
         raise InputError("rank_relational needs a schema (a YAML file or a dict): tables, keys, foreign keys, target")
     if relation_rollup not in ("node", "feature"):

@@ -194,6 +194,18 @@ class RelationalRanking(Ranking):
                          f"{accuracy['mean']:.4f} (baseline {accuracy.get('baseline', float('nan')):.4f})")
         return "\n".join(lines)
 
+    def facts(self) -> list:
+        """The key facts of :meth:`Ranking.facts`, with the relational generation's (tables, features)."""
+        info = self.metadata.get("relational") or {}
+        extra = [f"{info['features']:,} features generated from {len(info['tables'])} tables"] \
+            if info.get("features") is not None and info.get("tables") else []
+        return extra + super().facts()
+
+    def _html_sections(self, n: int) -> list:
+        """One table per level (relations, attributes, features), the top ``n`` rows per score."""
+        return [(f"{level}s", {score: self.top(score, n, level=level) for score in self.scores})
+                for level in reversed(self.levels)]
+
     def _spark_fields(self) -> list:
         """The contract's columns, then ``level`` and ``lineage``."""
         from pyspark.sql import types as T
@@ -205,9 +217,18 @@ class RelationalRanking(Ranking):
         """Bar charts of the ``top`` rows per level (rows of panels) and score (columns); for a boosting run, the
         features' importance against the tree index (:meth:`plot_curves`).
 
+        Parameters
+        ----------
+        path : str, optional
+            Save the figure as PNG here; without it the figure is only returned (it shows as a notebook cell's
+            value, or with ``display(fig)``: :mod:`spark_fr.ranking`).
+        top : int
+        target : str
+
         Returns
         -------
         matplotlib.figure.Figure
+            Closed (not in pyplot's open figures), as :meth:`spark_fr.ranking.Ranking.plot`.
         """
         from ..ranking import _pyplot
 

@@ -18,13 +18,24 @@ Sketch
   left to the bytecode interpreter they ran 2x slower (measured: the 10^7-row relational benchmark took
   58.6 s instead of 70.6 s with it). Under ``spark-submit`` the JVM is already running: pass it with
   ``--driver-java-options`` there (the README says so).
+* Before launching a JVM, :func:`check_java` finds the ``java`` that Spark's launcher will run (as
+  ``spark-class`` does: ``$JAVA_HOME/bin/java``, else ``java`` on ``PATH``) and asks it its version
+  (``java -version``, a fraction of a second): no Java, a ``JAVA_HOME`` without one, a ``java`` that does not
+  run, or a Java older than :data:`MIN_JAVA` is a one-line :class:`JavaError` (an ``InputError``: exit code
+  2 from ``jobs/rank.py``, nothing written) naming the cause and the fix, instead of pyspark's
+  ``[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number``. Decision: newer
+  Javas are accepted (Spark 4 supports 17 and 21; 25 started and ran jobs here); a session that exists
+  already, or a JVM started by ``spark-submit``, is not checked.
 """
 from __future__ import annotations
 
 import atexit
 import contextlib
+import functools
 import os
 import re
+import shutil
+import subprocess
 import sys
 import tempfile
 import threading
@@ -37,6 +48,83 @@ MASTER_URL = re.compile(r"^(local(\[(\*|[1-9]\d*)(,\d+)?\])?|local-cluster\[\d+,
 _JVM_LOG: dict = {}
 #: HotSpot options for a JVM this module launches (see the module sketch)
 JVM_OPTIONS = "-XX:-DontCompileHugeMethods"
+
+
+#: the oldest Java that Spark 4 (pyspark 4.x) runs on
+MIN_JAVA = 17
+JAVA_HELP = "install Java 17 or newer (e.g. apt-get install openjdk-17-jdk-headless) or set JAVA_HOME to one"
+
+
+class JavaError(InputError):
+    """The machine's Java cannot run Spark (missing, not runnable, too old): one line naming the cause."""
+
+
+def find_java() -> tuple:
+    """``(path of the java Spark's launcher will run, how it was found)``, as ``spark-class`` finds it.
+
+    Raises
+    ------
+    JavaError
+        ``JAVA_HOME`` is set but holds no ``bin/java``, or it is unset and no ``java`` is on ``PATH``.
+    """
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        java = os.path.join(home, "bin", "java")
+        if not (os.path.isfile(java) and os.access(java, os.X_OK)):
+            raise JavaError(f"JAVA_HOME={home} points to no Java ({java} is not there); set JAVA_HOME to a Java "
+                            f"{MIN_JAVA}+ installation (such as /usr/lib/jvm/java-17-openjdk-amd64), or unset it to "
+                            f"use the java on PATH")
+        return java, f"JAVA_HOME={home}"
+    java = shutil.which("java")
+    if java is None:
+        raise JavaError(f"Java not found (JAVA_HOME is not set and no java is on PATH); Spark needs Java "
+                        f"{MIN_JAVA} or newer: {JAVA_HELP}")
+    return java, "PATH"
+
+
+def java_major(banner: str) -> int | None:
+    """The major version in ``java -version``'s output (``version "17.0.15"`` -> 17, ``"1.8.0_292"`` -> 8)."""
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', banner)
+    if not found:
+        return None
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major
+
+
+@functools.lru_cache(maxsize=8)
+def _java_version(java: str) -> tuple:
+    """``(major or None, first line of the banner or of the failure)`` of one java executable."""
+    try:
+        done = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return None, f"{type(err).__name__}: {err}"
+    banner = (done.stderr or "") + (done.stdout or "")
+    first = next((ln.strip() for ln in banner.splitlines() if ln.strip()), f"exit code {done.returncode}")
+    return (java_major(banner) if done.returncode == 0 else None), first
+
+
+def check_java() -> int:
+    """Check that the Java Spark's launcher will run is there and is Java :data:`MIN_JAVA` or newer.
+
+    Returns
+    -------
+    int
+        Its major version.
+
+    Raises
+    ------
+    JavaError
+        One line naming the cause (module sketch).
+    """
+    java, how = find_java()
+    major, first = _java_version(os.path.realpath(java))
+    where = java if how == "PATH" else f"{java} ({how})"
+    if major is None:
+        raise JavaError(f"the java at {where} does not run ({first}); {JAVA_HELP}")
+    if major < MIN_JAVA:
+        raise JavaError(f"Java {major} found at {where}; Spark 4 needs Java {MIN_JAVA} or newer: {JAVA_HELP}")
+    return major
 
 
 def _under_spark_submit() -> bool:
@@ -239,6 +327,14 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
     Returns
     -------
     pyspark.sql.SparkSession
+
+    Raises
+    ------
+    JavaError
+        A new local or cluster session is needed and the Java it would run is missing or too old
+        (:func:`check_java`).
+    spark_fr.errors.InputError
+        ``master`` is not a Spark master URL.
     """
     from pyspark.sql import SparkSession
 
@@ -256,6 +352,7 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
     else:
         master = master or "local[*]"
         check_master(master)
+        check_java()  # a JVM is about to be launched: a missing or old Java is named, not JAVA_GATEWAY_EXITED
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         if master.startswith("local"):
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
