@@ -109,7 +109,7 @@ def run(opts: dict, given: set = frozenset()) -> int:
     from .api import rank, warm_up, when_session_ready
 
     if not debug:
-        when_session_ready(starting, lambda s: s.sparkContext.setLogLevel("OFF"))
+        when_session_ready(starting, _quiet_spark)
     warm_up(opts["method"])
     if opts.get("schema"):
         from .relational.rank import rank_relational
@@ -132,6 +132,14 @@ def run(opts: dict, given: set = frozenset()) -> int:
     print(ranking.summary(10))
     log.info("done in %.1f s", time.perf_counter() - t0)
     return 0
+
+
+def _quiet_spark(session) -> None:
+    """Spark's own log off (a classic session; a Spark Connect session's log is the server's)."""
+    from .runtime.engine import is_connect
+
+    if not is_connect(session):
+        session.sparkContext.setLogLevel("OFF")
 
 
 #: the sessions this process started (see :func:`abandoned_start`)

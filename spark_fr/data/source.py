@@ -19,15 +19,13 @@ on which one was used.
 """
 from __future__ import annotations
 
-import pickle
+import logging
 from abc import ABC, abstractmethod
 
-import pyarrow as pa
-from pyspark import StorageLevel
-
+from ..runtime.engine import engine_for
 from .columns import safe_select
 
-_PAYLOAD = "payload binary"
+log = logging.getLogger(__name__)
 
 
 class BatchSource(ABC):
@@ -48,7 +46,8 @@ class BatchSource(ABC):
 
     @abstractmethod
     def map(self, spark, fn):
-        """An RDD of the objects ``fn`` yields from each partition's batches (computed by Spark tasks)."""
+        """The :class:`~spark_fr.runtime.engine.Parts` of the objects ``fn`` yields from each partition's batches
+        (computed by Spark tasks)."""
 
     def cache(self) -> None:
         """Keep the input for several passes (no-op when reading it again is cheap)."""
@@ -80,14 +79,16 @@ class FrameSource(BatchSource):
         return self.df.toArrow().to_batches()
 
     def map(self, spark, fn):
-        def wrap(batches):
-            for obj in fn(batches):
-                yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(obj)], pa.binary())], names=["payload"])
-
-        return self.df.mapInArrow(wrap, _PAYLOAD).rdd.map(lambda row: pickle.loads(row["payload"]))
+        return engine_for(spark).from_frame(self.df, fn)
 
     def cache(self):
-        self._cached = self.df.persist(StorageLevel.MEMORY_AND_DISK)
+        from pyspark import StorageLevel
+
+        try:
+            self._cached = self.df.persist(StorageLevel.MEMORY_AND_DISK)
+        except Exception as err:  # a session that caches nothing (serverless compute): read it again instead
+            log.info("input not persisted (%s): read again for each pass", str(err).splitlines()[0][:120])
+            return
         self.df = self._cached
 
     def release(self):

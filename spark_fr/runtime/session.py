@@ -199,6 +199,11 @@ def master_of(spark) -> str:
     waiting for it: a run that never needed Spark does not wait for the JVM to report it)."""
     if isinstance(spark, SessionStart) and not spark.ready and not _under_spark_submit():
         return spark.requested_master
+    if type(spark).__module__.startswith("pyspark.sql.connect"):  # no sparkContext: the server's setting
+        try:
+            return str(spark.conf.get("spark.master", "connect"))
+        except Exception:  # a server that does not say (serverless compute)
+            return "connect"
     return spark.sparkContext.master
 
 
