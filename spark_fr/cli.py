@@ -91,12 +91,15 @@ def rank_keywords(opts: dict, given: set) -> dict:
 def run(opts: dict, given: set = frozenset()) -> int:
     """Run a ranking job from resolved options; returns the exit code."""
     from .io.writers import Publication
-    from .runtime.session import SessionStart, check_master
+    from .runtime.session import SessionStart, check_master, remote_url
 
     t0 = time.perf_counter()
     publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot")).check()
     if opts.get("master"):
         check_master(opts["master"])
+        if remote_url() is not None:
+            raise InputError(f"--master {opts['master']} and SPARK_REMOTE={remote_url()} cannot be used together: "
+                             f"SPARK_REMOTE makes a Spark Connect session, whose server has its own master")
     debug = opts.get("log_level") == "debug"
     # the JVM starts when Spark is first needed (reading with Spark, work too large for the driver), in the
     # background: this thread goes on with what it can do without Spark until it uses the session

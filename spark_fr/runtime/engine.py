@@ -72,13 +72,11 @@ def session_of(spark):
 
 
 def is_connect(spark) -> bool:
-    """Whether ``spark`` is a Spark Connect session (no ``sparkContext``); a session of ours still starting is
-    classic (we start local, classic sessions)."""
-    from .session import SessionStart
+    """Whether ``spark`` is a Spark Connect session (no ``sparkContext``); for a session of ours still starting,
+    whether it will be one (``SPARK_REMOTE``, :func:`spark_fr.runtime.session.remote_url`)."""
+    from .session import is_connect_session
 
-    if isinstance(spark, SessionStart):
-        return False
-    return type(spark).__module__.startswith("pyspark.sql.connect")
+    return is_connect_session(spark)
 
 
 def session_kind(spark) -> str:
