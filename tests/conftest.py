@@ -88,6 +88,7 @@ def _start_connect(tmp: str) -> None:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.connect.progress.reportInterval", "200ms")  # task counts for the progress test
         .config("spark.local.dir", f"{tmp}/local")
         .config("spark.sql.warehouse.dir", f"{tmp}/warehouse")
         .config("spark.driver.extraJavaOptions", with_jvm_options(f"-Djava.io.tmpdir={tmp}"))

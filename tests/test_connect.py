@@ -84,6 +84,36 @@ def case_boosting(spark, uri):
     return _table(r), _meta(r), r.metadata["cross_validation"]["per_fold"]
 
 
+def case_progress(spark, pdf):
+    """A ranking in 6 Spark tasks (the cost model scaled up) with a progress line every 0.2 s: the lines' numbers."""
+    import logging
+    import os
+
+    from spark_fr.ensemble import spark as ensemble_spark
+
+    lines = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            if getattr(record, "progress", None) and record.progress["label"] == "trees":
+                lines.append(record.progress)
+
+    handler, logger = Keep(), logging.getLogger("spark_fr.progress")
+    saved = ensemble_spark._SECONDS_PER_UNIT, logger.level, os.environ.get("SPARK_FR_PROGRESS_SECONDS")
+    ensemble_spark._SECONDS_PER_UNIT = 1e-3
+    os.environ["SPARK_FR_PROGRESS_SECONDS"] = "0.2"
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        r = spark_fr.rank(spark.createDataFrame(pdf), targets="y1,y2", trees=24, seed=1, spark=spark)
+    finally:
+        ensemble_spark._SECONDS_PER_UNIT = saved[0]
+        logger.removeHandler(handler)
+        logger.setLevel(saved[1])
+        os.environ.pop("SPARK_FR_PROGRESS_SECONDS")
+    return lines, _meta(r)
+
+
 def case_relational(spark, tables, schema):
     from test_relational_ranking import spark_tables
 
@@ -136,14 +166,29 @@ def test_boosting_with_folds_on_spark_from_a_uri_same_bits(spark, connect, files
     assert folds_c == folds_r and len(folds_c) == 3
 
 
+def test_progress_under_connect_follows_the_running_job(connect):
+    """Under Connect the 'trees' lines keep one total, never go back, and count trees done while the job runs
+    (from the session's progress handler: the stage's finished tasks)."""
+    lines, meta = connect.run(case_progress, mtr_frame(3000).drop(columns=["c"]))
+    assert meta["session"] == "connect" and meta["executed_on"] == "spark" and meta["tree_groups"] == 6
+    assert lines and {s["total"] for s in lines} == {24}
+    assert [s["done"] for s in lines] == sorted(s["done"] for s in lines)
+    assert any(not s["final"] and 0 < s["done"] < 24 and s["eta_s"] > 0 for s in lines)
+    assert lines[-1]["final"] and lines[-1]["done"] == 24
+
+
 def test_relational_spark_engine_same_bits(spark, connect):
     from test_relational_ranking import PLANTED_SCHEMA, planted_tables
 
-    tables = planted_tables(n=120)
-    classic, _ = case_relational(spark, tables, PLANTED_SCHEMA)
-    remote, meta_r = connect.run(case_relational, tables, PLANTED_SCHEMA)
+    tables = {k: v for k, v in planted_tables(n=120).items() if k in ("customer", "trans")}
+    schema = {**PLANTED_SCHEMA, "max_depth": 1,  # the customers and their transactions: one to-many hop
+              "tables": {k: v for k, v in PLANTED_SCHEMA["tables"].items() if k in tables}}
+    schema["tables"]["customer"] = {"key": "customer_id"}
+    classic, _ = case_relational(spark, tables, schema)
+    remote, meta_r = connect.run(case_relational, tables, schema)
     same(classic, remote)
     assert set(classic.level) == {"feature", "attribute", "relation"} and meta_r["session"] == "connect"
+    assert "trans.amount" in set(classic[classic.level == "attribute"].feature)
 
 
 def test_estimator_fit_and_transform_same_bits(spark, connect):
