@@ -114,6 +114,19 @@ def case_progress(spark, pdf):
     return lines, _meta(r)
 
 
+def case_on_driver(spark, path):
+    """Small work with the driver limit back at its default: no Spark job, whatever the session."""
+    import os
+
+    saved = os.environ.pop("SPARK_FR_DRIVER_MAX_SECONDS", None)
+    try:
+        r = spark_fr.rank(path, targets="Y1,Y2", method="relief", relief_neighbours=5, seed=2, spark=spark)
+    finally:
+        if saved is not None:
+            os.environ["SPARK_FR_DRIVER_MAX_SECONDS"] = saved
+    return _table(r), _meta(r, ("session", "executed_on", "spark_jobs"))
+
+
 def case_relational(spark, tables, schema):
     from test_relational_ranking import spark_tables
 
@@ -164,6 +177,17 @@ def test_boosting_with_folds_on_spark_from_a_uri_same_bits(spark, connect, files
     remote, meta_r, folds_r = connect.run(case_boosting, files["class_csv_uri"])
     same(classic, remote)
     assert folds_c == folds_r and len(folds_c) == 3
+
+
+def test_small_work_on_the_driver_never_needs_a_spark_context(spark, connect, datasets):
+    """A small local ARFF file: parsed and ranked in the driver under either session (under Connect, any use of
+    ``sparkContext`` would raise JVM_ATTRIBUTE_NOT_SUPPORTED); the same ranking."""
+    path = str(datasets / "mtr_enb/enb.arff")
+    classic, meta_c = case_on_driver(spark, path)
+    remote, meta_r = connect.run(case_on_driver, path)
+    same(classic, remote)
+    assert meta_c == {"session": "classic", "executed_on": "driver", "spark_jobs": 0}
+    assert meta_r == {"session": "connect", "executed_on": "driver", "spark_jobs": None}
 
 
 def test_progress_under_connect_follows_the_running_job(connect):
