@@ -25,6 +25,7 @@ import numpy as np
 from . import options as O
 from . import tasks
 from .runtime.logs import show_logs_by_default
+from .runtime.engine import is_connect, session_kind, session_of
 from .runtime.session import master_of
 from .data.schema import resolve
 from .ensemble.params import BoostingParams, EnsembleParams
@@ -182,7 +183,7 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
         raise InputError(f"spark must be a SparkSession, not {type(spark).__name__} {spark!r:.40}")
     timings = {}
     job_group = f"spark_fr-{uuid.uuid4().hex}"
-    when_session_ready(spark, lambda s: s.sparkContext.setJobGroup(job_group, "spark_fr rank"))
+    when_session_ready(spark, lambda s: _tag_jobs(s, job_group))
     interrupted = False
     try:
         run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings, feature_relations,
@@ -195,12 +196,32 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     finally:
         n_jobs = 0
         if getattr(spark, "ready", True) and not interrupted:  # a session still starting ran no job
-            sc = spark.sparkContext
-            n_jobs = len(sc.statusTracker().getJobIdsForGroup(job_group))
-            sc.setLocalProperty("spark.jobGroup.id", None)
+            n_jobs = _untag_jobs(session_of(spark), job_group)
     timings["total_s"] = time.perf_counter() - t_start
+    run.info.setdefault("session", session_kind(spark))
     return _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs,
                    build or Ranking.from_scores)
+
+
+def _tag_jobs(spark, tag: str) -> None:
+    """Mark the run's Spark work: a job group (classic: counted at the end, cancellable with
+    ``sc.cancelJobGroup``) or an operation tag (Spark Connect: cancellable with ``spark.interruptTag``)."""
+    if is_connect(spark):
+        spark.addTag(tag)
+    else:
+        spark.sparkContext.setJobGroup(tag, "spark_fr rank")
+
+
+def _untag_jobs(spark, tag: str):
+    """Undo :func:`_tag_jobs`; the number of Spark jobs the run started (None under Spark Connect, which
+    reports no job ids)."""
+    if is_connect(spark):
+        spark.removeTag(tag)
+        return None
+    sc = spark.sparkContext
+    n_jobs = len(sc.statusTracker().getJobIdsForGroup(tag))
+    sc.setLocalProperty("spark.jobGroup.id", None)
+    return n_jobs
 
 
 def when_session_ready(spark, hook) -> None:

@@ -91,12 +91,15 @@ def rank_keywords(opts: dict, given: set) -> dict:
 def run(opts: dict, given: set = frozenset()) -> int:
     """Run a ranking job from resolved options; returns the exit code."""
     from .io.writers import Publication
-    from .runtime.session import SessionStart, check_master
+    from .runtime.session import SessionStart, check_master, remote_url
 
     t0 = time.perf_counter()
     publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot")).check()
     if opts.get("master"):
         check_master(opts["master"])
+        if remote_url() is not None:
+            raise InputError(f"--master {opts['master']} and SPARK_REMOTE={remote_url()} cannot be used together: "
+                             f"SPARK_REMOTE makes a Spark Connect session, whose server has its own master")
     debug = opts.get("log_level") == "debug"
     # the JVM starts when Spark is first needed (reading with Spark, work too large for the driver), in the
     # background: this thread goes on with what it can do without Spark until it uses the session
@@ -109,7 +112,7 @@ def run(opts: dict, given: set = frozenset()) -> int:
     from .api import rank, warm_up, when_session_ready
 
     if not debug:
-        when_session_ready(starting, lambda s: s.sparkContext.setLogLevel("OFF"))
+        when_session_ready(starting, _quiet_spark)
     warm_up(opts["method"])
     if opts.get("schema"):
         from .relational.rank import rank_relational
@@ -132,6 +135,14 @@ def run(opts: dict, given: set = frozenset()) -> int:
     print(ranking.summary(10))
     log.info("done in %.1f s", time.perf_counter() - t0)
     return 0
+
+
+def _quiet_spark(session) -> None:
+    """Spark's own log off (a classic session; a Spark Connect session's log is the server's)."""
+    from .runtime.engine import is_connect
+
+    if not is_connect(session):
+        session.sparkContext.setLogLevel("OFF")
 
 
 #: the sessions this process started (see :func:`abandoned_start`)

@@ -59,6 +59,86 @@ def spark(tmp_path_factory):
     session.stop()
 
 
+# ----- a Spark Connect session, in a process of its own ------------------------------------------------------
+# One process cannot hold a classic session and a Spark Connect session: pyspark refuses a second kind
+# ([SESSION_ALREADY_EXIST]), and once a Connect session exists every pyspark.sql function of the process builds
+# Connect columns. So the suite's Connect session lives in one spawned worker process for the whole run
+# (pyspark's own local server: ``SparkSession.builder.remote("local[2]")``, a real gRPC server and JVM), and a test
+# sends it module-level functions: ``connect.run(fn, *args)`` calls ``fn(connect_session, *args)`` there and
+# returns the (picklable) result, which the test compares with ``fn(spark, *args)`` run here, classic.
+_CONNECT: dict = {}
+
+
+def _start_connect(tmp: str) -> None:
+    import logging
+    import warnings
+
+    warnings.filterwarnings("ignore")  # configs the client cannot set again after the local server took them
+    logging.basicConfig(level=logging.WARNING)
+    from pyspark.sql import SparkSession
+
+    _CONNECT["spark"] = (
+        SparkSession.builder.remote("local[2]")
+        .appName("spark_fr-tests-connect")
+        .config("spark.driver.memory", "2g")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.default.parallelism", "2")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.connect.progress.reportInterval", "200ms")  # task counts for the progress test
+        .config("spark.local.dir", f"{tmp}/local")
+        .config("spark.sql.warehouse.dir", f"{tmp}/warehouse")
+        .config("spark.driver.extraJavaOptions", with_jvm_options(f"-Djava.io.tmpdir={tmp}"))
+        .getOrCreate()
+    )
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:  # the local server's own context, in this process
+        SparkContext._active_spark_context.setLogLevel("ERROR")
+
+
+def _call_with_connect(fn, args, kwargs):
+    return fn(_CONNECT["spark"], *args, **kwargs)
+
+
+class ConnectWorker:
+    """A spawned process holding a Spark Connect session (see above)."""
+
+    def __init__(self, tmp):
+        import multiprocessing
+
+        self.pool = multiprocessing.get_context("spawn").Pool(1, initializer=_start_connect, initargs=(str(tmp),))
+
+    def run(self, fn, *args, **kwargs):
+        """``fn(session, *args, **kwargs)`` in the worker, under its Connect session."""
+        return self.pool.apply(_call_with_connect, (fn, args, kwargs))
+
+    def close(self):
+        try:
+            self.pool.apply(_stop_connect, ())
+        finally:
+            self.pool.terminate()
+            self.pool.join()
+
+
+def _stop_connect():
+    spark = _CONNECT.pop("spark", None)
+    if spark is not None:
+        spark.stop()
+
+
+@pytest.fixture(scope="session")
+def connect(tmp_path_factory):
+    """The suite's Spark Connect session, in its worker process (:class:`ConnectWorker`)."""
+    pytest.importorskip("grpc", reason="pyspark[connect] (grpcio, grpcio-status, googleapis-common-protos, zstandard)")
+    worker = ConnectWorker(tmp_path_factory.mktemp("connect"))
+    yield worker
+    worker.close()
+
+
 # ----- running the job and checking its output ------------------------------------------------------------
 JOB = ROOT / "jobs" / "rank.py"
 CONTRACT = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",

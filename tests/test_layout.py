@@ -17,7 +17,7 @@ FLOORS = {
     "spark_fr.tasks": 1,
     "spark_fr.options": 2, "spark_fr.runtime.progress": 2, "spark_fr.runtime.session": 2,
     "spark_fr.runtime.logs": 2, "spark_fr.notebook": 2,
-    "spark_fr.runtime.spark": 3, "spark_fr.pct": 3, "spark_fr.data": 3,
+    "spark_fr.runtime.engine": 2.5, "spark_fr.runtime.spark": 3, "spark_fr.pct": 3, "spark_fr.data": 3,
     "spark_fr.io": 4,
     "spark_fr.ensemble": 5, "spark_fr.relief": 5,
     "spark_fr.ranking": 6,

@@ -17,6 +17,11 @@ rows need about 200 MB while they are written). Each peer then ranks its feature
     The same as ``spark_fr`` with ``--ensemble-mode partitioned``: rows shuffled to their tree groups. Its
     ranking is bit-identical to broadcast mode's; only time and memory differ. (``--max-broadcast-mb 256``
     alone would not do it at 10^6 rows: the encoded data with the RF score's copy is about 180 MB.)
+``spark_fr_connect``, ``spark_fr_connect_partitioned`` (not run unless named in ``--peers``)
+    ``spark_fr`` and ``spark_fr_partitioned`` under a Spark Connect session: the same command with
+    ``SPARK_REMOTE=local[*]`` (pyspark's local Connect server in the job's process; DataFrame APIs only, see
+    ``spark_fr/runtime/engine.py``). Same ranking bit for bit; the ratios to the classic runs are the cost of
+    Connect.
 ``sklearn``
     ``jobs/peers/sklearn_forest.py``: the Parquet file read with pyarrow, ``RandomForestRegressor(
     n_estimators=N, max_features="sqrt", min_samples_leaf=2, n_jobs=2, random_state=1)`` on all targets at
@@ -54,10 +59,14 @@ from .tables import format_pair_ratios, pair_ratios, peer_table, write_json
 from .tall_data import make_tall
 
 SUMMARY = "tall MTR table (Parquet): spark_fr vs scikit-learn and Spark MLlib, broadcast vs partitioned"
-PEERS = ("spark_fr", "spark_fr_d5", "sklearn", "mllib", "spark_fr_partitioned")
+PEERS = ("spark_fr", "spark_fr_d5", "sklearn", "mllib", "spark_fr_partitioned", "spark_fr_connect",
+         "spark_fr_connect_partitioned")
+#: the peers run when --peers is not given
+DEFAULT_PEERS = PEERS[:5]
 SCORES = ("genie3", "symbolic", "rf")
 PAIRS = (("sklearn", "spark_fr"), ("mllib", "spark_fr_d5"), ("spark_fr_partitioned", "spark_fr"),
-         ("spark_fr_d5", "spark_fr"))
+         ("spark_fr_d5", "spark_fr"), ("spark_fr_connect", "spark_fr"),
+         ("spark_fr_connect_partitioned", "spark_fr_partitioned"))
 #: bytes per node of a fitted scikit-learn regression tree: the node record, plus 8 per output
 SKLEARN_NODE_BYTES, SKLEARN_NODES_PER_ROW = 64, 0.55
 
@@ -70,7 +79,8 @@ def add_arguments(parser) -> None:
     parser : argparse.ArgumentParser
     """
     g = parser.add_argument_group("tall suite (--suite tall; defaults --rows 1000000 --features 50 --targets 3 "
-                                  "--trees 100 --repeats 1, peers " + ",".join(PEERS) + ")")
+                                  "--trees 100 --repeats 1, peers " + ",".join(DEFAULT_PEERS) + "; also "
+                                  + ",".join(PEERS[len(DEFAULT_PEERS):]) + ")")
     g.add_argument("--tall-planted", type=int, default=5, help="planted relevant features (default 5)")
     g.add_argument("--tall-max-samples", help="subbagging for every peer: rows per tree, a count or a fraction")
     g.add_argument("--tall-mllib-target", default="t1", help="MLlib's single label column (default t1)")
@@ -96,7 +106,7 @@ def check_arguments(args, error) -> None:
         ``error(message)`` exits with a usage error.
     """
     fill_defaults(args, rows=1_000_000, features=50, targets=3, trees=100, repeats=1)
-    parse_peers(args, PEERS, ",".join(PEERS), error)
+    parse_peers(args, PEERS, ",".join(DEFAULT_PEERS), error)
     if min(args.rows, args.targets, args.trees, args.repeats, args.tall_planted) < 1:
         error("--rows, --targets, --trees, --repeats and --tall-planted must be positive")
     if args.tall_planted > args.features:
@@ -173,6 +183,10 @@ def make_peers(names: list, data: Path, truth: dict, args) -> list:
                                     reader),
         "spark_fr_partitioned": lambda: Peer("spark_fr_partitioned", rank_command(
             data, ",".join(targets), *spark_fr, "--ensemble-mode", "partitioned"), reader),
+        "spark_fr_connect": lambda: Peer("spark_fr_connect", under_connect(rank_command(
+            data, ",".join(targets), *spark_fr)), reader),
+        "spark_fr_connect_partitioned": lambda: Peer("spark_fr_connect_partitioned", under_connect(rank_command(
+            data, ",".join(targets), *spark_fr, "--ensemble-mode", "partitioned")), reader),
         "sklearn": lambda: Peer("sklearn", script_command("sklearn_forest.py", data, *shape, "--min-samples-leaf", "2",
                                                           *sub), json_top),
         "mllib": lambda: Peer("mllib", script_command("mllib_forest.py", data, *shape, "--max-depth", "5",
@@ -180,6 +194,15 @@ def make_peers(names: list, data: Path, truth: dict, args) -> list:
                                                       *(("--subsampling-rate", str(rate)) if rate else ())), json_top),
     }
     return [makers[n]() for n in names]
+
+
+def under_connect(command):
+    """A command line run with ``SPARK_REMOTE=local[*]``: jobs/rank.py then ranks under a Spark Connect session
+    (pyspark's local Connect server)."""
+    def connect(run_dir):
+        return ["env", "SPARK_REMOTE=local[*]", *command(run_dir)]
+
+    return connect
 
 
 def format_tall_table(summary: dict, k: int) -> str:

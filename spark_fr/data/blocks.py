@@ -7,7 +7,7 @@ One ``mapInArrow`` pass encodes each Arrow batch into a block (:func:`encode_bat
 float64, from the target type's encoder) and a 64-bit content key per row (:mod:`spark_fr.data.rowkeys`).
 :func:`collect_encoded` gathers the blocks on the driver and **sorts the rows by key**: the row order, and
 so every tree and every random choice made from the order, no longer depends on how the input was
-partitioned. :func:`block_rdd` leaves the blocks distributed instead (Relief's tall mode).
+partitioned. :func:`block_parts` leaves the blocks distributed instead (partitioned mode, Relief's tall mode).
 """
 from __future__ import annotations
 
@@ -167,7 +167,7 @@ def collect_encoded(prep, feature_names: list, spark=None) -> EncodedData:
     if prep.local:
         blocks = list(encode_blocks(prep.batches, plan))
     else:
-        blocks = block_rdd(prep, spark).collect()
+        blocks = block_parts(prep, spark).collect()
     T = blocks[0]["Y"].shape[1] if blocks else len(prep.encoder.names)
     keys = np.concatenate([b["keys"] for b in blocks]) if blocks else np.empty(0, np.uint64)
     Y = stack_rows([b["Y"] for b in blocks]) if blocks else np.empty((0, T))
@@ -186,8 +186,9 @@ def collect_encoded(prep, feature_names: list, spark=None) -> EncodedData:
                        prep.timings)
 
 
-def block_rdd(prep, spark=None):
-    """The encoded blocks left distributed: an RDD of dicts of arrays (see :func:`encode_blocks`)."""
+def block_parts(prep, spark=None):
+    """The encoded blocks left distributed: :class:`~spark_fr.runtime.engine.Parts` of dicts of arrays (see
+    :func:`encode_blocks`)."""
     plan = prep.plan
 
     def fn(batches):

@@ -19,15 +19,26 @@ on which one was used.
 """
 from __future__ import annotations
 
-import pickle
+import logging
+import re
 from abc import ABC, abstractmethod
 
-import pyarrow as pa
-from pyspark import StorageLevel
-
+from ..runtime.engine import engine_for
 from .columns import safe_select
 
-_PAYLOAD = "payload binary"
+log = logging.getLogger(__name__)
+
+
+_UNITS = {"B": 1, "KiB": 2 ** 10, "MiB": 2 ** 20, "GiB": 2 ** 30, "TiB": 2 ** 40, "PiB": 2 ** 50, "EiB": 2 ** 60}
+
+
+def plan_size(explained: str) -> int | None:
+    """The optimizer's size estimate of a plan (bytes, as Spark prints it: ``sizeInBytes=1.5 KiB``) from its
+    ``explain(mode='cost')`` text: what a classic session reads from the plan's statistics directly, for a Spark
+    Connect DataFrame (no JVM object here)."""
+    text = explained.split("== Optimized Logical Plan ==", 1)[-1]
+    match = re.search(r"sizeInBytes=([0-9.Ee+]+)\s*(B|KiB|MiB|GiB|TiB|PiB|EiB)", text)
+    return int(float(match.group(1)) * _UNITS[match.group(2)]) if match else None
 
 
 class BatchSource(ABC):
@@ -48,7 +59,8 @@ class BatchSource(ABC):
 
     @abstractmethod
     def map(self, spark, fn):
-        """An RDD of the objects ``fn`` yields from each partition's batches (computed by Spark tasks)."""
+        """The :class:`~spark_fr.runtime.engine.Parts` of the objects ``fn`` yields from each partition's batches
+        (computed by Spark tasks)."""
 
     def cache(self) -> None:
         """Keep the input for several passes (no-op when reading it again is cheap)."""
@@ -71,23 +83,28 @@ class FrameSource(BatchSource):
 
     def size_estimate(self):
         try:
-            size = int(self.df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
-        except Exception:  # not a JVM DataFrame (Spark Connect) or no statistics
+            if type(self.df).__module__.startswith("pyspark.sql.connect"):
+                size = plan_size(self.df._explain_string(mode="cost"))
+            else:
+                size = int(self.df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+        except Exception:  # no statistics
             return None
-        return size if 0 <= size < 2 ** 62 else None
+        return size if size is not None and 0 <= size < 2 ** 62 else None
 
     def driver_batches(self):
         return self.df.toArrow().to_batches()
 
     def map(self, spark, fn):
-        def wrap(batches):
-            for obj in fn(batches):
-                yield pa.RecordBatch.from_arrays([pa.array([pickle.dumps(obj)], pa.binary())], names=["payload"])
-
-        return self.df.mapInArrow(wrap, _PAYLOAD).rdd.map(lambda row: pickle.loads(row["payload"]))
+        return engine_for(spark).from_frame(self.df, fn)
 
     def cache(self):
-        self._cached = self.df.persist(StorageLevel.MEMORY_AND_DISK)
+        from pyspark import StorageLevel
+
+        try:
+            self._cached = self.df.persist(StorageLevel.MEMORY_AND_DISK)
+        except Exception as err:  # a session that caches nothing (serverless compute): read it again instead
+            log.info("input not persisted (%s): read again for each pass", str(err).splitlines()[0][:120])
+            return
         self.df = self._cached
 
     def release(self):

@@ -73,6 +73,7 @@ from ..pct import scores as pct_scores
 from ..pct.tree import Tree, grow
 from ..pct.relation_scores import node_rewards, relation_scores
 from ..results import MethodRun, ScoreKey, ScoreResult
+from ..runtime.progress import Progress
 from ..runtime.rng import Stream, derive_seed, hash_uniform
 from ..tasks import TaskError
 from .params import BoostingParams
@@ -258,7 +259,7 @@ def _stripped(tree: Tree) -> Tree:
     return replace(tree, leaf_of_row=np.empty(0, tree.leaf_of_row.dtype), column_gain=np.zeros((0, 0)))
 
 
-def boost(data: BoostingData, params: BoostingParams, loss=None) -> BoostedModel:
+def boost(data: BoostingData, params: BoostingParams, loss=None, progress=None) -> BoostedModel:
     """Boost ``params.trees`` rounds on ``data`` (see the module sketch).
 
     Parameters
@@ -267,6 +268,8 @@ def boost(data: BoostingData, params: BoostingParams, loss=None) -> BoostedModel
     params : BoostingParams
     loss : BoostingLoss, optional
         Default: the task's (:meth:`FittedTask.boosting_loss`).
+    progress : Progress, optional
+        Advanced by one per round (:mod:`spark_fr.runtime.progress`).
 
     Returns
     -------
@@ -304,6 +307,8 @@ def boost(data: BoostingData, params: BoostingParams, loss=None) -> BoostedModel
                 per_tree[t] = relation_scores(tree, node_rewards(tree, s, n, params.symbolic_weight), data.relations)
             model.trees.append((_stripped(tree), values))
         losses.append(loss.loss(T, F))
+        if progress is not None:
+            progress.advance(1)
     model.tree_round = np.repeat(np.arange(params.trees), K)
     model.tree_column = np.tile(np.arange(K), params.trees)
     model.symbolic, model.genie3 = symbolic, genie3
@@ -459,7 +464,8 @@ def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised:
     t0 = time.perf_counter()
     log.info("boosting %d rounds x %d tree(s) (%s, shrinkage %g, example fraction %g)", params.trees,
              loss.n_columns, type(loss).__name__, params.shrinkage, params.example_fraction)
-    model = boost(data, params, loss)
+    with Progress(params.trees, "boosting rounds") as progress:
+        model = boost(data, params, loss, progress)
     seconds = time.perf_counter() - t0
     log.info("boosted %d trees in %.1f s; training loss %.4g -> %.4g", model.n_trees, seconds,
              model.train_loss[0], model.train_loss[-1])

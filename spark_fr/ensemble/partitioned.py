@@ -11,7 +11,7 @@ Algorithm sketch
         decided from (seed, tree, row key) alone -- for every copy of a repeated row at once, so a group gets
         all copies of a row or none; with random patches (wide mode) only the columns of the union of
         g's trees' patches (spark_fr.ensemble.patches), and groups small enough for that to be a saving
-    shuffle the rows to their group (one partition per group); in each group's task:
+    shuffle the rows to their group (one task per group: Parts.group_by_key); in each group's task:
         sort by content key, give copies their distinct keys     -> the canonical order of broadcast mode
         grow and score the group's trees                          (spark_fr.ensemble.trees, the same code)
     sums    <- exact merge of the groups' score sums; scores <- sums / N
@@ -21,6 +21,8 @@ targets and bins, and evaluates the same out-of-bag sample; so partitioned mode 
 broadcast mode, and the same ranking for any partitioning. Memory: a group's task holds the rows its trees
 use (all rows for bootstrapped trees in groups of a few; about ``trees per group * --max-samples`` rows with
 subbagging) times the columns its trees use; the driver holds only the moments and the list of repeated keys.
+The distributed steps are :class:`~spark_fr.runtime.engine.Parts` operations, so the same code runs on RDDs
+(classic sessions) and on DataFrames (Spark Connect: ``mapInArrow`` + ``repartition`` by group).
 """
 from __future__ import annotations
 
@@ -28,10 +30,10 @@ import logging
 import time
 
 import numpy as np
-from pyspark import StorageLevel
 
-from ..data.blocks import block_rdd
+from ..data.blocks import block_parts
 from ..data.rowkeys import distinct_keys, occurrence_keys
+from ..runtime.engine import engine_for
 from ..runtime.groups import contiguous_groups
 from ..runtime.progress import Progress
 from ..tasks.base import ColumnMoments
@@ -68,19 +70,19 @@ def clustering_block(b: dict) -> dict:
 def target_moments(blocks, target_type, classes) -> tuple:
     """(ColumnMoments of the task's moment columns, number of rows), from three passes over the blocks."""
     top, n_rows = blocks.map(lambda b: target_type.column_maxabs(b["Y"], classes)) \
-        .treeReduce(lambda a, b: (np.fmax(a[0], b[0]), a[1] + b[1]), depth=2)
+        .reduce(lambda a, b: (np.fmax(a[0], b[0]), a[1] + b[1]))
     scale = target_type.column_scale(np.nan_to_num(top))
     first = blocks.map(lambda b: target_type.column_partial_sums(b["Y"], classes, scale)) \
-        .treeReduce(lambda a, b: a.merge(b), depth=2)
+        .reduce(lambda a, b: a.merge(b))
     c = first.counts
     mean = np.where(c > 0, first.sums.value() / np.where(c > 0, c, 1.0), 0.0)
     second = blocks.map(lambda b: target_type.column_partial_sums(b["Y"], classes, scale, mean)) \
-        .treeReduce(lambda a, b: a.merge(b), depth=2)
+        .reduce(lambda a, b: a.merge(b))
     return ColumnMoments.from_passes(first, second, scale), int(n_rows)
 
 
 # ----- repeated rows --------------------------------------------------------------------------------------
-def repeated_keys(sc, blocks) -> tuple:
+def repeated_keys(blocks) -> tuple:
     """(sorted content keys that occur more than once, their multiplicities), found bucket by bucket."""
     def by_bucket(b):
         u, c = np.unique(b["keys"], return_counts=True)
@@ -90,10 +92,7 @@ def repeated_keys(sc, blocks) -> tuple:
             if sel.any():
                 yield k, (u[sel], c[sel])
 
-    def repeated(items):
-        parts = [v for _, v in items]
-        if not parts:
-            return
+    def repeated(bucket, parts):
         keys = np.concatenate([p[0] for p in parts])
         counts = np.concatenate([p[1] for p in parts])
         u, inv = np.unique(keys, return_inverse=True)
@@ -102,7 +101,7 @@ def repeated_keys(sc, blocks) -> tuple:
         if many.any():
             yield u[many], total[many]
 
-    found = blocks.flatMap(by_bucket).partitionBy(KEY_BUCKETS, lambda k: k).mapPartitions(repeated).collect()
+    found = blocks.group_by_key(by_bucket, KEY_BUCKETS, repeated).collect()
     if not found:
         return np.empty(0, np.uint64), np.empty(0, np.int64)
     keys = np.concatenate([f[0] for f in found])
@@ -168,7 +167,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
     """
     from .spark import warm_up_kernels
 
-    sc = spark.sparkContext
+    engine = engine_for(spark)
     t0 = time.perf_counter()
     warm_up_kernels()
     target_type, enc = target_type or prep.target_type, prep.encoder
@@ -178,25 +177,25 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
     from ..data.binning import stack_bins
 
     lower, upper, _ = stack_bins(bins)
-    blocks = block_rdd(prep, spark).map(clustering_block if on_features else labelled_block).filter(lambda b: b["keys"].size > 0) \
-        .persist(StorageLevel.MEMORY_AND_DISK)
+    blocks = block_parts(prep, spark).map(clustering_block if on_features else labelled_block) \
+        .filter(lambda b: b["keys"].size > 0).persist()
+    rep = None
     try:
-        sc.setJobDescription("spark_fr: target moments (partitioned mode)")
-        moments, n_rows = target_moments(blocks, target_type, classes)
+        with engine.describe("spark_fr: target moments (partitioned mode)"):
+            moments, n_rows = target_moments(blocks, target_type, classes)
         fitted = target_type.fit_from_moments(moments, enc.names, classes, enc.label_weights(params.hmlc_w0))
         if n_rows < prep.n_rows and not on_features:
             log.warning("%d rows without any known target value are not used (supervised ranking)",
                         prep.n_rows - n_rows)
-        sc.setJobDescription("spark_fr: repeated rows (partitioned mode)")
-        rep_keys, rep_mult = repeated_keys(sc, blocks)
+        with engine.describe("spark_fr: repeated rows (partitioned mode)"):
+            rep_keys, rep_mult = repeated_keys(blocks)
         bagging = Bagging.of(params, n_rows)
         D = len(bins)
         patch = params.patch_size(D)
-        groups = plan_groups(params.trees, sc.defaultParallelism, n_features=D, patch=patch)
+        groups = plan_groups(params.trees, engine.parallelism(), n_features=D, patch=patch)
         columns = [None if patch is None else patches_union(params.seed, trees, D, patch) for trees in groups]
         evaluate = "rf" in params.effective_scores()
-        rep = sc.broadcast((rep_keys, rep_mult))
-        done = sc.accumulator(0)
+        rep = engine.broadcast((rep_keys, rep_mult))
 
         def emit(b):
             mult = multiplicities(b["keys"], *rep.value)
@@ -206,11 +205,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
                     codes = b["codes"][:, sel] if columns[g] is None else b["codes"][np.ix_(columns[g], sel)]
                     yield g, {"codes": codes, "Y": b["Y"][sel], "keys": b["keys"][sel]}
 
-        def grow(items):
-            parts = [v for _, v in items]
-            if not parts:  # no tree of this group has a row: its trees add zeros (counted on the driver)
-                return
-            g = _group_of_partition()
+        def grow(g, parts):  # the rows of group g (a group without rows is never called: its trees add zeros)
             keys = np.concatenate([p["keys"] for p in parts])
             order = np.argsort(keys, kind="stable")
             codes = np.ascontiguousarray(np.hstack([p["codes"] for p in parts])[:, order])
@@ -222,28 +217,21 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
                             n_total=n_rows, feature_ids=cols, n_features_all=D, relations=relations)
             if evaluate:
                 data.with_row_major()
-            acc = score_tree_group(data, params, groups[g])
-            done.add(len(groups[g]))
-            yield acc
+            yield score_tree_group(data, params, groups[g])
 
-        sc.setJobDescription(f"spark_fr: {params.trees} trees ({params.ensemble}) in {len(groups)} groups "
-                             f"(partitioned mode)")
         log.info("growing %d trees (%s) in %d groups, partitioned mode: %d rows, rate %.3g, OOB sample %.3g",
                  params.trees, params.ensemble, len(groups), n_rows, bagging.rate, bagging.oob_p)
-        with Progress(done, params.trees, label="trees"):
-            total = blocks.flatMap(emit).partitionBy(len(groups), lambda g: g).mapPartitions(grow) \
-                .fold(ScoreAccumulator(), lambda a, b: a.merge(b))
+        description = (f"spark_fr: {params.trees} trees ({params.ensemble}) in {len(groups)} groups "
+                       f"(partitioned mode)")
+        with Progress(params.trees, "trees") as progress, engine.describe(description), \
+                engine.tracked(progress, params.trees, len(groups)):
+            total = blocks.group_by_key(emit, len(groups), grow).fold(ScoreAccumulator(), lambda a, b: a.merge(b))
         total.n_trees = params.trees  # trees of a group without rows scored zero everywhere
     finally:
-        sc.setJobDescription(None)
         blocks.unpersist()
+        if rep is not None:
+            rep.destroy()
     info = {"ensemble_mode": "partitioned", "tree_groups": len(groups), "rows_used": n_rows,
             "group_columns_max": max(D if c is None else int(c.size) for c in columns),
             "repeated_rows": int(rep_keys.size), "trees_s": time.perf_counter() - t0}
     return total.results(), info
-
-
-def _group_of_partition() -> int:
-    from pyspark import TaskContext
-
-    return TaskContext.get().partitionId()

@@ -15,6 +15,14 @@ they need the files Spark would read and a cheap way to look inside them:
 Local paths use Python's own file functions. A URI with a scheme (``s3a://``, ``abfss://``, ``hdfs://``,
 ``dbfs:/``, ``file://``) goes through the Hadoop ``FileSystem`` of the Spark session, so the driver sees
 exactly what Spark will read, with the same credentials.
+
+A Spark Connect session has no JVM in this process. Decision: there, a URI goes through Spark's own
+``binaryFile`` reader (the server's file systems and credentials, as for the data itself): the files and
+their sizes are listed without reading them; a byte range (a Parquet footer) is cut out of the file's content
+on an executor, which reads the whole file to do so; a stream (a CSV header, a file scanned for a malformed
+record) brings the whole file to the driver. Compression codecs other than ``.gz`` and ``.bz2`` are not read
+on the driver there (one-line error). Local paths are read by Python in both kinds of session: they must be
+visible to this process and to Spark alike (a local Connect server, a Databricks notebook's ``/Volumes``).
 """
 from __future__ import annotations
 
@@ -70,7 +78,7 @@ def data_files(spark, path: str) -> tuple:
         The (non-hidden) subdirectories under ``path`` that were listed too.
     """
     if is_uri(path):
-        return _hadoop_data_files(spark, path)
+        return _connect_data_files(spark, path) if _connect(spark) else _hadoop_data_files(spark, path)
     if not os.path.isdir(path):
         return [DataFile(path, os.path.getsize(path))], []
     files, subdirs = [], []
@@ -88,6 +96,8 @@ def read_range(spark, path: str, offset: int, length: int) -> bytes:
         with open(path, "rb") as fh:
             fh.seek(offset)
             return fh.read(length)
+    if _connect(spark):
+        return _connect_read_range(spark, path, offset, length)
     stream = _hadoop_fs(spark, path)[0].open(_hadoop_path(spark, path))
     try:
         stream.seek(offset)
@@ -100,6 +110,8 @@ def open_binary(spark, path: str):
     """A binary stream of a file's bytes (compressed or not)."""
     if not is_uri(path):
         return open(path, "rb")
+    if _connect(spark):
+        return io.BytesIO(_connect_read_range(spark, path, 0, None))
     fs, hpath = _hadoop_fs(spark, path)
     return io.BufferedReader(_JavaInputStream(fs.open(hpath)), 1 << 20)
 
@@ -181,9 +193,72 @@ def _hadoop_data_files(spark, path: str) -> tuple:
 
 
 def _hadoop_codec_stream(spark, path: str):
+    if _connect(spark) or not is_uri(path):
+        raise InputError(f"{path}: this compression is read through Hadoop's codecs, which need a classic Spark "
+                         f"session and a URI; decompress the file or use .gz / .bz2")
     jvm = _jvm(spark)
     fs, hpath = _hadoop_fs(spark, path)
     codec = jvm.org.apache.hadoop.io.compress.CompressionCodecFactory(
         spark._jsc.hadoopConfiguration()).getCodec(hpath)
     stream = fs.open(hpath) if codec is None else codec.createInputStream(fs.open(hpath))
     return io.BufferedReader(_JavaInputStream(stream), 1 << 20)
+
+
+# --- Spark Connect: Spark's binaryFile reader -----------------------------------------------------------------
+
+
+def _connect(spark) -> bool:
+    from ..runtime.engine import is_connect
+
+    return spark is not None and is_connect(spark)
+
+
+def _binary_files(spark, path: str):
+    from pyspark.errors import AnalysisException
+
+    try:
+        df = spark.read.format("binaryFile").option("recursiveFileLookup", "true").load(path)
+        df.schema  # resolves the path now
+    except AnalysisException as err:
+        if "PATH_NOT_FOUND" in str(err) or "does not exist" in str(err):
+            raise FileNotFoundError(f"{path}: no such file or directory") from None
+        raise
+    return df
+
+
+def _same_path(a: str, b: str) -> bool:
+    from urllib.parse import urlparse
+
+    pa, pb = urlparse(a), urlparse(b)
+    return pa.scheme == pb.scheme and pa.path.rstrip("/") == pb.path.rstrip("/")
+
+
+def _connect_data_files(spark, path: str) -> tuple:
+    """:func:`data_files` of a URI through ``binaryFile`` (contents not read)."""
+    rows = _binary_files(spark, path).select("path", "length").collect()
+    if len(rows) == 1 and _same_path(rows[0]["path"], path):
+        return [DataFile(path, int(rows[0]["length"]))], []
+    from urllib.parse import urlparse
+
+    depth = urlparse(path).path.rstrip("/").count("/")
+    files, subdirs = [], set()
+    for r in rows:
+        p = r["path"]
+        files.append(DataFile(p, int(r["length"])))
+        parent = p.rsplit("/", 1)[0]
+        while urlparse(parent).path.rstrip("/").count("/") > depth:  # directories between the root and the file
+            subdirs.add(parent)
+            parent = parent.rsplit("/", 1)[0]
+    return sorted(files, key=lambda f: f.path), sorted(subdirs)
+
+
+def _connect_read_range(spark, path: str, offset: int, length: int | None) -> bytes:
+    """Bytes of a file through ``binaryFile`` (``length`` None: to the end)."""
+    from pyspark.sql import functions as F
+
+    content = F.col("content")
+    if length is not None or offset:
+        n = F.length(content) - F.lit(offset) if length is None else F.lit(length)
+        content = F.substring(content, F.lit(offset + 1), n)
+    rows = _binary_files(spark, path).select(content.alias("c")).collect()
+    return bytes(rows[0]["c"]) if rows and rows[0]["c"] is not None else b""

@@ -361,9 +361,12 @@ class ParquetSource(BatchSource):
         return list(self.read(self._units()))
 
     def map(self, spark, fn):
+        from ..runtime.engine import engine_for
+
         units = self._units()
-        slices = max(1, min(len(units), 4 * spark.sparkContext.defaultParallelism))
-        return spark.sparkContext.parallelize(units, slices).mapPartitions(lambda us: fn(self.read(list(us))))
+        engine = engine_for(spark)
+        slices = max(1, min(len(units), 4 * engine.parallelism()))
+        return engine.from_units(units, lambda us: fn(self.read(us)), slices)
 
 
 def _spark_read(read, paths):

@@ -27,6 +27,15 @@ def _is_remote(path: str) -> bool:
     return "://" in path and not path.startswith("file://")
 
 
+def _local_path(path: str) -> str:
+    """The file of a ``file://`` URI (checked on the driver as a local path), else ``path``."""
+    if path.startswith("file:"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(path).path)
+    return path
+
+
 def detect_format(path: str) -> str:
     """Format of ``path`` from its extension or layout ('arff', 'csv', 'parquet', 'delta', 'mat')."""
     p = path.rstrip("/")
@@ -91,7 +100,7 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         return ds
     paths = split_inputs(source)
     for p in paths:
-        if not _is_remote(p) and not os.path.exists(p):
+        if not _is_remote(p) and not os.path.exists(_local_path(p)):
             raise InputError(f"input not found: {p}")
     fmts = {detect_format(p) if format == "auto" else format for p in paths}
     if len(fmts) > 1:

@@ -14,7 +14,7 @@ import logging
 
 import numpy as np
 
-from ..data.blocks import block_rdd, collect_encoded, feature_value_counts
+from ..data.blocks import block_parts, collect_encoded, feature_value_counts
 from ..data.prepare import prepare
 from ..results import MethodRun
 from .broadcast import relief_broadcast
@@ -46,7 +46,7 @@ def rank_relief(spark, dataset, spec, params: ReliefParams, semi_supervised: boo
             results, info = relief_broadcast(spark, data, params)
             n_used = data.n_rows
         else:
-            results, info = relief_tall(spark, block_rdd(prep, spark), setup)
+            results, info = relief_tall(spark, block_parts(prep, spark), setup)
             n_used = prep.n_rows
     finally:
         prep.release()

@@ -7,6 +7,7 @@ update on the same neighbours, so their weights are identical (and identical for
 where the neighbours are searched differs::
 
     blocks  <- the encoding pass's blocks, rows selected (spark_fr.relief.setup), persisted
+               (Parts of spark_fr.runtime.engine: RDDs in a classic session, DataFrames under Spark Connect)
     summary <- treeReduce of per-block summaries (rows, labelled rows, target ranges / classes / HMLC finals)
     blocks  <- each block's Relief target matrix, encoded against the summary
     [semi-supervised: labelled rows broadcast; each unlabelled row's distance to them; influence]
@@ -22,6 +23,7 @@ import time
 
 import numpy as np
 
+from ..runtime.engine import engine_for
 from ..runtime.progress import Progress
 from . import setup as S
 from . import tall_kernels as tall
@@ -49,10 +51,10 @@ def _block_bottom(b: dict, seed: int, m: int) -> dict:
     return {"u": u[pos], **{name: b[name][pos] for name in _SAMPLE_FIELDS}}
 
 
-def _semi_supervised_influence(sc, rblocks, setup: S.ReliefSetup):
+def _semi_supervised_influence(engine, rblocks, setup: S.ReliefSetup):
     """Blocks with the influence of their unlabelled rows (step 4 of :mod:`spark_fr.relief.setup`)."""
     lab_X = np.concatenate(rblocks.map(lambda b: b["X"][b["labelled"]]).collect())
-    bl = sc.broadcast(lab_X)
+    bl = engine.broadcast(lab_X)
     nominal, n_values = setup.nominal, setup.n_values
     with_d = rblocks.map(lambda b: (b, S.labelled_distances(b, bl.value, nominal, n_values))).persist()
     ranges = with_d.map(lambda bd: S.distance_range(bd[1])).collect()
@@ -67,7 +69,7 @@ def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
     Parameters
     ----------
     spark : SparkSession
-    blocks : RDD of dict
+    blocks : Parts of dict
         Encoded blocks with 'scaled' features (rows x D), targets 'Y' and content 'keys'.
     setup : ReliefSetup
 
@@ -77,7 +79,7 @@ def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
     """
     from .warmup import warm_up_kernels
 
-    sc = spark.sparkContext
+    engine = engine_for(spark)
     params = setup.params
     warm_up_kernels()
     t0 = time.perf_counter()
@@ -85,13 +87,13 @@ def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
     cached = [base]
     broadcasts = []
     try:
-        summary = base.map(setup.summarize).treeReduce(lambda a, b: a.merge(b), depth=2)
+        summary = base.map(setup.summarize).reduce(lambda a, b: a.merge(b))
         S.check_rows(summary, setup)
         T = summary.targets.lo.shape[0] if summary.targets is not None else 0
         target0 = setup.target(np.zeros((0, T)), summary)
         rblocks = base.map(lambda b: S.encode_targets(b, setup.target(b["Y"], summary)))
         if setup.uses_influence(summary):
-            rblocks, more, bl = _semi_supervised_influence(sc, rblocks, setup)
+            rblocks, more, bl = _semi_supervised_influence(engine, rblocks, setup)
             cached += more
             broadcasts.append(bl)
         rblocks = rblocks.persist()
@@ -100,40 +102,37 @@ def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
         # the sample: the m smallest (hash, key), as in broadcast mode
         m = params.n_iterations(summary.n_rows)
         seed = params.seed
-        sample = rblocks.map(lambda b: _block_bottom(b, seed, m)).treeReduce(lambda a, b: _merge_bottom(a, b, m),
-                                                                              depth=2)
+        sample = rblocks.map(lambda b: _block_bottom(b, seed, m)).reduce(lambda a, b: _merge_bottom(a, b, m))
         shards = shard_bounds(m, params.shards)
         k = params.neighbours
         C = max(setup.n_classes if target0.n_classes > 0 else 1, 1)
         D = setup.nominal.size
         # instances per candidate job (bounded memory), a multiple of the micro-block size
         per_chunk = max(1, int(CANDIDATE_VALUES // (C * (k + 1) * max(D, 1))) // INSTANCE_BLOCK) * INSTANCE_BLOCK
-        done = sc.accumulator(0)
         sums = []
         log.info("Relief (tall mode): %d instances, k = %d, %d rows x %d features, %d shards", m, k,
                  summary.n_rows, D, len(shards))
         nominal, n_values, per_target = setup.nominal, setup.n_values, params.per_target
-        sc.setJobDescription(f"spark_fr: Relief, {m} instances (tall mode)")
-        with Progress(done, m, label="Relief instances"):
+        with Progress(m, "Relief instances") as progress, \
+                engine.describe(f"spark_fr: Relief, {m} instances (tall mode)"):
             for a, b in shards:
                 acc = None
                 for c0 in range(a, b, per_chunk):
                     c1 = min(b, c0 + per_chunk)
                     inst = {name: np.ascontiguousarray(sample[name][c0:c1]) for name in _SAMPLE_FIELDS}
-                    bi = sc.broadcast(inst)
+                    bi = engine.broadcast(inst)
                     try:
-                        cands = rblocks.map(lambda blk: tall.candidates_for_block(
-                            blk, bi.value, k, target0, nominal, n_values, per_target)).treeReduce(tall.merge, depth=2)
+                        with engine.tracked(progress, c1 - c0):
+                            cands = rblocks.map(lambda blk: tall.candidates_for_block(
+                                blk, bi.value, k, target0, nominal, n_values, per_target)).reduce(tall.merge)
                     finally:
                         bi.destroy()
                     part = tall.shard_sums(inst, cands, k, params.sigma, target0)
                     acc = part if acc is None else acc.merge(part)
-                    done.add(c1 - c0)
                 sums.append(acc)
     finally:
-        sc.setJobDescription(None)
-        for rdd in cached:
-            rdd.unpersist()
+        for parts in cached:
+            parts.unpersist()
         for bc in broadcasts:
             bc.destroy()
     info = {"relief_mode": "tall", "relief_shards": len(shards), "relief_instances": m,

@@ -131,6 +131,19 @@ def _under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+def remote_url() -> str | None:
+    """The Spark Connect URL a session of ours connects to: ``SPARK_REMOTE`` (pyspark's own variable: ``sc://host``,
+    or ``local[N]`` for pyspark's local server), unless under ``spark-submit``; None for a classic session."""
+    return None if _under_spark_submit() else (os.environ.get("SPARK_REMOTE") or None)
+
+
+def is_connect_session(spark) -> bool:
+    """Whether ``spark`` is a Spark Connect session (a :class:`SessionStart`: the one it started, or will start)."""
+    if isinstance(spark, SessionStart):
+        return is_connect_session(spark._value) if spark.ready else remote_url() is not None
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
 def default_driver_memory() -> str:
     """Half of the machine's physical memory, at least 2 GB (or ``SPARK_FR_DRIVER_MEMORY``)."""
     env = os.environ.get("SPARK_FR_DRIVER_MEMORY")
@@ -286,7 +299,12 @@ def master_of(spark) -> str:
     """The session's master URL; for a session of ours still starting, the master it was asked for (not
     waiting for it: a run that never needed Spark does not wait for the JVM to report it)."""
     if isinstance(spark, SessionStart) and not spark.ready and not _under_spark_submit():
-        return spark.requested_master
+        return remote_url() or spark.requested_master
+    if is_connect_session(spark):  # no sparkContext: the server's setting
+        try:
+            return str(spark.conf.get("spark.master", "connect"))
+        except Exception:  # a server that does not say (serverless compute)
+            return "connect"
     return spark.sparkContext.master
 
 
@@ -341,6 +359,8 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
+    if remote_url() is not None:
+        return _connect_session(remote_url(), app_name, conf, quiet)
     builder = SparkSession.builder.appName(app_name)
     if _under_spark_submit():
         from pyspark import SparkConf
@@ -376,3 +396,36 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
     atexit.register(_remove_jvm_log, path)
     with _stderr_to(path):
         return builder.getOrCreate()
+
+
+def _connect_session(url: str, app_name: str, conf: dict | None, quiet: bool):
+    """A Spark Connect session to ``url`` (``SPARK_REMOTE``). ``local[N]``: pyspark's local Connect server, started
+    in this process and set up as a local classic session is (loopback, this Python on the workers, memory, the
+    JVM's options and log file); the configuration it took at its start the client cannot set again, and warns
+    about: those warnings are dropped."""
+    import warnings
+
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.remote(url).appName(app_name)
+    conf = dict(conf or {})
+    if url.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        conf = {"spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1",
+                "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "8",
+                "spark.driver.memory": default_driver_memory(), **conf}
+        conf["spark.driver.extraJavaOptions"] = with_jvm_options(conf.get("spark.driver.extraJavaOptions"))
+    conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
+    for k, v in conf.items():
+        builder = builder.config(k, v)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if not quiet or not url.startswith("local"):
+            return builder.getOrCreate()
+        fd, path = tempfile.mkstemp(prefix="spark_fr-jvm-", suffix=".log")
+        os.close(fd)
+        _JVM_LOG["path"] = path
+        atexit.register(_remove_jvm_log, path)
+        with _stderr_to(path):
+            return builder.getOrCreate()

@@ -2,36 +2,40 @@
 
 Sketch
 ------
-Ensembles (groups of trees) and Relief (groups of instance shards) share one Spark skeleton::
+Ensembles (groups of trees) and Relief (groups of instance shards) share one skeleton::
 
-    bc     <- sc.broadcast(payload)                       once per run
-    done   <- accumulator (units finished), logged every few seconds while the job runs
-    result <- sc.parallelize(groups, len(groups)).treeAggregate(zero,
-                  seqOp  = acc, group -> merge(acc, work(bc.value, group));  done += size(group)
-                  combOp = merge)
-    bc.destroy()                                          also when the job fails
+    progress <- Progress(total units)                      one total for the whole run, driver and Spark
+    [driver]  units on the driver's threads while small, or while the session starts
+    [spark]   groups <- plan(units left, parallelism)
+              result <- engine.run_grouped(payload, groups, work, merge, zero)    (spark_fr.runtime.engine)
+                 classic: sc.broadcast(payload); parallelize(groups).treeAggregate(zero, seq, merge)
+                 connect: payload through a broadcast DataFrame, one mapInArrow task per group, collect
 
 ``work`` must depend only on the payload and the group (a retried task recomputes the same value), and
 ``merge`` must give the same result in any order (exact sums, or results keyed by group), so the outcome is
-the same for any partitioning, executor count or retry.
+the same for any partitioning, executor count, retry or kind of session.
 
 Small work runs in the driver process instead (:func:`run_units`, :func:`on_driver`): the same ``work``
-and ``merge`` over the same groups, so the same result bit for bit, without a Spark job. A Spark job costs
+and ``merge`` over the same groups, so the same result bit for bit, without a Spark job (and without
+touching the session: the driver path never asks for a ``sparkContext``). A Spark job costs
 0.5-2 s (broadcast, task launch, Python workers; in a cold process, waiting for the session to start), more
 than work estimated below :data:`DRIVER_MAX_SECONDS` takes on the driver's threads. Larger work that starts
 while a session of ours is still starting (a cold ``jobs/rank.py``) begins in the driver and hands the units
 left to Spark once the session is up (:func:`run_units`): the JVM's start-up is no longer idle time, and the
 result is the same, since every unit is computed by the same ``work`` and merged exactly. The driver runs
 units on all the machine's cores (threads: the numba kernels release the GIL) and merges them in unit order.
+Progress (:mod:`spark_fr.runtime.progress`) counts the units of both parts against one total.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import logging
 import os
 import time
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 
+from .engine import engine_for, session_of
 from .progress import Progress
 
 log = logging.getLogger(__name__)
@@ -68,16 +72,18 @@ def on_driver(estimated_seconds: float) -> bool:
     return estimated_seconds / driver_threads() <= driver_limit()
 
 
-def _units_in_driver(payload, units: list, work, merge, result, keep_going):
+def _units_in_driver(payload, units: list, work, merge, result, keep_going, finished=None):
     """``work`` over ``units[0], units[1], ...`` on :func:`driver_threads` threads (the kernels release the
-    GIL) while ``keep_going(k)`` for the next unit k; results are merged in unit order. Returns (result, units
-    done)."""
+    GIL) while ``keep_going(k)`` for the next unit k; results are merged in unit order; ``finished(k)`` is called
+    as unit k ends. Returns (result, units done)."""
+    finished = finished or (lambda k: None)
     threads = driver_threads()
     values = {}
     k = 0
     if threads == 1:
         while k < len(units) and keep_going(k):
             values[k] = work(payload, units[k:k + 1])
+            finished(k)
             k += 1
     else:
         with ThreadPoolExecutor(threads, thread_name_prefix="spark_fr-driver") as pool:
@@ -89,7 +95,9 @@ def _units_in_driver(payload, units: list, work, merge, result, keep_going):
                 if running:
                     done, _ = wait(running, return_when=FIRST_COMPLETED)
                     for f in done:
-                        values[running.pop(f)] = f.result()
+                        i = running.pop(f)
+                        values[i] = f.result()
+                        finished(i)
     for i in sorted(values):
         result = merge(result, values[i])
     return result, k
@@ -109,7 +117,7 @@ def _not_started(spark) -> bool:
 
 
 def run_units(spark, payload, units: list, work, merge, zero, plan, *, estimated_seconds: float | None = None,
-              size=len, label: str = "units", description: str = "spark_fr"):
+              size=len, label: str = "units", description: str = "spark_fr", progress=None):
     """``work`` over ``units``, where it is cheapest; the same merged result wherever each unit runs.
 
     * every unit in the driver, on :func:`driver_threads` threads, when ``estimated_seconds`` (the whole
@@ -118,7 +126,11 @@ def run_units(spark, payload, units: list, work, merge, zero, plan, *, estimated
       that was not started yet (it then never starts for this work);
     * else units in the driver while ``spark`` is a session of ours still starting (unless the limit is 0),
       and then also the units left if they are small work by the same rule; the units left after that run as
-      Spark tasks, in the groups ``plan(units_left, parallelism)`` makes.
+      Spark tasks, in the groups ``plan(units_left, parallelism)`` makes (:meth:`Engine.run_grouped`, classic
+      or Spark Connect).
+
+    ``progress`` (default: a :class:`~spark_fr.runtime.progress.Progress` of this call, counting ``size`` of
+    every unit under ``label``) advances as units end, in the driver and in Spark, against one total.
 
     Returns
     -------
@@ -139,36 +151,45 @@ def run_units(spark, payload, units: list, work, merge, zero, plan, *, estimated
     if not all_here and _not_started(spark):
         spark.start()  # Spark will be needed: the JVM starts while the driver begins the work
     per_unit = (estimated_seconds or 0.0) / max(len(units), 1)
+    sizes = [size(units[i:i + 1]) for i in range(len(units))]
+    own = progress is None
+    if own:
+        progress = Progress(sum(sizes), label)
 
     def keep_going(k):  # all of it; or while the session starts, and then the rest if it is small work
         return all_here or _starting(spark) or (estimated_seconds is not None and on_driver(per_unit * (len(units) - k)))
 
-    if all_here or (early and _starting(spark)):
-        result, k = _units_in_driver(payload, units, work, merge, result, keep_going)
-    if k:
-        log.info("%d of %d %s done in the driver%s", k, len(units), label,
-                 "" if all_here else " while the Spark session started")
     waited = 0.0
-    if k < len(units):
-        t_wait = time.perf_counter()
-        sc = spark.sparkContext
-        waited = time.perf_counter() - t_wait
-        groups = plan(units[k:], sc.defaultParallelism)
-        value, _ = run_grouped(sc, payload, groups, work, merge, zero, size=size, label=label,
-                               description=description)
-        result = merge(result, value)
+    with progress if own else contextlib.nullcontext():
+        if all_here or (early and _starting(spark)):
+            result, k = _units_in_driver(payload, units, work, merge, result, keep_going,
+                                         lambda i: progress.advance(sizes[i]))
+        if k:
+            log.info("%d of %d %s done in the driver%s", k, len(units), label,
+                     "" if all_here else " while the Spark session started")
+        if k < len(units):
+            t_wait = time.perf_counter()
+            session = session_of(spark)
+            waited = time.perf_counter() - t_wait
+            engine = engine_for(session)
+            groups = plan(units[k:], engine.parallelism())
+            value, _ = run_grouped(session, payload, groups, work, merge, zero, size=size, label=label,
+                                   description=description, progress=progress)
+            result = merge(result, value)
     return result, time.perf_counter() - t0 - waited, k
 
 
-def run_grouped(sc, payload, groups: list, work, merge, zero, *, size=len, total: int | None = None,
-                label: str = "units", description: str = "spark_fr"):
+def run_grouped(spark, payload, groups: list, work, merge, zero, *, size=len, label: str = "units",
+                description: str = "spark_fr", progress=None):
     """Run ``work(payload, group)`` for every group as one Spark task each and merge the results.
 
     Parameters
     ----------
-    sc : pyspark.SparkContext
+    spark : SparkSession
+        Classic or Spark Connect (:func:`spark_fr.runtime.engine.engine_for` picks the implementation).
     payload : object
-        Broadcast once; tasks read it as ``work``'s first argument.
+        Shipped once to the tasks (a broadcast variable, or a broadcast DataFrame under Spark Connect); tasks
+        read it as ``work``'s first argument.
     groups : list
         One element per task (picklable).
     work : callable
@@ -179,35 +200,27 @@ def run_grouped(sc, payload, groups: list, work, merge, zero, *, size=len, total
         The neutral value (copied for every partition).
     size : callable
         Units of work in a group, for progress (default ``len``).
-    total : int, optional
-        Total units (default: the sum of the sizes).
     label : str
         What the units are, for the progress log ('trees', 'Relief instances').
     description : str
-        Spark job description (shown in the Spark UI).
+        Spark job description (shown in the Spark UI of a classic session).
+    progress : Progress, optional
+        Advanced by ``size(group)`` per group (default: a Progress of this call).
 
     Returns
     -------
     object
         The merged value, and the wall time in seconds.
     """
-    total = sum(size(g) for g in groups) if total is None else total
+    total = sum(size(g) for g in groups)
     t0 = time.perf_counter()
-    bc = sc.broadcast(payload)
-    done = sc.accumulator(0)
-
-    def seq(acc, group):
-        value = work(bc.value, group)
-        done.add(size(group))
-        return merge(acc, value)
-
-    try:
-        sc.setJobDescription(description)
-        with Progress(done, total, label=label):
-            result = sc.parallelize(groups, len(groups)).treeAggregate(zero, seq, merge, depth=2)
-    finally:
-        sc.setJobDescription(None)
-        bc.destroy()
+    engine = engine_for(spark)
+    own = progress is None
+    if own:
+        progress = Progress(total, label)
+    with progress if own else contextlib.nullcontext():
+        result = engine.run_grouped(payload, groups, work, merge, zero, size=size, progress=progress,
+                                    description=description)
     seconds = time.perf_counter() - t0
-    log.info("%s %d / %d done (%.1f s)", label, total, total, seconds)
+    log.info("%s: %d in %d Spark tasks (%s session) in %.1f s", label, total, len(groups), engine.kind, seconds)
     return result, seconds

@@ -296,8 +296,11 @@ class ArffBatches(BatchSource):
 
             df = self.make_df(spark).select(*[qcol(n) for n in self.names])
             if self._want_cache:
-                df = df.persist(StorageLevel.MEMORY_AND_DISK)
-                self._cached = True
+                try:
+                    df = df.persist(StorageLevel.MEMORY_AND_DISK)
+                    self._cached = True
+                except Exception:  # a session that caches nothing (serverless compute): parsed again per pass
+                    pass
             self._df = df
         return self._df
 
