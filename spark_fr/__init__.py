@@ -4,6 +4,10 @@
 >>> ranking = spark_fr.rank("enb.arff", targets="Y1,Y2", trees=100, seed=1)   # doctest: +SKIP
 >>> ranking.to_pandas().head()                                                # doctest: +SKIP
 """
+from .runtime import numba_cache as _numba_cache
+
+_numba_cache.install()  # before any kernel is defined: one numba cache when imported from a zip (--py-files)
+
 from .api import rank  # noqa: E402
 from .errors import InputError  # noqa: E402
 from .ranking import Ranking  # noqa: E402
