@@ -77,7 +77,9 @@ class FrameSource(BatchSource):
         return size if 0 <= size < 2 ** 62 else None
 
     def driver_batches(self):
-        return self.df.toArrow().to_batches()
+        if hasattr(self.df, "toArrow"):
+            return self.df.toArrow().to_batches()
+        return self.df._collect_as_arrow()  # pyspark 3.5 (no toArrow): the same record batches
 
     def map(self, spark, fn):
         def wrap(batches):
