@@ -5,15 +5,16 @@
 
 The zip holds the package's sources (``spark_fr/**.py``, fixed timestamps: the same sources give the same
 bytes) and, unless ``--no-numba-cache``, the numba cache of every method's kernels (``spark_fr/_numba_cache/``),
-compiled by running each method's warm-up with ``--python`` (default: this Python) importing spark_fr from
-the zip. Executors need numpy, numba, pandas, pyarrow and scipy (and pyspark, which a Spark installation puts
-on their path), not spark_fr: they import it from the archive, copy the shipped cache into their numba cache
-folder and load the kernels instead of compiling them (``spark_fr/runtime/numba_cache.py``). Build the cache
-with a Python like the executors' (same Python minor version and numba version) on a machine with the same
-CPU family; otherwise it is a cache miss and executors compile, as without it.
+compiled by running each method's warm-up (``--methods``, default all) with ``--python`` (default: this
+Python) importing spark_fr from the zip. Executors need numpy, numba, pandas, pyarrow and scipy (and pyspark,
+which a Spark installation puts on their path), not spark_fr: they import it from the archive, copy the shipped
+cache into their numba cache folder and load the kernels instead of compiling them
+(``spark_fr/runtime/numba_cache.py``). Build the cache with a Python like the executors' (same Python minor
+version and numba version) on a machine with the same CPU family; otherwise it is a cache miss and executors
+compile, as without it.
 
-Decision: a zip for ``--py-files`` rather than a wheel (Spark puts ``--py-files`` entries on the Python path
-as they are, and a wheel's ``.whl`` name is not importable there: ``No module named 'spark_fr'``) or a whole
+Decision: a zip for ``--py-files`` rather than a wheel (pyspark puts only ``.zip``, ``.egg`` and ``.jar`` files
+of ``--py-files`` on the executors' Python path: a ``.whl`` gives ``No module named 'spark_fr'``) or a whole
 packed environment (a venv-pack archive is 0.5-1 GB with pyspark's jars and must match the executors' OS; the
 cluster's own Python with the five libraries is what Databricks and most clusters have).
 """
@@ -40,7 +41,7 @@ import spark_fr
 from spark_fr import api
 from spark_fr.runtime import numba_cache
 assert spark_fr.__file__.startswith(sys.argv[1]), spark_fr.__file__
-for method in api.METHODS:
+for method in sys.argv[2].split(","):
     api.warm_up(method)
 info = numba_cache.install()
 print(json.dumps({"root": info["root"], "python": sys.version.split()[0], "numba": numba.__version__,
@@ -54,6 +55,8 @@ def parse_args(argv=None):
     p.add_argument("--python", default=sys.executable,
                    help="the Python that compiles the shipped numba cache: one like the executors' (same Python "
                         "minor version, numba version and CPU family); default this Python")
+    p.add_argument("--methods", default="ensemble,relief,boosting",
+                   help="the methods whose kernels the shipped cache holds (default all: ensemble,relief,boosting)")
     p.add_argument("--no-numba-cache", action="store_true", help="ship the sources only (executors compile)")
     return p.parse_args(argv)
 
@@ -83,7 +86,8 @@ def _numba_cache_module():
     """spark_fr/runtime/numba_cache.py alone (without importing the package)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("_spark_fr_numba_cache", ROOT / PACKAGE / "runtime" / "numba_cache.py")
+    path = ROOT / PACKAGE / "runtime" / "numba_cache.py"
+    spec = importlib.util.spec_from_file_location("_spark_fr_numba_cache", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -104,7 +108,7 @@ def seed_from_checkout(cache: Path, output: Path) -> int:
     return copied
 
 
-def warm_cache(output: Path, python: str) -> tuple:
+def warm_cache(output: Path, python: str, methods: str) -> tuple:
     """Compile every method's kernels with ``python`` importing spark_fr from ``output``, into a fresh cache
     folder; returns (the cache files as (path, name inside the archive), what compiled them)."""
     import json
@@ -114,7 +118,7 @@ def warm_cache(output: Path, python: str) -> tuple:
             seed_from_checkout(Path(cache), output)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
         env.update(PYTHONPATH=str(output), NUMBA_CACHE_DIR=cache, PYTHONNOUSERSITE="1")
-        run = subprocess.run([python, "-c", WARM_UP, str(output)], env=env, cwd=cache, capture_output=True,
+        run = subprocess.run([python, "-c", WARM_UP, str(output), methods], env=env, cwd=cache, capture_output=True,
                              text=True)
         if run.returncode != 0:
             tail = (run.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -130,6 +134,9 @@ def warm_cache(output: Path, python: str) -> tuple:
 def main(argv=None) -> int:
     args = parse_args(argv)
     start = time.monotonic()
+    unknown = sorted(set(args.methods.split(",")) - {"ensemble", "relief", "boosting"})
+    if unknown:
+        raise SystemExit(f"error: --methods {args.methods}: unknown {', '.join(unknown)} (ensemble, relief, boosting)")
     output = Path(args.output).resolve()
     output.parent.mkdir(parents=True, exist_ok=True)
     if output.suffix != ".zip":
@@ -139,12 +146,12 @@ def main(argv=None) -> int:
     n_sources = write_sources(tmp, ROOT / PACKAGE)
     note = "no numba cache"
     if not args.no_numba_cache:
-        cache, built = warm_cache(tmp, args.python)
+        cache, built = warm_cache(tmp, args.python, args.methods)
         with zipfile.ZipFile(tmp, "a") as zf:
             for name, data in cache:
                 zf.writestr(_entry(name), data)
-        note = (f"numba cache: {len(cache)} files for Python {built['python']}, numba {built['numba']}, "
-                f"CPU {built['cpu']}")
+        note = (f"numba cache of {args.methods}: {len(cache)} files for Python {built['python']}, "
+                f"numba {built['numba']}, CPU {built['cpu']}")
     os.replace(tmp, output)
     print(f"{output}: {n_sources} sources, {note}; {output.stat().st_size / 1e6:.1f} MB in "
           f"{time.monotonic() - start:.1f} s")

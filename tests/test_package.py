@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 ENB = SHARED / "datasets" / "mtr_enb" / "enb.arff"
 EXECUTOR_DISTRIBUTIONS = ("numpy", "numba", "pandas", "pyarrow", "scipy")
-TREES = 20
+TREES = 10
 
 
 def _requirements(dist) -> list:
@@ -82,7 +82,8 @@ def ranking(out: Path) -> pd.DataFrame:
 @pytest.fixture(scope="module")
 def archive(tmp_path_factory):
     out = tmp_path_factory.mktemp("package") / "spark_fr.zip"
-    run = subprocess.run([sys.executable, str(ROOT / "jobs" / "package.py"), "--output", str(out)],
+    run = subprocess.run([sys.executable, str(ROOT / "jobs" / "package.py"), "--output", str(out), "--methods",
+                          "ensemble"],
                          capture_output=True, text=True, cwd=ROOT)
     assert run.returncode == 0, run.stderr
     return out
@@ -95,7 +96,6 @@ def test_archive_holds_sources_and_a_numba_cache(archive):
     assert sorted(n for n in names if n.endswith(".py")) == sources
     cache = [n for n in names if n.startswith("spark_fr/_numba_cache/")]
     assert any(n.startswith("spark_fr/_numba_cache/pct/grow.") and n.endswith(".nbc") for n in cache)
-    assert any(n.startswith("spark_fr/_numba_cache/relief/") for n in cache)
     assert all(n.endswith((".nbi", ".nbc")) and f".py{sys.version_info[0]}{sys.version_info[1]}" in n
                for n in cache)
 
@@ -107,6 +107,7 @@ def test_package_refuses_a_name_python_cannot_import(tmp_path):
     assert run.stderr.strip().startswith("error: --output") and len(run.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.cluster
 def test_local_cluster_with_the_archive_and_a_bare_executor_python(archive, tmp_path):
     python = bare_python(tmp_path / "bare")
     probe = subprocess.run([str(python), "-c", "import numba, numpy, pandas, pyarrow, scipy\n"
@@ -133,11 +134,11 @@ def test_local_cluster_with_the_archive_and_a_bare_executor_python(archive, tmp_
            "--output", str(tmp_path / "cluster"), "--output-format", "csv"]
     run = subprocess.run(cmd, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
-    print(run.stderr[-2000:])
     run_info = json.loads((tmp_path / "cluster" / "run.json").read_text())
-    print(json.dumps(run_info, indent=1)[:3000])
+    assert run_info["spark_master"] == "local-cluster[2,1,2048]" and run_info["trees_on_driver"] == 0
 
-    local_env = dict(os.environ, PYTHONPATH=str(ROOT))
+    # the local run as a user makes it: python jobs/rank.py, small work on the driver's threads (same bits)
+    local_env = {k: v for k, v in os.environ.items() if k != "SPARK_FR_DRIVER_MAX_SECONDS"}
     local = subprocess.run([sys.executable, str(ROOT / "jobs" / "rank.py"), "--input", str(ENB), "--targets",
                             "Y1,Y2", "--trees", str(TREES), "--seed", "1", "--output", str(tmp_path / "local"),
                             "--output-format", "csv"], capture_output=True, text=True, env=local_env, cwd=tmp_path)
