@@ -100,6 +100,23 @@ def test_archive_holds_sources_and_a_numba_cache(archive):
                for n in cache)
 
 
+def test_zipped_spark_fr_loads_the_shipped_cache_and_never_overwrites(archive, tmp_path):
+    probe = ("import json, spark_fr\nfrom spark_fr.runtime import numba_cache\nfrom spark_fr.ensemble.spark import "
+             "warm_up_kernels\nwarm_up_kernels()\nprint(json.dumps(numba_cache.install()))")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "NUMBA"))}
+    env.update(PYTHONPATH=str(archive), NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    shipped = {n[len("spark_fr/_numba_cache/"):]: zipfile.ZipFile(archive).read(n)
+               for n in zipfile.ZipFile(archive).namelist() if n.startswith("spark_fr/_numba_cache/")}
+    first, second = (json.loads(subprocess.run([sys.executable, "-c", probe], env=env, cwd=tmp_path, check=True,
+                                               capture_output=True, text=True).stdout.splitlines()[-1])
+                     for _ in range(2))
+    assert first["zip"] == str(archive) and first["unpacked"] == len(shipped) and second["unpacked"] == 0
+    root = Path(first["root"])
+    assert root.parent == tmp_path / "cache" and root.name.startswith("spark_fr-")
+    found = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    assert found == shipped  # the tree kernels were loaded, none compiled (numba would rewrite an index)
+
+
 def test_package_refuses_a_name_python_cannot_import(tmp_path):
     run = subprocess.run([sys.executable, str(ROOT / "jobs" / "package.py"), "--output", str(tmp_path / "a.whl")],
                          capture_output=True, text=True)

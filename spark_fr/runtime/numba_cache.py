@@ -32,14 +32,14 @@ SHIPPED = f"{PACKAGE}/_numba_cache/"  # prefix of the cache files inside the arc
 _installed = {}
 
 
-def package_archive() -> tuple | None:
-    """``(zip path, package folder inside it)`` when spark_fr is imported from a zip archive, else None."""
-    here = os.path.abspath(__file__)
-    for i, part in enumerate(here.split(os.sep)):
+def package_archive() -> str | None:
+    """The zip archive spark_fr is imported from, or None (an ordinary folder)."""
+    parts = os.path.abspath(__file__).split(os.sep)
+    for i, part in enumerate(parts):
         if part.lower().endswith(".zip"):
-            head = os.sep.join(here.split(os.sep)[:i + 1])
+            head = os.sep.join(parts[:i + 1])
             if zipfile.is_zipfile(head):
-                return head, PACKAGE
+                return head
     return None
 
 
@@ -130,10 +130,9 @@ def install() -> dict | None:
     a numba without the locator hooks: its own behaviour then)."""
     if _installed:
         return _installed
-    found = package_archive()
-    if found is None:
+    zip_path = package_archive()
+    if zip_path is None:
         return None
-    zip_path = found[0]
     try:
         from numba.core import caching
     except ImportError:
