@@ -113,7 +113,10 @@ def compare(a: Path, b: Path) -> list:
         x = pd.read_csv(path)[COLUMNS].sort_values(["score", "target", "feature"]).reset_index(drop=True)
         y = pd.read_csv(b / path.name)[COLUMNS].sort_values(["score", "target", "feature"]).reset_index(drop=True)
         if not x.equals(y):
-            problems.append(f"{path.stem}: the ranking differs from this checkout's")
+            same_ranks = x[["feature", "score", "target", "rank"]].equals(y[["feature", "score", "target", "rank"]])
+            delta = (x.importance - y.importance).abs().max()
+            problems.append(f"{path.stem}: the ranking differs from this checkout's ("
+                            f"{'same' if same_ranks else 'other'} ranks, max |importance difference| {delta:.3g})")
     return problems
 
 
