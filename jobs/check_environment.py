@@ -80,7 +80,8 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
     done = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
     if done.returncode != 0:
         tail = (done.stderr.strip() or done.stdout.strip() or "(no output)").splitlines()[-1]
-        raise SystemExit(f"error: {' '.join(map(str, cmd[:4]))} ... failed: {tail}")
+        shown = " ".join(str(c) if len(str(c)) < 80 and "\n" not in str(c) else "<script>" for c in cmd[:5])
+        raise SystemExit(f"error: {shown} ... failed: {tail}")
     return done
 
 

@@ -17,8 +17,10 @@ ENVIRONMENTS = {
     "py312-spark40": ("python3.12", ["pyspark==4.0.1", "numpy==2.1.3", "pandas==2.2.3", "pyarrow==19.0.1"]),
     # the tests' pyspark on Python 3.12
     "py312-spark42": ("python3.12", ["pyspark==4.2.0", "numpy==2.1.3", "pandas==2.2.3", "pyarrow==19.0.1"]),
-    # Spark 3.5 on Python 3.12 (Databricks 16.4 LTS: Spark 3.5.2, Python 3.12)
-    "py312-spark35": ("python3.12", ["pyspark==3.5.2", "numpy==1.26.4", "pandas==2.1.4", "pyarrow==15.0.2"]),
+    # Spark 3.5 on Python 3.12 (Databricks 16.4 LTS: Spark 3.5.2, Python 3.12); PyPI's pyspark 3.5 imports
+    # distutils, which Python 3.12 has only through setuptools (a runtime has it)
+    "py312-spark35": ("python3.12", ["pyspark==3.5.2", "numpy==1.26.4", "pandas==2.1.4", "pyarrow==15.0.2",
+                                     "setuptools"]),
     # the oldest versions the ranges allow, on Python 3.11 (Databricks 15.4 LTS: Spark 3.5.0, Python 3.11)
     "py311-oldest": ("python3.11", ["pyspark==3.5.0", "numpy==1.26.4", "pandas==1.5.3", "pyarrow==14.0.1",
                                     "numba==0.59.1", "scipy==1.11.4", "matplotlib==3.7.2", "PyYAML==6.0.1"]),
