@@ -12,7 +12,8 @@ It fails (exit 1, one line per problem) unless:
    (``pip freeze`` before and after) and ``pip check`` is clean;
 2. ``import spark_fr`` in that environment is the installed wheel, and a small ranking run on Spark there
    (ENB, 20 trees, every tree a Spark task on ``local[2]``; Iris from CSV read by Spark; Relief) equals, bit
-   for bit, the same run in this Python with this checkout.
+   for bit, the same run in this Python with this checkout (Relief under another numba version: the same
+   ranks, importances within 1e-3 of the largest; see :func:`compare`).
 
 Needs the package registry (pip) and ``../shared/datasets``; takes 2-5 minutes (pip's cache makes repeats
 faster). The environment is made under ``--workdir`` (default: a temporary folder, removed unless ``--keep``).
@@ -106,19 +107,31 @@ def rank_with(python: Path, out: Path, cwd: Path, pythonpath: str | None = None)
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def compare(a: Path, b: Path) -> list:
+def compare(a: Path, b: Path, same_numba: bool) -> tuple:
+    """Problems, and notes on rankings that differ within what a numba version explains.
+
+    Every ranking must equal this checkout's bit for bit, except Relief's under another numba version: its
+    distance kernel reassociates its sums to vectorise (``spark_fr/relief/distances.py``), so another LLVM may
+    round differently; there the ranks must agree and the importances within 1e-3 of the largest one.
+    """
     import pandas as pd
 
-    problems = []
+    problems, notes = [], []
     for path in sorted(a.glob("*.csv")):
         x = pd.read_csv(path)[COLUMNS].sort_values(["score", "target", "feature"]).reset_index(drop=True)
         y = pd.read_csv(b / path.name)[COLUMNS].sort_values(["score", "target", "feature"]).reset_index(drop=True)
-        if not x.equals(y):
-            same_ranks = x[["feature", "score", "target", "rank"]].equals(y[["feature", "score", "target", "rank"]])
-            delta = (x.importance - y.importance).abs().max()
-            problems.append(f"{path.stem}: the ranking differs from this checkout's ("
-                            f"{'same' if same_ranks else 'other'} ranks, max |importance difference| {delta:.3g})")
-    return problems
+        if x.equals(y):
+            continue
+        same_ranks = x[["feature", "score", "target", "rank"]].equals(y[["feature", "score", "target", "rank"]])
+        delta = (x.importance - y.importance).abs().max()
+        what = (f"{path.stem}: the ranking differs from this checkout's ({'same' if same_ranks else 'other'} ranks, "
+                f"max |importance difference| {delta:.3g})")
+        relief = set(x.score) == {"relief"}
+        if relief and not same_numba and same_ranks and delta <= 1e-3 * y.importance.abs().max():
+            notes.append(what + ", another numba")
+        else:
+            problems.append(what)
+    return problems, notes
 
 
 def main(argv=None) -> int:
@@ -149,10 +162,12 @@ def main(argv=None) -> int:
         if not fresh["spark_fr"].startswith(str(venv)):
             problems.append(f"spark_fr was imported from {fresh['spark_fr']}, not from the environment")
         here = rank_with(Path(sys.executable), work / "rank-here", cwd=work, pythonpath=str(ROOT))
-        problems += compare(work / "rank-env", work / "rank-here")
+        same_numba = fresh["versions"]["numba"] == here["versions"]["numba"]
+        differ, notes = compare(work / "rank-env", work / "rank-here", same_numba)
+        problems += differ
         report = {"python": args.python, "preinstall": args.preinstall, "installed": after,
                   "versions": fresh["versions"], "checkout_versions": here["versions"],
-                  "added": sorted(set(after) - set(before)), "problems": problems,
+                  "added": sorted(set(after) - set(before)), "problems": problems, "notes": notes,
                   "seconds": round(time.monotonic() - start, 1)}
     finally:
         if not args.keep:
@@ -164,10 +179,13 @@ def main(argv=None) -> int:
                                                                          "numba", "scipy"))
     for line in problems:
         print(f"error: {line}", file=sys.stderr)
+    for line in report["notes"]:
+        print(f"note: {line}")
     status = "FAILED" if problems else "ok"
+    same = ("differ" if any("differs" in p for p in problems) else
+            "identical" if not report["notes"] else "identical but Relief's (another numba)")
     print(f"{status}: Python {v['python']}, {pins}; {len(report['added'])} packages added by spark_fr; "
-          f"rankings {'differ' if any('differs' in p for p in problems) else 'identical'} "
-          f"({report['seconds']} s)")
+          f"rankings {same} ({report['seconds']} s)")
     return 1 if problems else 0
 
 
