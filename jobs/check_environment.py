@@ -143,7 +143,11 @@ def main(argv=None) -> int:
     problems = []
     try:
         dist = work / "dist"
-        run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, ROOT], cwd=work)
+        src = work / "src"  # a copy: building in place would leave build/ and *.egg-info in the checkout
+        shutil.copytree(ROOT / "spark_fr", src / "spark_fr", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(ROOT / name, src / name)
+        run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", dist, src], cwd=work)
         wheel = next(dist.glob("spark_fr-*.whl"))
         venv = work / "venv"
         run([python, "-m", "venv", venv])
