@@ -4,6 +4,16 @@
 >>> ranking = spark_fr.rank("enb.arff", targets="Y1,Y2", trees=100, seed=1)   # doctest: +SKIP
 >>> ranking.to_pandas().head()                                                # doctest: +SKIP
 """
+try:
+    import pyspark as _pyspark  # noqa: F401
+except ImportError:  # pyspark is not a dependency (README, "Install and ship"): say which install brings it
+    raise ImportError("spark_fr needs pyspark: pip install 'spark_fr[spark]' (a Spark runtime's own pyspark, or "
+                      "pyspark-client for Spark Connect, does too)") from None
+
+from .runtime import numba_cache as _numba_cache  # noqa: E402
+
+_numba_cache.install()  # before any kernel is defined: one numba cache when imported from a zip (--py-files)
+
 from .api import rank  # noqa: E402
 from .errors import InputError  # noqa: E402
 from .ranking import Ranking  # noqa: E402

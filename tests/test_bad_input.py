@@ -125,7 +125,7 @@ def test_an_estimator_without_targets_says_so(spark):
     from spark_fr.errors import InputError
 
     df = spark.createDataFrame(pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": [1.0, 0.0, 1.0]}))
-    with pytest.raises(InputError, match="no target given"):
+    with pytest.raises(InputError, match="no target: set labelCol"):
         FeatureRanker(numTrees=3).fit(df)
 
 

@@ -22,6 +22,36 @@ def qcol(name: str):
     return F.col("`" + name.replace("`", "``") + "`")
 
 
+def try_cast(name: str, to: str, trim: bool = False):
+    """Column ``name`` (trimmed first when ``trim``) cast to the SQL type ``to``, null where it does not convert.
+
+    ``Column.try_cast`` (pyspark >= 4.0); on Spark 3.5, whose Python API lacks it, the same SQL expression
+    (``try_cast(... AS to)``, in Spark SQL since 3.2).
+    """
+    from pyspark.sql import Column
+    from pyspark.sql import functions as F
+
+    if hasattr(Column, "try_cast"):
+        return (F.trim(qcol(name)) if trim else qcol(name)).try_cast(to)
+    quoted = "`" + name.replace("`", "``") + "`"
+    return F.expr(f"try_cast({f'trim({quoted})' if trim else quoted} AS {to})")
+
+
+def try_date(column, fmt: str | None = None):
+    """``column`` parsed as a date (with the datetime pattern ``fmt``, else as a cast does), null where it is not one.
+
+    ``F.try_to_date`` (pyspark >= 4.0); on Spark 3.5: ``try_to_timestamp`` (same parser, same failures) cast to
+    a date.
+    """
+    from pyspark.sql import functions as F
+
+    if hasattr(F, "try_to_date"):
+        return F.try_to_date(column) if fmt is None else F.try_to_date(column, fmt)
+    if fmt is None:
+        return F.try_to_timestamp(column).cast("date")
+    return F.try_to_timestamp(column, F.lit(fmt)).cast("date")
+
+
 def safe_select(df, columns, extra=()):
     """Select the DataFrame columns behind ``columns`` under safe internal names (``__c0, __c1, ...``).
 

@@ -92,7 +92,9 @@ class FrameSource(BatchSource):
         return size if size is not None and 0 <= size < 2 ** 62 else None
 
     def driver_batches(self):
-        return self.df.toArrow().to_batches()
+        if hasattr(self.df, "toArrow"):
+            return self.df.toArrow().to_batches()
+        return self.df._collect_as_arrow()  # pyspark 3.5 (no toArrow): the same record batches
 
     def map(self, spark, fn):
         return engine_for(spark).from_frame(self.df, fn)

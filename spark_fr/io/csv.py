@@ -48,7 +48,7 @@ from urllib.parse import unquote, urlparse
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..data.columns import qcol
+from ..data.columns import qcol, try_cast, try_date
 from ..data.schema import Dataset, columns_of_dataframe
 from ..errors import InputError, one_line
 from . import csv_types as CT
@@ -630,7 +630,7 @@ def _known(c):
 
 
 def _number(c):
-    return F.trim(qcol(c)).try_cast("double")
+    return try_cast(c, "double", trim=True)
 
 
 def _numeric(c):
@@ -647,7 +647,7 @@ def _integer(c):
 
 def _is_date(c):
     v = F.trim(qcol(c))
-    return _known(c) & v.rlike(CT.DATE_RLIKE) & F.try_to_date(v, "yyyy-MM-dd").isNotNull()
+    return _known(c) & v.rlike(CT.DATE_RLIKE) & try_date(v, "yyyy-MM-dd").isNotNull()
 
 
 def _class_index_ok(c, n_classes: int):
@@ -663,10 +663,9 @@ def _text_aggregates(c: str, i: int, typed: bool) -> list:
             F.min(F.when(_known(c) & ~_numeric(c), qcol(c))).alias(f"b{i}"),
             F.min(F.when(_infinite(c), qcol(c))).alias(f"f{i}")]
     if typed:
-        v = F.trim(qcol(c))
         aggs += [F.count(F.when(_integer(c), 1)).alias(f"i{i}"),
-                 F.count(F.when(_integer(c) & v.try_cast("bigint").isNotNull(), 1)).alias(f"l{i}"),
-                 F.count(F.when(_integer(c) & v.try_cast(CT.DECIMAL).isNotNull(), 1)).alias(f"y{i}"),
+                 F.count(F.when(_integer(c) & try_cast(c, "bigint", trim=True).isNotNull(), 1)).alias(f"l{i}"),
+                 F.count(F.when(_integer(c) & try_cast(c, CT.DECIMAL, trim=True).isNotNull(), 1)).alias(f"y{i}"),
                  F.count(F.when(_is_date(c), 1)).alias(f"d{i}"),
                  F.min(F.when(_known(c) & ~_is_date(c), qcol(c))).alias(f"e{i}")]
     return aggs

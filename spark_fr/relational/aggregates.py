@@ -74,7 +74,14 @@ def aggregate(name: str, value, condition=None, kind: str = "numeric"):
     if name == "max":
         return F.max(v)
     if name == "mode":
-        return F.mode(v, True)
+        try:
+            return F.mode(v, True)  # ties: the smallest value
+        except TypeError:  # pyspark 3.5: mode(col) alone, which breaks ties arbitrarily
+            from ..errors import InputError
+
+            raise InputError("the relational aggregate 'mode' on the Spark engine needs pyspark >= 4.0 (ties "
+                             "broken by the smallest value); leave 'mode' out of the schema's aggregates or use "
+                             "engine='local'") from None
     raise ValueError(f"aggregate {name!r} of a {kind} value is computed from sorted values (GroupAggregates)")
 
 

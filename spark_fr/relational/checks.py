@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..data.columns import qcol
+from ..data.columns import qcol, try_cast, try_date
 from ..errors import InputError
 from . import keys as K
 from .schema import RelationalSchema
@@ -147,7 +147,7 @@ def check_declared(schema: RelationalSchema, frames: dict) -> None:
             continue
         exprs = []
         for i, (c, k) in enumerate(bad):
-            parsed = qcol(c).try_cast("double") if k == "numeric" else F.try_to_date(qcol(c))
+            parsed = try_cast(c, "double") if k == "numeric" else try_date(qcol(c))
             exprs.append(F.min(F.when(qcol(c).isNotNull() & parsed.isNull(), qcol(c))).alias(f"b{i}"))
         row = frames[name].agg(*exprs).first()
         for i, (c, k) in enumerate(bad):

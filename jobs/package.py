@@ -1,0 +1,163 @@
+"""Build the archive that ships spark_fr to a cluster's executors: ``--py-files`` with a numba cache inside.
+
+    python jobs/package.py --output dist/spark_fr.zip [--python /path/to/executor/python] [--no-numba-cache]
+    spark-submit --master ... --py-files dist/spark_fr.zip jobs/rank.py --input ... [options]
+
+The zip holds the package's sources (``spark_fr/**.py``, fixed timestamps: the same sources give the same
+bytes) and, unless ``--no-numba-cache``, the numba cache of every method's kernels (``spark_fr/_numba_cache/``),
+compiled by running each method's warm-up (``--methods``, default all) with ``--python`` (default: this
+Python) importing spark_fr from the zip. Executors need numpy, numba, pandas, pyarrow and scipy (and pyspark,
+which a Spark installation puts on their path), not spark_fr: they import it from the archive, copy the shipped
+cache into their numba cache folder and load the kernels instead of compiling them
+(``spark_fr/runtime/numba_cache.py``). Build the cache with a Python like the executors' (same Python minor
+version and numba version) on a machine with the same CPU family; otherwise it is a cache miss and executors
+compile, as without it.
+
+Decision: a zip for ``--py-files`` rather than a wheel (pyspark puts only ``.zip``, ``.egg`` and ``.jar`` files
+of ``--py-files`` on the executors' Python path: a ``.whl`` gives ``No module named 'spark_fr'``) or a whole
+packed environment (a venv-pack archive is 0.5-1 GB with pyspark's jars and must match the executors' OS; the
+cluster's own Python with the five libraries is what Databricks and most clusters have).
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "spark_fr"
+SHIPPED = f"{PACKAGE}/_numba_cache/"
+EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed entry times: the same sources make the same archive
+
+WARM_UP = """
+import json, sys, numba
+from numba.misc.numba_sysinfo import get_sysinfo
+import spark_fr
+from spark_fr import api
+from spark_fr.runtime import numba_cache
+assert spark_fr.__file__.startswith(sys.argv[1]), spark_fr.__file__
+for method in sys.argv[2].split(","):
+    api.warm_up(method)
+info = numba_cache.install()
+print(json.dumps({"root": info["root"], "python": sys.version.split()[0], "numba": numba.__version__,
+                  "cpu": numba.config.CPU_NAME or get_sysinfo().get("CPU Name", "?")}))
+"""
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description="Build the --py-files archive of spark_fr (with a numba cache).")
+    p.add_argument("--output", default="dist/spark_fr.zip", help="the zip to write (default dist/spark_fr.zip)")
+    p.add_argument("--python", default=sys.executable,
+                   help="the Python that compiles the shipped numba cache: one like the executors' (same Python "
+                        "minor version, numba version and CPU family); default this Python")
+    p.add_argument("--methods", default="ensemble,relief,boosting",
+                   help="the methods whose kernels the shipped cache holds (default all: ensemble,relief,boosting)")
+    p.add_argument("--no-numba-cache", action="store_true", help="ship the sources only (executors compile)")
+    return p.parse_args(argv)
+
+
+def _entry(name: str) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, EPOCH)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def source_files(package_dir: Path) -> list:
+    """The package's ``.py`` files, as (path, name inside the archive), sorted."""
+    return sorted((p, p.relative_to(package_dir.parent).as_posix()) for p in package_dir.rglob("*.py")
+                  if "__pycache__" not in p.parts)
+
+
+def write_sources(output: Path, package_dir: Path) -> int:
+    files = source_files(package_dir)
+    with zipfile.ZipFile(output, "w") as zf:
+        for path, name in files:
+            zf.writestr(_entry(name), path.read_bytes())
+    return len(files)
+
+
+def _numba_cache_module():
+    """spark_fr/runtime/numba_cache.py alone (without importing the package)."""
+    import importlib.util
+
+    path = ROOT / PACKAGE / "runtime" / "numba_cache.py"
+    spec = importlib.util.spec_from_file_location("_spark_fr_numba_cache", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def seed_from_checkout(cache: Path, output: Path) -> int:
+    """Start from the checkout's own numba cache (``spark_fr/**/__pycache__``, e.g. after the tests): the same
+    files as an archive's cache (numba's stamp is a hash of the module's source, its index keys the bytecode's
+    hash and numba's version), so numba loads what is fresh and compiles only the rest. Returns the count."""
+    root = cache / f"{PACKAGE}-{_numba_cache_module().sources_hash(str(output))}"
+    copied = 0
+    for path in (ROOT / PACKAGE).rglob("__pycache__/*"):
+        if path.suffix in (".nbi", ".nbc"):
+            target = root / path.parent.parent.relative_to(ROOT / PACKAGE) / path.name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(path.read_bytes())
+            copied += 1
+    return copied
+
+
+def warm_cache(output: Path, python: str, methods: str) -> tuple:
+    """Compile every method's kernels with ``python`` importing spark_fr from ``output``, into a fresh cache
+    folder; returns (the cache files as (path, name inside the archive), what compiled them)."""
+    import json
+
+    with tempfile.TemporaryDirectory(prefix="spark_fr-numba-") as cache:
+        if os.path.realpath(python) == os.path.realpath(sys.executable):
+            seed_from_checkout(Path(cache), output)
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        env.update(PYTHONPATH=str(output), NUMBA_CACHE_DIR=cache, PYTHONNOUSERSITE="1")
+        run = subprocess.run([python, "-c", WARM_UP, str(output), methods], env=env, cwd=cache, capture_output=True,
+                             text=True)
+        if run.returncode != 0:
+            tail = (run.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise SystemExit(f"error: compiling the kernels with {python} failed: {tail}")
+        built = json.loads(run.stdout.strip().splitlines()[-1])
+        root = Path(built["root"])
+        files = sorted((p, SHIPPED + p.relative_to(root).as_posix()) for p in root.rglob("*")
+                       if p.is_file() and p.suffix in (".nbi", ".nbc"))
+        contents = [(name, path.read_bytes()) for path, name in files]
+    return contents, built
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    start = time.monotonic()
+    unknown = sorted(set(args.methods.split(",")) - {"ensemble", "relief", "boosting"})
+    if unknown:
+        raise SystemExit(f"error: --methods {args.methods}: unknown {', '.join(unknown)} (ensemble, relief, boosting)")
+    output = Path(args.output).resolve()
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if output.suffix != ".zip":
+        raise SystemExit(f"error: --output {args.output}: the archive's name must end in .zip (Python imports "
+                         f"from zips only)")
+    tmp = output.with_name(f".{output.stem}-{os.getpid()}.zip")  # a .zip too: spark_fr is imported from it
+    n_sources = write_sources(tmp, ROOT / PACKAGE)
+    note = "no numba cache"
+    if not args.no_numba_cache:
+        cache, built = warm_cache(tmp, args.python, args.methods)
+        with zipfile.ZipFile(tmp, "a") as zf:
+            for name, data in cache:
+                zf.writestr(_entry(name), data)
+        note = (f"numba cache of {args.methods}: {len(cache)} files for Python {built['python']}, "
+                f"numba {built['numba']}, CPU {built['cpu']}")
+    os.replace(tmp, output)
+    print(f"{output}: {n_sources} sources, {note}; {output.stat().st_size / 1e6:.1f} MB in "
+          f"{time.monotonic() - start:.1f} s")
+    print(f"ship it with: spark-submit --py-files {output} jobs/rank.py ...")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
