@@ -1,0 +1,321 @@
+"""Reading the runs of a rankings table: a Delta table, a catalog table, folders of CSV/Parquet outputs.
+
+Sketch
+------
+:func:`open_runs` turns a source into a :class:`RankingRuns`, which lists the runs (``run_id`` and when it was
+made) and then reads the rows of the runs asked for, and only those:
+
+* a **Delta table** path (a ``_delta_log``, or a remote URI ``deltalake`` opens): read with ``deltalake`` on the
+  driver, two columns for the run list, a ``run_id`` filter for the rows. A table using reader features that
+  ``deltalake`` does not read here (deletion vectors, column mapping) is read with Spark's Delta reader when a
+  session is at hand, else refused in one line (never misread);
+* a **catalog table** (``db.table``, ``catalog.db.table``; a name with no slash that is not a file): Spark;
+* a **Spark DataFrame**, a **pandas DataFrame**, a :class:`spark_fr.ranking.Ranking`;
+* **files**: a run folder (``ranking.csv`` or ``ranking.parquet``, as ``jobs/rank.py --output DIR`` writes), a
+  folder of run folders, a folder of ``.csv``/``.parquet`` files, or one such file;
+* several of these, in a list or comma-separated: their rows together (a run found twice counts once).
+
+Rows need the output contract's ``feature``, ``score``, ``target``, ``importance``, ``rank``, ``run_id`` and
+``created_at``; a relational ranking's ``level`` is kept when present. Runs are ordered by ``created_at`` (the
+earliest row of the run), then ``run_id``.
+"""
+from __future__ import annotations
+
+import glob
+import os
+import re
+
+import pandas as pd
+
+from ..errors import InputError, one_line
+
+#: the columns drift needs (the output contract's, without ``importance_std`` and ``params``)
+NEEDED = ["feature", "score", "target", "importance", "rank", "run_id", "created_at"]
+#: kept when the table has them (a relational ranking's level: feature, attribute, relation)
+OPTIONAL = ["level"]
+#: Delta reader features that ``deltalake`` is not trusted to read here (spark_fr.io.readers refuses them too)
+SPARK_ONLY_FEATURES = frozenset({"deletionVectors", "columnMapping"})
+_CATALOG_NAME = re.compile(r"^(`[^`]+`|[A-Za-z_][\w-]*)(\.(`[^`]+`|[A-Za-z_][\w-]*)){1,2}$")
+
+
+class RankingRuns:
+    """The runs of a rankings table (subclasses per kind of source).
+
+    Attributes
+    ----------
+    where : str
+        The source, for messages.
+    """
+
+    where = "rankings"
+
+    def runs(self) -> pd.DataFrame:
+        """The runs, oldest first: columns ``run_id`` (str) and ``created_at`` (UTC timestamp)."""
+        raise NotImplementedError
+
+    def rows(self, run_ids) -> pd.DataFrame:
+        """The rows of the runs ``run_ids`` (the :data:`NEEDED` columns, and ``level`` when present)."""
+        raise NotImplementedError
+
+
+def _order_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """``run_id``, ``created_at`` per run (the earliest row), oldest first, then by id."""
+    if frame.empty:
+        return pd.DataFrame({"run_id": pd.Series([], dtype=str),
+                             "created_at": pd.Series([], dtype="datetime64[us, UTC]")})
+    runs = frame.assign(created_at=_utc(frame["created_at"])).groupby("run_id", as_index=False)["created_at"].min()
+    runs["run_id"] = runs["run_id"].astype(str)
+    return runs.sort_values(["created_at", "run_id"], kind="stable").reset_index(drop=True)
+
+
+def _utc(values: pd.Series) -> pd.Series:
+    """Timestamps in UTC (naive ones are taken as UTC, text as ISO 8601)."""
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return values.dt.tz_localize("UTC") if values.dt.tz is None else values.dt.tz_convert("UTC")
+    return pd.to_datetime(values, utc=True, format="ISO8601")
+
+
+def _check_columns(columns, where: str) -> list:
+    missing = [c for c in NEEDED if c not in columns]
+    if missing:
+        raise InputError(f"{where} does not hold rankings: column(s) {', '.join(missing)} missing (a rankings table "
+                         f"has {', '.join(NEEDED)})")
+    return NEEDED + [c for c in OPTIONAL if c in columns]
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    out = frame.copy()
+    for c in ("feature", "score", "target", "run_id"):
+        out[c] = out[c].astype(str)
+    out["importance"] = pd.to_numeric(out["importance"], errors="coerce").astype(float)
+    out["rank"] = pd.to_numeric(out["rank"], errors="coerce")
+    out["created_at"] = _utc(out["created_at"])
+    return out.reset_index(drop=True)
+
+
+class FrameRuns(RankingRuns):
+    """Runs held in memory (a pandas DataFrame)."""
+
+    def __init__(self, frame: pd.DataFrame, where: str = "the rankings"):
+        self.where = where
+        self.frame = _typed(frame[_check_columns(frame.columns, where)])
+
+    def runs(self) -> pd.DataFrame:
+        return _order_runs(self.frame[["run_id", "created_at"]])
+
+    def rows(self, run_ids) -> pd.DataFrame:
+        return self.frame[self.frame["run_id"].isin(set(run_ids))].reset_index(drop=True)
+
+
+class SparkRuns(RankingRuns):
+    """Runs of a Spark DataFrame (a catalog table, a Delta table read by Spark): the run list by an aggregation,
+    then only the rows of the chosen runs are collected."""
+
+    def __init__(self, df, where: str):
+        self.where = where
+        self.columns = _check_columns(df.columns, where)
+        self.df = df.select(*self.columns)
+
+    def runs(self) -> pd.DataFrame:
+        from pyspark.sql import functions as F
+
+        got = self.df.groupBy("run_id").agg(F.min("created_at").alias("created_at")).toPandas()
+        return _order_runs(got)
+
+    def rows(self, run_ids) -> pd.DataFrame:
+        from pyspark.sql import functions as F
+
+        return _typed(self.df.filter(F.col("run_id").isin(list(run_ids))).toPandas())
+
+
+class DeltaRuns(RankingRuns):
+    """Runs of a Delta table read with ``deltalake`` on the driver (no Spark)."""
+
+    def __init__(self, table, where: str):
+        self.table, self.where = table, where
+        self.columns = _check_columns([f.name for f in table.schema().fields], where)
+
+    def _read(self, columns, filters=None):
+        try:
+            return self.table.to_pyarrow_table(columns=columns, filters=filters).to_pandas()
+        except Exception as err:  # deltalake's own error types
+            raise InputError(f"{self.where}: the Delta table could not be read ({one_line(err)})") from None
+
+    def runs(self) -> pd.DataFrame:
+        return _order_runs(self._read(["run_id", "created_at"]))
+
+    def rows(self, run_ids) -> pd.DataFrame:
+        import pyarrow.compute as pc
+
+        return _typed(self._read(self.columns, pc.field("run_id").isin(list(run_ids))))
+
+
+class UnionRuns(RankingRuns):
+    """Several sources read as one: a run found in more than one counts once (its rows from the first)."""
+
+    def __init__(self, parts: list):
+        self.parts = parts
+        self.where = ", ".join(p.where for p in parts)
+        self._runs: list | None = None
+
+    def _part_runs(self) -> list:
+        if self._runs is None:
+            self._runs = [p.runs() for p in self.parts]
+        return self._runs
+
+    def runs(self) -> pd.DataFrame:
+        return _order_runs(pd.concat(self._part_runs(), ignore_index=True))
+
+    def rows(self, run_ids) -> pd.DataFrame:
+        wanted, frames = set(run_ids), []
+        for part, listed in zip(self.parts, self._part_runs()):
+            here = set(listed["run_id"]) & wanted
+            if here:
+                frames.append(part.rows(sorted(here)))
+                wanted -= here
+        if not frames:
+            return FrameRuns(pd.DataFrame(columns=NEEDED)).frame
+        return pd.concat(frames, ignore_index=True)
+
+
+# ----- opening a source ---------------------------------------------------------------------------------------
+def open_runs(source, spark=None) -> RankingRuns:
+    """The runs of a rankings source (module sketch).
+
+    Parameters
+    ----------
+    source : str, list, pandas.DataFrame, pyspark.sql.DataFrame or spark_fr.ranking.Ranking
+        A path (Delta table, run folder, folder of outputs, CSV or Parquet file), a catalog table name, a
+        comma-separated string or a list of any of these.
+    spark : pyspark.sql.SparkSession, optional
+        For catalog tables and Delta tables ``deltalake`` cannot read (default: the active session, or a new
+        one for a catalog table).
+
+    Returns
+    -------
+    RankingRuns
+
+    Raises
+    ------
+    spark_fr.errors.InputError
+        A path that does not exist or holds no rankings, a table without the ranking's columns.
+    """
+    if isinstance(source, (list, tuple)):
+        if not source:
+            raise InputError("no rankings given")
+        parts = [open_runs(s, spark) for s in source]
+        return parts[0] if len(parts) == 1 else UnionRuns(parts)
+    if isinstance(source, pd.DataFrame):
+        return FrameRuns(source)
+    if hasattr(source, "to_pandas") and hasattr(source, "run_id"):  # a Ranking
+        return FrameRuns(source.to_pandas(), where=f"ranking {source.run_id}")
+    if hasattr(source, "sparkSession") and hasattr(source, "columns"):  # a Spark DataFrame
+        return SparkRuns(source, "the DataFrame")
+    if not isinstance(source, str) or not source.strip():
+        raise InputError(f"not a rankings table: {source!r}")
+    text = source.strip()
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) > 1 and not os.path.exists(text):
+        if not all(parts):
+            raise InputError(f"an empty name in the list of rankings: {text!r}")
+        return UnionRuns([open_runs(p, spark) for p in parts])
+    return _open_one(text, spark)
+
+
+def _local(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+def _open_one(path: str, spark) -> RankingRuns:
+    if "://" in path and not path.startswith("file://"):
+        return _open_delta(path, spark)
+    local = _local(path)
+    if os.path.isdir(local):
+        if os.path.isdir(os.path.join(local, "_delta_log")):
+            return _open_delta(local, spark)
+        return _open_folder(local)
+    if os.path.isfile(local):
+        return FrameRuns(_read_file(local), where=path)
+    if "/" not in path and os.sep not in path and _CATALOG_NAME.match(path):
+        return _open_catalog(path, spark)
+    raise InputError(f"rankings not found: {path} (a Delta table, a folder of outputs, a CSV or Parquet file, or a "
+                     f"catalog table such as main.ml.feature_rankings)")
+
+
+def _read_file(path: str) -> pd.DataFrame:
+    low = path.lower()
+    try:
+        if low.endswith((".csv", ".csv.gz")):
+            return pd.read_csv(path)
+        if low.endswith(".parquet"):
+            return pd.read_parquet(path)
+    except Exception as err:  # pandas' and pyarrow's parse errors
+        raise InputError(f"{path}: not readable ({one_line(err)})") from None
+    raise InputError(f"{path}: not a rankings file (.csv or .parquet)")
+
+
+def _outputs_in(folder: str) -> list:
+    """The ranking files of a folder: its own ``ranking.*`` (a run folder), else its ``.csv``/``.parquet`` files and
+    the ``ranking.*`` of its sub-folders (run folders)."""
+    own = [os.path.join(folder, n) for n in ("ranking.parquet", "ranking.csv") if os.path.isfile(os.path.join(folder, n))]
+    if own:
+        return own[:1]
+    files = sorted(f for ext in ("*.csv", "*.csv.gz", "*.parquet") for f in glob.glob(os.path.join(folder, ext)))
+    for sub in sorted(d for d in glob.glob(os.path.join(folder, "*")) if os.path.isdir(d)):
+        if os.path.isdir(os.path.join(sub, "_delta_log")):
+            continue
+        mine = [os.path.join(sub, n) for n in ("ranking.parquet", "ranking.csv") if os.path.isfile(os.path.join(sub, n))]
+        files.extend(mine[:1])
+    return files
+
+
+def _open_folder(folder: str) -> RankingRuns:
+    files = _outputs_in(folder)
+    deltas = sorted(d for d in glob.glob(os.path.join(folder, "*")) if os.path.isdir(os.path.join(d, "_delta_log")))
+    if not files and not deltas:
+        raise InputError(f"{folder} holds no rankings (no ranking.csv or ranking.parquet, no .csv or .parquet files, "
+                         f"no run folders, no Delta table)")
+    parts = [FrameRuns(_read_file(f), where=f) for f in files] + [_open_delta(d, None) for d in deltas]
+    return parts[0] if len(parts) == 1 else UnionRuns(parts)
+
+
+def _open_delta(path: str, spark) -> RankingRuns:
+    from deltalake import DeltaTable
+
+    try:
+        table = DeltaTable(path)
+        features = set(getattr(table.protocol(), "reader_features", None) or [])
+    except Exception as err:  # deltalake's own error types
+        raise InputError(f"{path}: not a readable Delta table ({one_line(err)})") from None
+    needs_spark = sorted(features & SPARK_ONLY_FEATURES)
+    if not needs_spark:
+        return DeltaRuns(table, path)
+    session = spark or _active_session()
+    if session is None:
+        raise InputError(f"{path}: the Delta table uses {', '.join(needs_spark)}, which only Spark's Delta reader "
+                         f"reads correctly; run with a Delta-enabled Spark session (spark-submit --packages "
+                         f"io.delta:delta-spark_4.2_2.13:4.4.0, or Databricks)")
+    try:
+        df = session.read.format("delta").load(path)
+    except Exception as err:  # no Delta in this session
+        raise InputError(f"{path}: the Delta table uses {', '.join(needs_spark)} and this Spark session cannot read "
+                         f"Delta ({one_line(err)}); add Delta (io.delta:delta-spark_4.2_2.13:4.4.0)") from None
+    return SparkRuns(df, path)
+
+
+def _active_session():
+    from pyspark.sql import SparkSession
+
+    return SparkSession.getActiveSession()
+
+
+def _open_catalog(name: str, spark) -> RankingRuns:
+    if spark is None:
+        from ..runtime.session import get_spark
+
+        spark = get_spark(app_name="spark_fr drift", quiet=True)
+    try:
+        df = spark.table(name)
+    except Exception as err:  # AnalysisException: no such table
+        raise InputError(f"rankings table not found: {name} ({one_line(err)})") from None
+    return SparkRuns(df, name)
