@@ -203,8 +203,7 @@ class DriftReport:
         fig, axes = plt.subplots(nrows, ncols, squeeze=False,
                                  figsize=(ncols * (2.4 + 0.75 * len(run_ids)), nrows * (1.6 + 0.24 * height)))
         vmax = max(2.0, max(float(np.nanmax(g.to_numpy(dtype=float))) if g.size else 2.0 for g in grids))
-        cmap = plt.get_cmap("viridis").copy()
-        cmap.set_bad("#dddddd")
+        cmap = plt.get_cmap("viridis").with_extremes(bad="#dddddd")
         image = None
         for ax, (score, target), grid in zip(axes.ravel(), keys, grids):
             values = np.ma.masked_invalid(grid.to_numpy(dtype=float))

@@ -1,0 +1,319 @@
+"""Drift between runs of a rankings table: the Fuzzy Jaccard Index against hand computations and a slow, obvious
+reference; compare_runs on hand-made tables; jobs/drift.py on a Delta table spark_fr wrote, on folders of outputs
+and on a catalog table; bad input is one line and exit code 2; drift above --fail-above is exit code 3."""
+import json
+import runpy
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from conftest import check_png, run_job
+from spark_fr.errors import InputError
+from spark_fr.evaluation.drift import compare_runs
+from spark_fr.evaluation.similarity import fji_area, fuzzy_jaccard_curve
+
+ROOT = Path(__file__).resolve().parents[1]
+DRIFT_JOB = ROOT / "jobs" / "drift.py"
+
+
+# ----- the slow, obvious reference: the definition of thesis section 8, feature by feature ----------------------
+def fji_reference(r1: list, r2: list, k: int) -> list:
+    """r1, r2: [(feature, importance)] best first. Memberships and sums exactly as written in the thesis, with the
+    decisions of spark_fr.evaluation.similarity (negative -> 0, x / 0 -> 1, a feature a ranking lacks -> 0)."""
+    def f(r):
+        return {name: max(0.0, float(v)) for name, v in r}
+
+    f1, f2 = f(r1), f(r2)
+    out = []
+    for j in range(1, k + 1):
+        sets = [{name for name, _ in r[:j]} for r in (r1, r2)]
+        thresholds = [max(0.0, float(r[min(j, len(r)) - 1][1])) for r in (r1, r2)]
+
+        def mu(i, x):
+            fi = (f1, f2)[i]
+            if x in sets[i]:
+                return 1.0
+            if x not in fi:
+                return 0.0
+            if thresholds[i] == 0:
+                return 1.0
+            return min(1.0, fi[x] / thresholds[i])
+
+        union = sets[0] | sets[1]
+        out.append(sum(min(mu(0, x), mu(1, x)) for x in union) / sum(max(mu(0, x), mu(1, x)) for x in union))
+    return out
+
+
+def curve(r1, r2, k=None):
+    return fuzzy_jaccard_curve([n for n, _ in r1], [v for _, v in r1], [n for n, _ in r2], [v for _, v in r2], k)
+
+
+# ----- hand-computed cases -------------------------------------------------------------------------------------
+def test_fji_small_cases_computed_by_hand():
+    # j=1: F1={a}, F2={b}; mu1(b) = 2/4, mu2(a) = 1.5/3: (0.5 + 0.5) / 2; then the same sets
+    c = curve([("a", 4), ("b", 2), ("c", 1)], [("b", 3), ("a", 1.5), ("c", 0.75)])
+    np.testing.assert_allclose(c, [0.5, 1.0, 1.0])
+    assert fji_area(c) == pytest.approx((0.75 + 1.0) / 2)
+    # j=2: F1={a,b}, F2={a,c}; mu1(c) = 1/2, mu2(b) = 1/2: (1 + 1/2 + 1/2) / 3
+    c = curve([("a", 4), ("b", 2), ("c", 1), ("d", 0.5)], [("a", 4), ("c", 2), ("b", 1), ("d", 0.5)])
+    np.testing.assert_allclose(c, [1.0, 2 / 3, 1.0, 1.0])
+    assert fji_area(c) == pytest.approx(8 / 9)
+    # different features: a ranking lacks the other's second feature (membership 0): 1 / 3
+    np.testing.assert_allclose(curve([("a", 1), ("b", 0.5)], [("a", 1), ("c", 0.5)]), [1.0, 1 / 3])
+    # ties at zero are interchangeable (x / 0 -> 1); negative importances count as 0
+    np.testing.assert_allclose(curve([("a", 1), ("b", 0), ("c", 0)], [("a", 1), ("c", 0), ("b", 0)]), [1, 1, 1])
+    np.testing.assert_allclose(curve([("a", 1), ("b", -1), ("c", -2)], [("a", 1), ("c", -0.5), ("b", -3)]), [1, 1, 1])
+    # the docstring's swap; scale-free; k shorter and longer than the rankings
+    np.testing.assert_allclose(curve([("a", 2), ("b", 1)], [("b", 2), ("a", 1)]), [0.5, 1.0])
+    np.testing.assert_allclose(curve([("a", 2), ("b", 1)], [("b", 200), ("a", 100)], k=1), [0.5])
+    np.testing.assert_allclose(curve([("a", 2), ("b", 1)], [("b", 2), ("a", 1)], k=4), [0.5, 1, 1, 1])
+    assert fji_area([0.25]) == 0.25
+
+
+def test_fji_bad_input_is_one_line():
+    with pytest.raises(InputError, match="feature 'a' appears twice"):
+        curve([("a", 1), ("a", 2)], [("a", 1)])
+    with pytest.raises(InputError, match="2 features but 1 importances"):
+        fuzzy_jaccard_curve(["a", "b"], [1.0], ["a"], [1.0])
+    with pytest.raises(InputError, match="both rankings are empty"):
+        fuzzy_jaccard_curve([], [], [], [])
+    with pytest.raises(InputError, match="k >= 1"):
+        curve([("a", 1)], [("a", 1)], k=0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fji_equals_the_slow_reference_on_random_rankings(seed):
+    """Random rankings: shared and own features, negative and zero importances, ties, ranks that follow the
+    importances (the running-sum walk) and ranks that do not (the general walk), k up to beyond both lengths."""
+    rng = np.random.default_rng(seed)
+    for case in range(40):
+        pool = [f"x{i}" for i in range(int(rng.integers(2, 25)))]
+        rankings = []
+        for _ in range(2):
+            names = list(rng.choice(pool, size=int(rng.integers(1, len(pool) + 1)), replace=False))
+            values = np.round(rng.normal(0.5, 0.6, len(names)), 1 if case % 3 == 0 else 6)  # ties when rounded
+            if case % 4 != 3:
+                values = np.sort(values)[::-1]  # a ranking's order follows its importances
+            rankings.append(list(zip(names, values)))
+        k = int(rng.integers(1, len(pool) + 3))
+        got = curve(*rankings, k=k)
+        np.testing.assert_allclose(got, fji_reference(*rankings, k), atol=1e-12, err_msg=str(rankings))
+        np.testing.assert_allclose(got, curve(*rankings[::-1], k=k), atol=1e-12)  # symmetric
+        assert np.all((got >= 0) & (got <= 1))
+
+
+# ----- compare_runs ---------------------------------------------------------------------------------------------
+def table(runs: dict, scores=("genie3",), targets=("__all__",), start="2026-11-26") -> pd.DataFrame:
+    """A rankings table (the output contract's columns): {run_id: [(feature, importance)] best first}."""
+    rows = []
+    for i, (run_id, ranking) in enumerate(runs.items()):
+        for score in scores:
+            for target in targets:
+                for rank, (feature, importance) in enumerate(ranking, start=1):
+                    rows.append({"feature": feature, "score": score, "target": target, "importance": importance,
+                                 "rank": rank, "importance_std": None, "run_id": run_id,
+                                 "created_at": pd.Timestamp(start, tz="UTC") + pd.Timedelta(days=i), "params": "{}"})
+    return pd.DataFrame(rows)
+
+
+RUN_A = [("a", 4.0), ("b", 2.0), ("c", 1.0), ("d", 0.5)]
+RUN_B = [("a", 4.0), ("c", 2.0), ("b", 1.0), ("d", 0.5)]
+RUN_C = [("d", 9.0), ("e", 3.0), ("a", 1.0), ("b", 0.5)]
+
+
+def test_compare_two_runs_by_hand():
+    report = compare_runs(table({"A": RUN_A, "B": RUN_B}), top=2)
+    s = report.summary.iloc[0]
+    # k = 1, 2: [1, 2/3]: area 5/6
+    assert (s.run_before, s.run_after, s.score, s.target, s.k) == ("A", "B", "genie3", "__all__", 2)
+    assert s.fji_area == pytest.approx(5 / 6) and s.drift == pytest.approx(1 / 6) and s.fji_top == pytest.approx(2 / 3)
+    assert (s.entered, s.left, s.n_entered, s.n_left) == ("c", "b", 1, 1)
+    np.testing.assert_allclose(report.curves["fji"], [1, 2 / 3])
+    ch = report.changes.set_index("feature")
+    assert list(ch.index) == ["a", "c", "b"]
+    assert ch.loc["c", "change"] == 1 and ch.loc["b", "change"] == -1 and ch.loc["a", "change"] == 0
+    assert report.max_drift == pytest.approx(1 / 6) and report.exceeds(0.1) and not report.exceeds(0.2)
+    text = report.to_text()
+    assert "entered the top 2: c" in text and "left the top 2: b" in text and "largest moves: c 3->2, b 2->3" in text
+
+
+def test_compare_last_runs_baselines_and_run_order():
+    t = table({"A": RUN_A, "B": RUN_B, "C": RUN_C})
+    report = compare_runs(t.sample(frac=1, random_state=0), last=3, top=4)  # rows in any order: runs by time
+    assert list(report.runs.run_id) == ["A", "B", "C"]
+    assert list(zip(report.summary.run_before, report.summary.run_after)) == [("A", "B"), ("B", "C")]
+    c = report.summary.set_index("run_after").loc["C"]
+    # B -> C, by the definition (e is in C only)
+    ref = fji_reference(RUN_B, RUN_C, 4)
+    assert c.fji_area == pytest.approx(fji_area(ref)) and c.entered == "e" and c.left == "c"
+    assert report.max_drift == pytest.approx(1 - fji_area(ref))
+    assert report.worst().run_after == "C"
+    first = compare_runs(t, last=3, top=4, baseline="first")
+    assert list(zip(first.summary.run_before, first.summary.run_after)) == [("A", "B"), ("A", "C")]
+    # named runs, in the order given; the default last=2 takes the newest two
+    named = compare_runs(t, runs="C,A", top=4)
+    assert (named.summary.run_before[0], named.summary.run_after[0]) == ("C", "A")
+    assert list(compare_runs(t, top=4).runs.run_id) == ["B", "C"]
+    more = compare_runs(t, last=5, top=4)
+    assert len(more.runs) == 3 and "5 runs asked for" in more.notes[0]
+    # heat map data: every feature of any top 4, in every run that has it
+    assert set(more.ranks.feature) == {"a", "b", "c", "d", "e"}
+    assert more.ranks.query("run_id == 'C' and feature == 'd'")["rank"].item() == 1
+
+
+def test_scores_and_targets_per_ranking():
+    t = table({"A": RUN_A, "B": RUN_B}, scores=("genie3", "rf"), targets=("__all__", "y1", "y2"))
+    report = compare_runs(t, top=3)
+    assert list(zip(report.summary.score, report.summary.target)) == [("genie3", "__all__"), ("rf", "__all__")]
+    report = compare_runs(t, top=3, scores="rf", targets="all")
+    assert list(zip(report.summary.score, report.summary.target)) == [("rf", "__all__"), ("rf", "y1"), ("rf", "y2")]
+    assert list(compare_runs(t, targets=["y2"]).summary.target) == ["y2", "y2"]
+    # a table with per-target rankings only compares all of them by default
+    only = table({"A": RUN_A, "B": RUN_B}, targets=("y1", "y2"))
+    assert list(compare_runs(only).summary.target) == ["y1", "y2"]
+    # relational tables: the feature level by default
+    rel = pd.concat([t.assign(level="feature"), t.assign(level="relation", feature="r_" + t.feature)])
+    assert set(compare_runs(rel).changes.feature) <= set("abcd")
+    assert set(compare_runs(rel, level="relation").changes.feature) <= {"r_a", "r_b", "r_c", "r_d"}
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"runs": "A,Z"}, "run 'Z' is not in the rankings; its newest runs: B, A"),
+    ({"runs": "A"}, "drift needs at least 2"),
+    ({"scores": "relief"}, "score 'relief' is not in run 'A' of the rankings; its scores: genie3"),
+    ({"targets": "y9"}, "target 'y9' is not in run 'A'"),
+    ({"last": 1}, "last must be an integer >= 2"),
+    ({"top": 0}, "top must be an integer >= 1"),
+    ({"baseline": "median"}, "baseline must be one of previous, first"),
+])
+def test_bad_input_is_one_line(kwargs, message):
+    with pytest.raises(InputError) as err:
+        compare_runs(table({"A": RUN_A, "B": RUN_B}), **kwargs)
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_fewer_than_two_runs_and_no_rankings(tmp_path):
+    with pytest.raises(InputError, match=r"holds 1 run \(A\); drift needs at least 2"):
+        compare_runs(table({"A": RUN_A}))
+    with pytest.raises(InputError, match="column\\(s\\) rank, run_id missing"):
+        compare_runs(table({"A": RUN_A, "B": RUN_B}).drop(columns=["rank", "run_id"]))
+    with pytest.raises(InputError, match="rankings not found"):
+        compare_runs(str(tmp_path / "nowhere"))
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="holds no rankings"):
+        compare_runs(str(tmp_path / "empty"))
+    with pytest.raises(InputError, match="no score in common"):
+        compare_runs(pd.concat([table({"A": RUN_A}), table({"B": RUN_B}, scores=("rf",), start="2026-12-01")]))
+
+
+# ----- the job ----------------------------------------------------------------------------------------------
+def run_drift(args, capsys):
+    argv = sys.argv
+    sys.argv = [str(DRIFT_JOB)] + [str(a) for a in args]
+    try:
+        runpy.run_path(str(DRIFT_JOB), run_name="__main__")
+        code = 0
+    except SystemExit as exc:
+        code = exc.code
+    finally:
+        sys.argv = argv
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write_run_folders(root: Path, runs: dict, fmt="csv") -> None:
+    """Run folders as jobs/rank.py --output DIR writes them (ranking.csv or ranking.parquet, run.json)."""
+    t = table(runs)
+    for run_id, rows in t.groupby("run_id"):
+        folder = root / f"run-{run_id}"
+        folder.mkdir(parents=True)
+        if fmt == "csv":
+            rows.assign(created_at=rows.created_at.map(lambda x: x.isoformat())).to_csv(folder / "ranking.csv",
+                                                                                          index=False)
+        else:
+            rows.to_parquet(folder / "ranking.parquet", index=False)
+        (folder / "run.json").write_text(json.dumps({"run_id": run_id}))
+
+
+def test_job_on_run_folders_threshold_plot_and_output(tmp_path, capsys):
+    write_run_folders(tmp_path / "runs", {"A": RUN_A, "B": RUN_B})
+    write_run_folders(tmp_path / "more", {"C": RUN_C}, fmt="parquet")
+    # C is a day after A in its own table: give it a later time
+    p = tmp_path / "more" / "run-C" / "ranking.parquet"
+    pd.read_parquet(p).assign(created_at=pd.Timestamp("2026-12-01", tz="UTC")).to_parquet(p, index=False)
+    tables = f"{tmp_path / 'runs'},{tmp_path / 'more' / 'run-C'}"
+    code, out, err = run_drift(["--table", tables, "--last", 3, "--top", 2, "--fail-above", 0.9,
+                                "--plot", tmp_path / "drift.png", "--output", tmp_path / "drift"], capsys)
+    assert code == 0, err
+    assert "A -> B" in out and "B -> C" in out and "is at most 0.9" in out
+    check_png(tmp_path / "drift.png")
+    assert {f.name for f in (tmp_path / "drift").iterdir()} == {"summary.csv", "fji.csv", "changes.csv", "ranks.csv",
+                                                                "drift.json"}
+    record = json.loads((tmp_path / "drift" / "drift.json").read_text())
+    assert [r["run_id"] for r in record["runs"]] == ["A", "B", "C"] and record["worst"]["run_after"] == "C"
+    # the same drift above a lower threshold: exit code 3, files rewritten, the worst pair named on stderr
+    code, out, err = run_drift(["--table", tables, "--last", 3, "--top", 2, "--fail-above", 0.3,
+                                "--plot", tmp_path / "drift.png", "--output", tmp_path / "drift"], capsys)
+    assert code == 3 and "is above 0.3 (genie3 [__all__], run B -> C)" in err
+    assert pd.read_csv(tmp_path / "drift" / "summary.csv").shape[0] == 2
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--last", 2], "--table is required"),
+    (["--table", "{runs}", "--runs", "A,Q"], "run 'Q' is not in"),
+    (["--table", "{runs}", "--scores", "nope"], "score 'nope' is not in run"),
+    (["--table", "{runs}/run-A"], "holds 1 run (A); drift needs at least 2"),
+    (["--table", "{runs}", "--runs", "A,B", "--last", 2], "give --runs or --last, not both"),
+    (["--table", "{runs}", "--fail-above", 1.5], "--fail-above must be a number in [0, 1], not 1.5"),
+    (["--table", "{runs}", "--plot", "{runs}/run-A/ranking.csv"], "exists and was not written by spark_fr"),
+    (["--table", "no_such_db.rankings_nowhere", "--master", "nope"], "master"),
+])
+def test_job_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, args, message):
+    write_run_folders(tmp_path / "runs", {"A": RUN_A, "B": RUN_B})
+    code, out, err = run_drift([str(a).format(runs=tmp_path / "runs") for a in args], capsys)
+    assert code == 2 and message in err and err.count("\n") == 1 and err.startswith("error: "), err
+    assert not (tmp_path / "runs" / "run-A" / "ranking.png").exists()
+
+
+def test_job_on_a_delta_table_that_rank_appended_to(spark, datasets, tmp_path, capsys):
+    """Two runs of jobs/rank.py appended to one Delta table (different seeds), then jobs/drift.py on it."""
+    table_path = tmp_path / "rankings"
+    for seed in (1, 2):
+        code, _, err = run_job(["--input", datasets / "mtr_enb" / "enb.arff", "--targets", "Y1,Y2", "--trees", 6,
+                                "--scores", "genie3,rf", "--seed", seed, "--output", table_path,
+                                "--output-format", "delta"], capsys)
+        assert code == 0, err[-2000:]
+    code, out, err = run_drift(["--table", table_path, "--top", 5, "--fail-above", 1.0, "--plot",
+                                tmp_path / "drift.png"], capsys)
+    assert code == 0, err
+    assert "genie3 [__all__]: FJI area" in out and "rf [__all__]: FJI area" in out
+    check_png(tmp_path / "drift.png")
+    report = compare_runs(str(table_path), top=5)
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(table_path)).to_pandas()
+    assert sorted(report.runs.run_id) == sorted(rows.run_id.unique())
+    assert 0 <= report.max_drift < 0.5  # the same data and settings: the two forests mostly agree
+
+
+def test_catalog_table_and_spark_dataframe(spark, capsys):
+    """A catalog table (two-part name) is read with Spark: only the chosen runs' rows are collected, and the
+    numbers are those of the same rows in pandas."""
+    t = table({"A": RUN_A, "B": RUN_B, "C": RUN_C}, scores=("genie3", "rf"))
+    expected = compare_runs(t, last=3, top=3)
+    spark.createDataFrame(t).write.mode("overwrite").saveAsTable("drift_rankings")
+    try:
+        via_catalog = compare_runs("default.drift_rankings", last=3, top=3, spark=spark)
+        pd.testing.assert_frame_equal(via_catalog.summary, expected.summary)
+        pd.testing.assert_frame_equal(via_catalog.changes, expected.changes)
+        via_frame = compare_runs(spark.table("drift_rankings").filter("score = 'rf'"), runs="A,C", top=3)
+        assert list(via_frame.summary.score) == ["rf"] and list(via_frame.summary.run_after) == ["C"]
+        code, out, err = run_drift(["--table", "default.drift_rankings", "--top", 3, "--fail-above", 0.01], capsys)
+        assert code == 3 and "B -> C" in out and "is above 0.01" in err, err
+        code, out, err = run_drift(["--table", "default.no_such_rankings"], capsys)
+        assert code == 2 and err.startswith("error: rankings table not found: default.no_such_rankings"), err
+    finally:
+        spark.sql("DROP TABLE IF EXISTS drift_rankings")
