@@ -27,6 +27,10 @@ def __getattr__(name):
         from .relational.rank import rank_relational
 
         return rank_relational
+    if name == "compare_runs":  # drift between runs of a rankings table (spark_fr.evaluation.drift)
+        from .evaluation.drift import compare_runs
+
+        return compare_runs
     if name in ("FeatureRanker", "FeatureRankingModel"):
         from . import estimator
 
@@ -34,4 +38,4 @@ def __getattr__(name):
     raise AttributeError(name)
 
 
-__all__ = ["rank", "rank_relational", "Ranking", "InputError", "set_verbosity", "FeatureRanker", "FeatureRankingModel", "__version__"]
+__all__ = ["rank", "rank_relational", "Ranking", "InputError", "set_verbosity", "compare_runs", "FeatureRanker", "FeatureRankingModel", "__version__"]
