@@ -95,6 +95,10 @@ def run(opts: dict, given: set = frozenset()) -> int:
 
     t0 = time.perf_counter()
     publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot")).check()
+    if opts.get("mlflow_experiment"):  # reached before any work (spark_fr.io.tracking)
+        from .io.tracking import MlflowRun
+
+        publication = MlflowRun(opts["mlflow_experiment"]).check().publishing(publication)
     if opts.get("master"):
         check_master(opts["master"])
         if remote_url() is not None:

@@ -478,6 +478,10 @@ OPTIONS = (
            estimator=None, default_help="local[*]"),
     Option("log_level", Choice(("debug", "info", "warning", "error")), "info", "log level", RUN,
            where=frozenset({JOB}), estimator=None),
+    Option("mlflow_experiment", Text(), None, "log the run to this MLflow experiment (made when missing; the server "
+           "is MLFLOW_TRACKING_URI's, or the Databricks workspace's): parameters, timings, cross-validated "
+           "performance, the ranking table, run.json and the plot; needs the mlflow extra", RUN,
+           where=frozenset({JOB}), estimator=None, default_help="off"),
 )
 BY_NAME = {o.name: o for o in OPTIONS}
 GROUPS = (IO, TASK, ENSEMBLES, BOOSTING, RELIEF, RUN)
