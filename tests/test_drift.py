@@ -278,25 +278,34 @@ def test_job_bad_input_is_one_line_and_exit_code_2(tmp_path, capsys, args, messa
     assert not (tmp_path / "runs" / "run-A" / "ranking.png").exists()
 
 
-def test_job_on_a_delta_table_that_rank_appended_to(spark, datasets, tmp_path, capsys):
-    """Two runs of jobs/rank.py appended to one Delta table (different seeds), then jobs/drift.py on it."""
-    table_path = tmp_path / "rankings"
-    for seed in (1, 2):
-        code, _, err = run_job(["--input", datasets / "mtr_enb" / "enb.arff", "--targets", "Y1,Y2", "--trees", 6,
-                                "--scores", "genie3,rf", "--seed", seed, "--output", table_path,
-                                "--output-format", "delta"], capsys)
-        assert code == 0, err[-2000:]
-    code, out, err = run_drift(["--table", table_path, "--top", 5, "--fail-above", 1.0, "--plot",
+def ranking_of(run_id, ranking, day):
+    """A Ranking (the object jobs/rank.py publishes) of one run: [(feature, importance)] best first."""
+    from spark_fr.ranking import Ranking
+    from spark_fr.results import ScoreKey, ScoreResult
+
+    names = [f for f, _ in ranking]
+    values = np.array([v for _, v in ranking])
+    results = [ScoreResult(ScoreKey(s), values * (1 if s == "genie3" else 0.01)) for s in ("genie3", "rf")]
+    return Ranking.from_scores(names, np.ones(len(names), bool), results, [], {"trees": 10},
+                               {"run_id": run_id, "created_at": pd.Timestamp(day, tz="UTC").to_pydatetime()})
+
+
+def test_job_on_a_delta_table_spark_fr_appended_to(tmp_path, capsys):
+    """Runs appended to one Delta table by spark_fr's writer (as jobs/rank.py --output-format delta does; the
+    notebook test appends real rank runs), then jobs/drift.py on its path: no Spark needed."""
+    path = tmp_path / "rankings"
+    for run_id, ranking, day in (("A", RUN_A, "2026-11-26"), ("B", RUN_B, "2026-11-27"), ("C", RUN_C, "2026-11-28")):
+        ranking_of(run_id, ranking, day).write(str(path), format="delta")
+    code, out, err = run_drift(["--table", path, "--last", 3, "--top", 2, "--fail-above", 0.9, "--plot",
                                 tmp_path / "drift.png"], capsys)
     assert code == 0, err
-    assert "genie3 [__all__]: FJI area" in out and "rf [__all__]: FJI area" in out
+    assert "genie3 [__all__]: FJI area 0.833" in out and "rf [__all__]: FJI area 0.833" in out  # scale-free
     check_png(tmp_path / "drift.png")
-    report = compare_runs(str(table_path), top=5)
-    from deltalake import DeltaTable
-
-    rows = DeltaTable(str(table_path)).to_pandas()
-    assert sorted(report.runs.run_id) == sorted(rows.run_id.unique())
-    assert 0 <= report.max_drift < 0.5  # the same data and settings: the two forests mostly agree
+    report = compare_runs(str(path), runs="A,B", top=2)
+    assert list(report.summary.drift) == pytest.approx([1 / 6, 1 / 6])
+    pd.testing.assert_frame_equal(  # the numbers of the same rows in memory (rf: every importance / 100)
+        compare_runs(str(path), last=3, top=2).summary,
+        compare_runs(table({"A": RUN_A, "B": RUN_B, "C": RUN_C}, scores=("genie3", "rf")), last=3, top=2).summary)
 
 
 def test_catalog_table_and_spark_dataframe(spark, capsys):

@@ -74,6 +74,20 @@ def test_relational_notebook_runs_as_a_script(tmp_path):
     check_png(tmp_path / "financial.png")
 
 
+def test_scheduled_notebook_runs_twice_and_shows_the_drift(tmp_path):
+    """notebooks/scheduled.py: two runs appended to one Delta table, then their drift, heat map and alert."""
+    r = _run_script(ROOT / "notebooks" / "scheduled.py", tmp_path, trees=20)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.count("appended to") == 2 and "genie3 [__all__]: FJI area" in r.stdout
+    assert "left the top 10: support_calls" in r.stdout  # the demo's day 2: support_calls lost its effect
+    assert "ALERT: drift" in r.stdout  # above the widget's 0.1
+    from deltalake import DeltaTable
+
+    rows = DeltaTable(str(tmp_path / "rankings")).to_pandas()
+    assert rows.run_id.nunique() == 2 and set(rows.score) == {"genie3"}
+    check_png(tmp_path / "drift.png")
+
+
 def test_quickstart_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     """The .ipynb copy (without the %pip cell) in a real IPython kernel: display(ranking) is the HTML table,
     display(fig) one PNG, the run's log lines and progress show under the cell (stderr stream)."""

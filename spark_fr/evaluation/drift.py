@@ -162,6 +162,9 @@ class DriftReport:
         return (f"DriftReport(runs={list(self.runs['run_id'])}, top={self.top}, rankings={len(self.summary)}, "
                 f"max_drift={self.max_drift:.3f})")
 
+    def __str__(self) -> str:
+        return self.to_text()
+
     def _repr_html_(self) -> str:
         import html
 
@@ -200,8 +203,9 @@ class DriftReport:
         height = max(g.shape[0] for g in grids)
         ncols = min(len(keys), 3)
         nrows = -(-len(keys) // ncols)
-        fig, axes = plt.subplots(nrows, ncols, squeeze=False,
-                                 figsize=(ncols * (2.4 + 0.75 * len(run_ids)), nrows * (1.6 + 0.24 * height)))
+        width = max(6.0, ncols * (2.6 + 0.8 * len(run_ids)) + 1.0)
+        fig, axes = plt.subplots(nrows, ncols, squeeze=False, layout="constrained",
+                                 figsize=(width, nrows * (1.6 + 0.24 * height)))
         vmax = max(2.0, max(float(np.nanmax(g.to_numpy(dtype=float))) if g.size else 2.0 for g in grids))
         cmap = plt.get_cmap("viridis").with_extremes(bad="#dddddd")
         image = None
@@ -225,11 +229,11 @@ class DriftReport:
             ax.axis("off")
         if image is not None:
             ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 100000) if t <= vmax]
-            bar = fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8, label="rank (1 = best)", ticks=ticks)
+            bar = fig.colorbar(image, ax=axes, shrink=0.8, label="rank (1 = best)", ticks=ticks)
             bar.ax.set_yticklabels([str(t) for t in ticks])
             bar.ax.minorticks_off()
-        fig.suptitle(f"Ranks of the top {self.top} features over {len(run_ids)} runs; max drift "
-                     f"{self.max_drift:.3f} (1 - FJI area)", fontsize=10)
+        fig.suptitle(f"Ranks of the top {self.top} features over {len(run_ids)} runs\nmax drift "
+                     f"{self.max_drift:.3f} (1 - area under the FJI curve)", fontsize=10)
         plt.close(fig)
         if path:
             _save_png(fig, path, mark=",".join(run_ids[-2:]))
