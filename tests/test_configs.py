@@ -33,11 +33,18 @@ def test_example_config_runs(spark, config, tmp_path, capsys, monkeypatch):
     code, _, err = run_job(["--config", config, "--trees", 8, "--output", out, "--plot", tmp_path / "p.png"],
                            capsys)
     assert code == 0, err[-2000:]
-    run = json.loads((out / "run.json").read_text())
     cfg = yaml.safe_load(config.read_text())
+    if cfg.get("output_format") == "delta":  # rows appended to a Delta table: the run's params are in its rows
+        from deltalake import DeltaTable
+
+        rows = DeltaTable(str(out)).to_pandas()
+        assert rows.run_id.nunique() == 1
+        run = {"params": json.loads(rows.params.iloc[0])}
+    else:
+        run = json.loads((out / "run.json").read_text())
+        assert any(f.name.startswith("ranking.") for f in out.iterdir())
     if cfg.get("method", "ensemble") == "ensemble":
         assert run["params"]["trees"] == 8
         assert run["params"]["ensemble"] == cfg.get("ensemble", "rf")
     else:
         assert run["params"]["method"] == cfg["method"]
-    assert any(f.name.startswith("ranking.") for f in out.iterdir())
