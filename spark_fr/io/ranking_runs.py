@@ -207,10 +207,10 @@ def open_runs(source, spark=None) -> RankingRuns:
         return parts[0] if len(parts) == 1 else UnionRuns(parts)
     if isinstance(source, pd.DataFrame):
         return FrameRuns(source)
-    if hasattr(source, "to_pandas") and hasattr(source, "run_id"):  # a Ranking
-        return FrameRuns(source.to_pandas(), where=f"ranking {source.run_id}")
-    if hasattr(source, "sparkSession") and hasattr(source, "columns"):  # a Spark DataFrame
+    if hasattr(source, "sparkSession") and hasattr(source, "columns"):  # a Spark DataFrame (classic or Connect)
         return SparkRuns(source, "the DataFrame")
+    if hasattr(source, "to_pandas") and hasattr(source, "metadata"):  # a Ranking (spark_fr.ranking, a floor above)
+        return FrameRuns(source.to_pandas(), where=f"ranking {source.run_id}")
     if not isinstance(source, str) or not source.strip():
         raise InputError(f"not a rankings table: {source!r}")
     text = source.strip()
