@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import check_png, run_job
+from conftest import check_png
 from spark_fr.errors import InputError
 from spark_fr.evaluation.drift import compare_runs
 from spark_fr.evaluation.similarity import fji_area, fuzzy_jaccard_curve
