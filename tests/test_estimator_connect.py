@@ -2,74 +2,58 @@
 Estimator, and a PipelineModel with VectorAssembler and LogisticRegression, on a client without a JVM.
 
 A Connect client and a classic session cannot share a process (pyspark.ml picks its Connect code by a process-wide
-switch), so the test runs a script in a subprocess, whose ``remote("local[2]")`` starts a local Connect server on an
-ephemeral port (``SPARK_TESTING``). The model is built from a ranking table: fitting runs :func:`spark_fr.rank`,
-whose Connect support is separate work.
+switch), so the stage runs in the suite's Connect worker process (``connect`` in conftest.py: pyspark's local
+Connect server, ``remote("local[2]")``). The model is built from a ranking table: fitting under Connect is
+tests/test_connect.py's.
 """
-import os
-import subprocess
-import sys
-from pathlib import Path
-
-ROOT = Path(__file__).resolve().parents[1]
-
-SCRIPT = r'''
-import sys
-import numpy as np, pandas as pd
-from pyspark.sql import SparkSession
-
-spark = SparkSession.builder.remote("local[2]").config("spark.sql.shuffle.partitions", "2").getOrCreate()
-assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
-from pyspark.ml import PipelineModel
-from pyspark.ml.classification import LogisticRegression
-from pyspark.ml.feature import VectorAssembler
-from spark_fr.estimator import FeatureRanker, FeatureRankingModel
-from spark_fr.estimator.vectors import Slot
-
-base = sys.argv[1]
-X = [f"x{i}" for i in range(6)]
-rng = np.random.default_rng(0)
-pdf = pd.DataFrame(rng.uniform(-1, 1, (120, 6)), columns=X)
-pdf["y"] = ((pdf.x1 + pdf.x4) > 0).astype(int)
-df = spark.createDataFrame(pdf)
-est = FeatureRanker(featuresCol="features", labelCol="y", numTopFeatures=2, outputCol="selected", numTrees=5)
-est.write().save(base + "/est")
-est.write().overwrite().save(base + "/est")
-assert FeatureRanker.load(base + "/est").extractParamMap().keys() == est.extractParamMap().keys()
-
-order = ["x4", "x1", "x0", "x2", "x3", "x5"]
-table = pd.DataFrame({"feature": order, "score": "genie3", "target": "__all__", "importance": np.linspace(1, 0, 6),
-                      "rank": np.arange(1, 7, dtype="int32"), "importance_std": np.nan, "run_id": "r",
-                      "created_at": pd.Timestamp("2026-01-02T03:04:05.123456", tz="UTC"), "params": "{}"})
-ranker = FeatureRankingModel(table, {"run_id": "r"}, [Slot(x, "features", i) for i, x in enumerate(X)])
-ranker = est._copyValues(ranker._resetUid(est.uid))
-assembler = VectorAssembler(inputCols=X, outputCol="features")
-out = ranker.transform(assembler.transform(df))
-assert out.schema["selected"].metadata["ml_attr"]["attrs"]["numeric"] == [{"idx": 0, "name": "x1"},
-                                                                          {"idx": 1, "name": "x4"}]
-rows = out.select("x1", "x4", "selected").toPandas()
-assert (np.stack(rows.selected.map(lambda v: v.toArray())) == rows[["x1", "x4"]].to_numpy()).all()
-ranker.write().save(base + "/model")
-ranker.write().overwrite().save(base + "/model")
-back = FeatureRankingModel.load(base + "/model")
-pd.testing.assert_frame_equal(back.ranking.to_pandas(), table)
-assert back.outputFeatures == ["x1", "x4"] and back.uid == est.uid
-
-pipe = PipelineModel([assembler, ranker, LogisticRegression(featuresCol="selected", labelCol="y").fit(out)])
-pipe.write().overwrite().save(base + "/pipe")
-loaded = PipelineModel.load(base + "/pipe")
-a, b = (m.transform(df).select("prediction").toPandas() for m in (pipe, loaded))
-pd.testing.assert_frame_equal(a, b)
-print("CONNECT OK")
-spark.stop()
-'''
 
 
-def test_the_stage_transforms_saves_and_loads_on_spark_connect(tmp_path):
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYSPARK_PYTHON=sys.executable, SPARK_LOCAL_IP="127.0.0.1",
-               SPARK_TESTING="1")
-    env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"
-    env.pop("SPARK_REMOTE", None)
-    done = subprocess.run([sys.executable, "-c", SCRIPT, "file://" + str(tmp_path)], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0 and "CONNECT OK" in done.stdout, done.stderr[-3000:]
+def stage_on_connect(spark, base):
+    """Runs in the suite's Connect worker (conftest ``connect``): ``spark`` is its Connect session."""
+    import numpy as np, pandas as pd
+
+    assert type(spark).__module__.startswith("pyspark.sql.connect"), type(spark)
+    from pyspark.ml import PipelineModel
+    from pyspark.ml.classification import LogisticRegression
+    from pyspark.ml.feature import VectorAssembler
+    from spark_fr.estimator import FeatureRanker, FeatureRankingModel
+    from spark_fr.estimator.vectors import Slot
+
+    X = [f"x{i}" for i in range(6)]
+    rng = np.random.default_rng(0)
+    pdf = pd.DataFrame(rng.uniform(-1, 1, (120, 6)), columns=X)
+    pdf["y"] = ((pdf.x1 + pdf.x4) > 0).astype(int)
+    df = spark.createDataFrame(pdf)
+    est = FeatureRanker(featuresCol="features", labelCol="y", numTopFeatures=2, outputCol="selected", numTrees=5)
+    est.write().save(base + "/est")
+    est.write().overwrite().save(base + "/est")
+    assert FeatureRanker.load(base + "/est").extractParamMap().keys() == est.extractParamMap().keys()
+
+    order = ["x4", "x1", "x0", "x2", "x3", "x5"]
+    table = pd.DataFrame({"feature": order, "score": "genie3", "target": "__all__", "importance": np.linspace(1, 0, 6),
+                          "rank": np.arange(1, 7, dtype="int32"), "importance_std": np.nan, "run_id": "r",
+                          "created_at": pd.Timestamp("2026-01-02T03:04:05.123456", tz="UTC"), "params": "{}"})
+    ranker = FeatureRankingModel(table, {"run_id": "r"}, [Slot(x, "features", i) for i, x in enumerate(X)])
+    ranker = est._copyValues(ranker._resetUid(est.uid))
+    assembler = VectorAssembler(inputCols=X, outputCol="features")
+    out = ranker.transform(assembler.transform(df))
+    assert out.schema["selected"].metadata["ml_attr"]["attrs"]["numeric"] == [{"idx": 0, "name": "x1"},
+                                                                              {"idx": 1, "name": "x4"}]
+    rows = out.select("x1", "x4", "selected").toPandas()
+    assert (np.stack(rows.selected.map(lambda v: v.toArray())) == rows[["x1", "x4"]].to_numpy()).all()
+    ranker.write().save(base + "/model")
+    ranker.write().overwrite().save(base + "/model")
+    back = FeatureRankingModel.load(base + "/model")
+    pd.testing.assert_frame_equal(back.ranking.to_pandas(), table)
+    assert back.outputFeatures == ["x1", "x4"] and back.uid == est.uid
+
+    pipe = PipelineModel([assembler, ranker, LogisticRegression(featuresCol="selected", labelCol="y").fit(out)])
+    pipe.write().overwrite().save(base + "/pipe")
+    loaded = PipelineModel.load(base + "/pipe")
+    a, b = (m.transform(df).select("prediction").toPandas() for m in (pipe, loaded))
+    pd.testing.assert_frame_equal(a, b)
+    return True
+
+
+def test_the_stage_transforms_saves_and_loads_on_spark_connect(connect, tmp_path):
+    assert connect.run(stage_on_connect, "file://" + str(tmp_path)) is True
