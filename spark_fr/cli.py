@@ -38,10 +38,16 @@ def resolve_options(argv=None) -> tuple:
     given = O.parse_command_line(argv)
     cfg = O.load_config(given["config"]) if given.get("config") else {}
     opts = {**O.defaults(O.JOB), **cfg, **given}
-    if not opts.get("input") and not opts.get("schema"):
-        raise InputError("--input is required (on the command line or in --config), or --schema for relational data")
-    if opts.get("input") and opts.get("schema"):
-        raise InputError("give --input (one table) or --schema (relational data), not both")
+    inputs = [f for f, k in (("--input", "input"), ("--input-table", "input_table"), ("--schema", "schema"))
+              if opts.get(k)]
+    if not inputs:
+        raise InputError("--input is required (on the command line or in --config), or --input-table for a catalog "
+                         "table, or --schema for relational data")
+    if len(inputs) > 1:
+        raise InputError(f"give one of --input (a path), --input-table (a catalog table) or --schema (relational "
+                         f"data), not {' and '.join(inputs)}")
+    if opts.get("output") and opts.get("output_table"):
+        raise InputError("give --output (a path) or --output-table (a catalog table), not both")
     if opts.get("schema") and opts.get("targets"):
         raise InputError("--targets does not apply to relational data: the schema's 'target' names the column")
     return opts, set(given)
@@ -123,8 +129,9 @@ def run(opts: dict, given: set = frozenset()) -> int:
                                   relation_rollup=opts["relation_rollup"],
                                   max_features_generated=opts["max_features_generated"], **keywords)
     else:
-        ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
-                       spark=starting, title=opts["input"], **rank_keywords(opts, given))
+        ranking = rank(opts.get("input"), targets=opts.get("targets"), task=opts["task"], method=opts["method"],
+                       spark=starting, title=opts.get("input") or opts.get("input_table"),
+                       **rank_keywords(opts, given))
     # the session's start-up time; 0 when the run never needed Spark (its start is abandoned at exit)
     ranking.metadata["timings"]["session_s"] = getattr(starting, "seconds", None) or 0.0
     ranking.metadata["timings"]["process_s"] = time.perf_counter() - t0
