@@ -271,7 +271,8 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
     run_params = {"input": dataset.source if from_source else "DataFrame", "task": run.task,
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
                   **method_params.to_dict(), **run.params}
-    for key in ("format", "labels_xml", "features_col", "input_table", "version", "timestamp", "where", "exclude"):
+    for key in ("format", "labels_xml", "features_col", "input_table", "version", "timestamp", "where", "exclude",
+                "run_id"):
         if opts.get(key) is not None and (key != "format" or params.get(key)):
             run_params[key] = opts[key]
     names = run.feature_names

@@ -100,7 +100,6 @@ def run(opts: dict, given: set = frozenset()) -> int:
     from .runtime.session import SessionStart, check_master, remote_url
 
     t0 = time.perf_counter()
-    publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot")).check()
     if opts.get("master"):
         check_master(opts["master"])
         if remote_url() is not None:
@@ -115,6 +114,9 @@ def run(opts: dict, given: set = frozenset()) -> int:
     if starting is None:
         starting = SessionStart(lazy=True, master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
         _STARTING.append(starting)
+    # the outputs are checked before any work (a catalog output starts the session: its catalog is asked)
+    publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot"),
+                              table=opts.get("output_table"), spark=starting).check()
     from .api import rank, warm_up, when_session_ready
 
     if not debug:
@@ -136,7 +138,7 @@ def run(opts: dict, given: set = frozenset()) -> int:
     ranking.metadata["timings"]["session_s"] = getattr(starting, "seconds", None) or 0.0
     ranking.metadata["timings"]["process_s"] = time.perf_counter() - t0
     publication.publish(ranking)
-    for what, path in (("wrote", publication.output), ("wrote", publication.plot)):
+    for what, path in (("wrote", publication.output), ("wrote", publication.table_name), ("wrote", publication.plot)):
         if path:
             log.info("%s %s", what, path)
     print(ranking.summary(10))
