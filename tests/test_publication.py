@@ -164,9 +164,9 @@ def test_a_new_delta_table_carries_the_mark_and_each_commit_its_run(tmp_path):
     runs = [c.get("spark_fr.run_id") for c in table.history()]  # newest first: overwrite, append, create
     assert runs == [second.run_id, first.run_id, first.run_id]
     # each ranking's commit carries its run record (what run.json holds) as userMetadata
-    records = run_records(out)
-    assert [r["run_id"] for r in records] == [first.run_id, first.run_id, second.run_id]
-    assert records[2]["run"]["params"] == second.params and records[1]["run"]["run_id"] == first.run_id
+    records = run_records(out)  # the commits holding rows (not the one that created the table)
+    assert [(r["version"], r["run_id"]) for r in records] == [(1, first.run_id), (2, second.run_id)]
+    assert records[1]["run"]["params"] == second.params and records[0]["run"]["run_id"] == first.run_id
     assert set(table.to_pandas().run_id) == {second.run_id}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]  # the staging directory is gone
 

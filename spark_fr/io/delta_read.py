@@ -139,8 +139,9 @@ def _open_deltalake(path: str, version=None, timestamp=None, what: str | None = 
             raise InputError(f"{what}: --version {version} cannot be read ({one_line(err)}; its log may have "
                              f"been cleaned up)") from None
     elif timestamp is not None:
+        at = parse_timestamp(timestamp)
         try:
-            dt.load_as_version(parse_timestamp(timestamp))
+            dt.load_as_version(at)
         except Exception as err:
             raise InputError(f"{what}: no version at --timestamp {timestamp} ({one_line(err)})") from None
     return dt

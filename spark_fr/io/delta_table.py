@@ -197,12 +197,15 @@ def _user_json(run_id, run) -> str:
                       separators=(",", ":"), default=str)
 
 
-def commit_properties(run_id: str, record: dict | None = None):
-    """The commit information spark_fr adds to each of its ``deltalake`` commits."""
+def commit_properties(run_id: str, record: dict | None = None, data: bool = True):
+    """The commit information spark_fr adds to each of its ``deltalake`` commits (``data=False``: the commit that
+    creates a table, which holds no run's rows, has no run record)."""
     from deltalake import CommitProperties
 
-    return CommitProperties(custom_metadata={"spark_fr.run_id": str(run_id), "spark_fr.version": __version__,
-                                             "userMetadata": user_metadata(run_id, record)})
+    metadata = {"spark_fr.run_id": str(run_id), "spark_fr.version": __version__}
+    if data:
+        metadata["userMetadata"] = user_metadata(run_id, record)
+    return CommitProperties(custom_metadata=metadata)
 
 
 def parse_user_metadata(text) -> dict | None:
@@ -292,7 +295,7 @@ def _create_in_place(path: str, table: pa.Table, run_id: str, record: dict | Non
 
     try:
         DeltaTable.create(path, table.schema, mode="error", configuration=dict(CREATE_PROPERTIES),
-                          commit_properties=commit_properties(run_id, {"run_id": run_id, "created": True}),
+                          commit_properties=commit_properties(run_id, data=False),
                           raise_if_key_not_exists=False)
     except Exception as err:  # deltalake's error types: a table is there already
         if "exist" in str(err).lower():
