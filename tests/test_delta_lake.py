@@ -414,3 +414,36 @@ def test_a_killed_run_leaves_the_table_unchanged(tmp_path):
     assert proc.returncode == -signal.SIGKILL, "".join(seen)
     assert (DeltaTable(str(out)).version(), sorted(p.name for p in out.rglob("*"))) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.parquet", "rankings"]  # no staging directory left
+
+
+def test_a_table_of_ours_with_the_contracts_columns_only_gains_level_and_lineage(tmp_path):
+    """A table an earlier spark_fr wrote (the contract's nine columns, marked) takes a plain and a relational run:
+    the two columns are added (schema merge), null for the earlier rows; the earlier rows are kept."""
+    from deltalake import DeltaTable, write_deltalake
+
+    from spark_fr.io.writers import SCHEMA, Publication, arrow_table
+
+    out = str(tmp_path / "old")
+    earlier = make_ranking(1)
+    write_deltalake(out, arrow_table(earlier, SCHEMA))
+    DeltaTable(out).alter.set_table_properties({"spark_fr.rankings": "true"}, raise_if_not_exists=False)
+    assert [f.name for f in DeltaTable(out).schema().fields] == list(SCHEMA.names)
+    Publication(out, "delta").check().publish(make_ranking(2))
+    Publication(out, "delta").check().publish(relational_ranking())
+    rows = DeltaTable(out).to_pandas()
+    assert list(rows.columns) == list(SCHEMA.names) + ["level", "lineage"] and rows.run_id.nunique() == 3
+    assert rows[rows.run_id == earlier.run_id].level.isna().all()
+
+
+def case_connect_reads_by_path(spark, path):
+    """Under Spark Connect (no Delta in the local server): the session is asked, deltalake reads."""
+    from spark_fr.io.delta_read import spark_has_delta
+    from spark_fr.io.readers import read_dataset
+
+    ds = read_dataset(spark, path)
+    return spark_has_delta(spark), [c.name for c in ds.columns], ds.df.count(), ds.extra["fingerprint"]["reader"]
+
+
+def test_under_spark_connect_the_session_is_asked_and_deltalake_reads(connect, lake):
+    has_delta, names, n, reader = connect.run(case_connect_reads_by_path, lake["lake"])
+    assert not has_delta and names == LAKE_COLUMNS and n == 270 and reader == "deltalake (driver)"
