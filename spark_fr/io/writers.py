@@ -523,14 +523,22 @@ def _remove_our_directory(path: str) -> None:
         pass
 
 
-def write_ranking(ranking, path: str, format: str = "csv", mode: str | None = None) -> str:
-    """Write a :class:`spark_fr.ranking.Ranking` (checked and published as in the module sketch).
+def write_ranking(ranking, path: str | None, format: str = "csv", mode: str | None = None,
+                  table: str | None = None) -> str:
+    """Write a :class:`spark_fr.ranking.Ranking` (checked and published as in the module sketch). A Delta output
+    is written by the active Spark session's Delta writer when it has one (else by ``deltalake``); a catalog
+    ``table`` needs such a session.
 
     Returns
     -------
     str
-        The path written.
+        The path (or the table) written.
     """
-    pub = Publication(path, format, mode).check()
+    spark = None
+    if table is not None or format == "delta":
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+    pub = Publication(path, format, mode, table=table, spark=spark).check()
     pub.publish(ranking)
-    return pub.output
+    return pub.output if table is None else pub.table_name
