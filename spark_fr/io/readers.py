@@ -199,9 +199,9 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
     fmt = fmts.pop()
     path = paths[0]
     if fmt != "delta" and (version is not None or timestamp is not None or where is not None):
-        given = ", ".join(f for f, v in (("--version", version), ("--timestamp", timestamp), ("--where", where))
-                          if v is not None)
-        raise InputError(f"{given} apply to Delta tables and catalog tables; {path} is {fmt}")
+        given = [f for f, v in (("--version", version), ("--timestamp", timestamp), ("--where", where)) if v is not None]
+        raise InputError(f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to Delta tables and catalog "
+                         f"tables; {path} is {fmt}")
     if len(paths) > 1 and fmt not in ("arff", "csv", "parquet"):
         raise InputError(f"several inputs are supported for ARFF, CSV and Parquet files, not {fmt}: {', '.join(paths)}")
     if fmt == "arff":
