@@ -66,7 +66,13 @@ def warm_up(method: str) -> None:
     getattr(importlib.import_module(f"{__package__}.{module}"), function)()
 
 
-def _check_data(data) -> None:
+def _check_data(data, table=None) -> None:
+    if table is not None:
+        if data is not None:
+            raise InputError("give data (a path or a DataFrame) or input_table (a catalog table), not both")
+        return
+    if data is None:
+        raise InputError("no input: give data (a path, a list of paths or a Spark DataFrame) or input_table")
     if isinstance(data, str) or (isinstance(data, (list, tuple)) and data and all(isinstance(p, str) for p in data)):
         return
     if type(data).__name__ == "DataFrame" and hasattr(data, "sparkSession"):
@@ -107,14 +113,16 @@ def check_options(opts: dict, method: str, given: set) -> object:
     return params
 
 
-def rank(data, targets=None, task: str = "auto", method: str = "ensemble", *, spark=None, **params) -> Ranking:
+def rank(data=None, targets=None, task: str = "auto", method: str = "ensemble", *, spark=None,
+         **params) -> Ranking:
     """Rank the features of a table for predicting its targets.
 
     Parameters
     ----------
     data : str, list of str or pyspark.sql.DataFrame
         A path (ARFF, CSV, Parquet, Delta directory, ``.mat``), several paths of one format, or a Spark
-        DataFrame.
+        DataFrame; or None with ``input_table='db.table'`` (a catalog table). Delta inputs take ``version``
+        or ``timestamp`` (time travel) and ``where`` (a row filter); ``exclude`` leaves columns out.
     targets : str or list of str, optional
         Target columns (comma-separated string or list). Default: the labels of ``labels_xml``, else the
         hierarchical class attribute or the last attribute of an ARFF file.
@@ -167,7 +175,7 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     params = dict(params or {})
     t_start = time.perf_counter()
     show_logs_by_default()  # a notebook or a plain session that configured no logging sees the progress
-    _check_data(data)
+    _check_data(data, params.get("input_table"))
     given = {k for k, v in params.items() if v is not None}
     opts = O.check_keywords({"targets": targets, "task": task, "method": method, **params})
     method = opts.get("method", "ensemble")
@@ -237,7 +245,9 @@ def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timing
     """Read, resolve and run the method: (MethodRun, dataset, spec); timings are added to ``timings``."""
     t0 = time.perf_counter()
     dataset = read_dataset(spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
-                           targets=opts.get("targets"), features_col=opts.get("features_col"))
+                           targets=opts.get("targets"), features_col=opts.get("features_col"),
+                           table=opts.get("input_table"), version=opts.get("version"),
+                           timestamp=opts.get("timestamp"), where=opts.get("where"), exclude=opts.get("exclude"))
     if opts.get("hierarchy") is not None:
         _attach_hierarchy(dataset, opts["hierarchy"], opts.get("targets"))
     dataset.feature_relations = feature_relations
@@ -257,12 +267,14 @@ def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timing
 def _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs,
             build) -> Ranking:
     """The Ranking of a run, with its parameters and metadata (timings, Spark jobs, versions)."""
-    run_params = {"input": dataset.source if isinstance(data, (str, list, tuple)) else "DataFrame", "task": run.task,
+    from_source = isinstance(data, (str, list, tuple)) or opts.get("input_table") is not None
+    run_params = {"input": dataset.source if from_source else "DataFrame", "task": run.task,
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
                   **method_params.to_dict(), **run.params}
-    for key in ("format", "labels_xml", "features_col"):
-        if params.get(key):
-            run_params[key] = params[key]
+    for key in ("format", "labels_xml", "features_col", "input_table", "version", "timestamp", "where", "exclude",
+                "run_id"):
+        if opts.get(key) is not None and (key != "format" or params.get(key)):
+            run_params[key] = opts[key]
     names = run.feature_names
     information = informative(run.results, run.usable, run.target_names, ALL_TARGETS)
     warnings = uninformative_warning(information, run, method_params)
@@ -273,7 +285,10 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
                 "unusable_features": [n for n, u in zip(names, run.usable) if not u], "timings": timings,
                 "spark_jobs": n_jobs, **run.info, "informative": information, "warnings": warnings,
                 "versions": versions(), "spark_master": master_of(spark),
+                "input_fingerprint": dataset.extra.get("fingerprint") or {},
                 "created_at": datetime.now(timezone.utc)}
+    if opts.get("run_id"):
+        metadata["run_id"] = opts["run_id"]
     return build(names, run.usable, run.results, run.target_names, run_params, metadata)
 
 

@@ -38,10 +38,16 @@ def resolve_options(argv=None) -> tuple:
     given = O.parse_command_line(argv)
     cfg = O.load_config(given["config"]) if given.get("config") else {}
     opts = {**O.defaults(O.JOB), **cfg, **given}
-    if not opts.get("input") and not opts.get("schema"):
-        raise InputError("--input is required (on the command line or in --config), or --schema for relational data")
-    if opts.get("input") and opts.get("schema"):
-        raise InputError("give --input (one table) or --schema (relational data), not both")
+    inputs = [f for f, k in (("--input", "input"), ("--input-table", "input_table"), ("--schema", "schema"))
+              if opts.get(k)]
+    if not inputs:
+        raise InputError("--input is required (on the command line or in --config), or --input-table for a catalog "
+                         "table, or --schema for relational data")
+    if len(inputs) > 1:
+        raise InputError(f"give one of --input (a path), --input-table (a catalog table) or --schema (relational "
+                         f"data), not {' and '.join(inputs)}")
+    if opts.get("output") and opts.get("output_table"):
+        raise InputError("give --output (a path) or --output-table (a catalog table), not both")
     if opts.get("schema") and opts.get("targets"):
         raise InputError("--targets does not apply to relational data: the schema's 'target' names the column")
     return opts, set(given)
@@ -94,11 +100,6 @@ def run(opts: dict, given: set = frozenset()) -> int:
     from .runtime.session import SessionStart, check_master, remote_url
 
     t0 = time.perf_counter()
-    publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot")).check()
-    if opts.get("mlflow_experiment"):  # reached before any work (spark_fr.io.tracking)
-        from .io.tracking import MlflowRun
-
-        publication = MlflowRun(opts["mlflow_experiment"]).check().publishing(publication)
     if opts.get("master"):
         check_master(opts["master"])
         if remote_url() is not None:
@@ -113,6 +114,13 @@ def run(opts: dict, given: set = frozenset()) -> int:
     if starting is None:
         starting = SessionStart(lazy=True, master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
         _STARTING.append(starting)
+    # the outputs are checked before any work (a catalog output starts the session: its catalog is asked)
+    publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot"),
+                              table=opts.get("output_table"), spark=starting).check()
+    if opts.get("mlflow_experiment"):  # reached before any work (spark_fr.io.tracking)
+        from .io.tracking import MlflowRun
+
+        publication = MlflowRun(opts["mlflow_experiment"]).check().publishing(publication)
     from .api import rank, warm_up, when_session_ready
 
     if not debug:
@@ -127,13 +135,14 @@ def run(opts: dict, given: set = frozenset()) -> int:
                                   relation_rollup=opts["relation_rollup"],
                                   max_features_generated=opts["max_features_generated"], **keywords)
     else:
-        ranking = rank(opts["input"], targets=opts.get("targets"), task=opts["task"], method=opts["method"],
-                       spark=starting, title=opts["input"], **rank_keywords(opts, given))
+        ranking = rank(opts.get("input"), targets=opts.get("targets"), task=opts["task"], method=opts["method"],
+                       spark=starting, title=opts.get("input") or opts.get("input_table"),
+                       **rank_keywords(opts, given))
     # the session's start-up time; 0 when the run never needed Spark (its start is abandoned at exit)
     ranking.metadata["timings"]["session_s"] = getattr(starting, "seconds", None) or 0.0
     ranking.metadata["timings"]["process_s"] = time.perf_counter() - t0
     publication.publish(ranking)
-    for what, path in (("wrote", publication.output), ("wrote", publication.plot)):
+    for what, path in (("wrote", publication.output), ("wrote", publication.table_name), ("wrote", publication.plot)):
         if path:
             log.info("%s %s", what, path)
     print(ranking.summary(10))

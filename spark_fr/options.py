@@ -192,6 +192,20 @@ class Text(Kind):
 
 
 @dataclass(frozen=True)
+class Word(Text):
+    """A string matching a pattern (a run id: safe in a file name, a commit message and a Delta predicate)."""
+
+    pattern: str = r"[A-Za-z0-9][A-Za-z0-9._:+-]{0,127}"
+    description: str = "letters, digits and . _ : + - (at most 128, starting with a letter or digit)"
+
+    def coerce(self, value, opt):
+        value = super().coerce(value, opt)
+        if not re.fullmatch(self.pattern, value):
+            self.fail(opt, value)
+        return value
+
+
+@dataclass(frozen=True)
 class Names(Kind):
     """A list of names: a comma-separated string or a list of strings; optionally from fixed choices."""
 
@@ -354,12 +368,27 @@ OPTIONS = (
     Option("format", Choice(("auto", "arff", "csv", "parquet", "delta", "mat")), "auto",
            "input format", IO, default_help="from the file name", estimator=None),
     Option("labels_xml", Text(), None, "Mulan label file (multi-label classification)", IO, estimator=None),
+    Option("input_table", Text(), None, "catalog table to rank, [catalog.]db.table (backquote parts with other "
+           "characters); replaces --input", IO, estimator=None),
+    Option("version", Integer(lo=0, description="an integer >= 0"), None, "Delta input (path or catalog table): read "
+           "this version of the table (time travel)", IO, estimator=None, default_help="the latest"),
+    Option("timestamp", Text(), None, "Delta input: read the version committed at or before this time (ISO date or "
+           "date-time; UTC unless an offset is given)", IO, estimator=None, default_help="the latest"),
+    Option("where", Text(), None, "Delta or catalog table input: rank only the rows matching this filter, e.g. "
+           "\"country = 'SI' AND day >= DATE '2026-11-01'\" (comparisons, IN (...), IS [NOT] NULL, AND, OR, NOT; "
+           "checked against the table's columns, never passed to SQL as text; filters on partition columns read "
+           "only those partitions)", IO, estimator=None),
+    Option("exclude", Names(), None, "columns that are neither features nor targets (ids, timestamps), "
+           "comma-separated", IO, estimator=None),
     Option("features_col", Text(), None, "vector column holding the features (Parquet/Delta input, a DataFrame)", IO),
     Option("targets", Names(), None, "target column(s), comma-separated; absent for unsupervised", IO,
            estimator="targetCols"),
     Option("output", Text(), None, "output directory (csv, parquet) or Delta table path", IO,
            where=frozenset({JOB}), estimator=None),
     Option("output_format", Choice(("csv", "parquet", "delta")), "csv", "output format", IO,
+           where=frozenset({JOB}), estimator=None),
+    Option("output_table", Text(), None, "catalog table of rankings, [catalog.]db.table: a Delta table spark_fr "
+           "creates, or one it created before (needs a session with Delta Lake); replaces --output", IO,
            where=frozenset({JOB}), estimator=None),
     Option("mode", Choice(("overwrite", "error", "append")), None, "when the output exists: replace an earlier "
            "ranking written there, refuse, or append (Delta)", IO, where=frozenset({JOB}), estimator=None,
@@ -470,6 +499,9 @@ OPTIONS = (
            "labels of the hierarchy, or by sqrt(sum of all weights)", RELIEF, REL, field="hmlc_normaliser"),
     # run
     Option("seed", Integer(), 0, "random seed", RUN, ALL),
+    Option("run_id", Word(), None, "the run's id (in every row and in the run record); a rerun with the same id "
+           "replaces that run's rows in a Delta output instead of adding them again", RUN, estimator=None,
+           default_help="a new random id"),
     Option("title", Text(), None, "title of the run (plots)", RUN, where=frozenset({API}), estimator=None),
     Option("hierarchy", Kind(), None, "HMLC from a table: a spark_fr.hierarchy.Hierarchy or a Clus class "
            "specification ('01,01/02,02' or 'root/a,a/b'); the single target is then a string column of "

@@ -290,10 +290,12 @@ class Ranking:
     def _repr_html_(self) -> str:
         return self.to_html()
 
-    def write(self, path: str, format: str = "csv", mode: str | None = None) -> str:
-        """Write the ranking (see :func:`spark_fr.io.writers.write_ranking`: an existing path is replaced only
-        if it holds a ranking spark_fr wrote); returns the path."""
-        return write_ranking(self, path, format=format, mode=mode)
+    def write(self, path: str | None = None, format: str = "csv", mode: str | None = None, *,
+              table: str | None = None) -> str:
+        """Write the ranking to ``path``, or to the catalog Delta table ``table`` (see
+        :func:`spark_fr.io.writers.write_ranking`: an existing output is replaced or appended to only if spark_fr
+        wrote it); returns where it was written."""
+        return write_ranking(self, path, format=format, mode=mode, table=table)
 
     def plot(self, path: str | None = None, top: int = 20, target: str = ALL_TARGETS):
         """Bar charts of the ``top`` features per score (one panel per score), with spread as error bars; for a

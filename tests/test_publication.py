@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from spark_fr.errors import InputError
+from spark_fr.io.delta_table import CREATE_PROPERTIES, run_records
 from spark_fr.io.writers import Publication, foreign_entries, is_our_png
 from spark_fr.ranking import Ranking
 from spark_fr.results import ScoreKey, ScoreResult
@@ -159,9 +160,13 @@ def test_a_new_delta_table_carries_the_mark_and_each_commit_its_run(tmp_path):
     Publication(out, "delta").check().publish(first)
     Publication(out, "delta", "overwrite").check().publish(second)
     table = DeltaTable(out)
-    assert table.metadata().configuration == {"spark_fr.rankings": "true"}  # kept by the overwrite
+    assert table.metadata().configuration == CREATE_PROPERTIES  # the mark among them, kept by the overwrite
     runs = [c.get("spark_fr.run_id") for c in table.history()]  # newest first: overwrite, append, create
     assert runs == [second.run_id, first.run_id, first.run_id]
+    # each ranking's commit carries its run record (what run.json holds) as userMetadata
+    records = run_records(out)  # the commits holding rows (not the one that created the table)
+    assert [(r["version"], r["run_id"]) for r in records] == [(1, first.run_id), (2, second.run_id)]
+    assert records[1]["run"]["params"] == second.params and records[0]["run"]["run_id"] == first.run_id
     assert set(table.to_pandas().run_id) == {second.run_id}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["t"]  # the staging directory is gone
 

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from ..data.schema import ColumnInfo, Dataset, columns_of_dataframe
 from ..errors import InputError
+from .delta_read import read_delta  # noqa: F401 (where readers of other inputs find it)
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +59,8 @@ def detect_format(path: str) -> str:
 
 
 def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None = None, targets=None,
-                 features_col: str | None = None) -> Dataset:
+                 features_col: str | None = None, table: str | None = None, version: int | None = None,
+                 timestamp: str | None = None, where: str | None = None, exclude=None) -> Dataset:
     """Read the input of a ranking run.
 
     Parameters
@@ -75,11 +77,87 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         Target names (needed by readers that store features in a vector column).
     features_col : str, optional
         For a DataFrame: the vector column holding the features.
+    table : str, optional
+        A catalog table (``[catalog.]db.table``) instead of ``source`` (:mod:`spark_fr.io.delta_read`).
+    version, timestamp : optional
+        Delta time travel (a Delta path or a Delta catalog table).
+    where : str, optional
+        A row filter (Delta paths and catalog tables; :mod:`spark_fr.io.tables`).
+    exclude : list of str, optional
+        Columns that are neither features nor targets.
 
     Returns
     -------
     Dataset
+        ``extra['fingerprint']`` says what was read (:func:`fingerprint`).
     """
+    ds = _read(spark, source, format, labels_xml, targets, features_col, table, version, timestamp, where)
+    if exclude:
+        exclude_columns(ds, exclude, targets)
+    ds.extra["fingerprint"] = fingerprint(spark, ds, source, table)
+    return ds
+
+
+def exclude_columns(ds: Dataset, exclude, targets=None) -> None:
+    """Leave the ``--exclude`` columns out of the dataset's columns (each must be a column of the input)."""
+    names = [exclude] if isinstance(exclude, str) else list(exclude)
+    if isinstance(targets, str):
+        targets = [t.strip() for t in targets.split(",") if t.strip()]
+    known = {c.name for c in ds.columns} | set(ds.skipped)
+    for name in names:
+        if name not in known:
+            raise InputError(f"--exclude: column '{name}' is not in {ds.source}")
+        if targets and name in targets:
+            raise InputError(f"--exclude and --targets both name column '{name}'")
+    drop = set(names)
+    ds.columns = [c for c in ds.columns if c.name not in drop]
+    if ds.default_target in drop:
+        ds.default_target = None
+    if ds.class_column in drop:
+        ds.class_column = None
+    ds.extra["excluded"] = list(names)
+
+
+def fingerprint(spark, ds: Dataset, source, table=None) -> dict:
+    """What a run read, for its record: a Delta snapshot's version, a catalog table, or the files and their sizes.
+
+    Decision: files are listed as Spark reads them (:func:`spark_fr.io.files.data_files`: a directory's data
+    files, hidden files left out), with sizes in bytes; at most :data:`FINGERPRINT_FILES` are listed one by one
+    (the count and the total size are always given). A DataFrame from the caller has no fingerprint.
+    """
+    out: dict = {}
+    snap = ds.extra.get("snapshot")
+    if table is not None:
+        out.update(ds.extra.get("table") or {"table": table})
+    if snap is not None:
+        if table is None:
+            out["path"] = snap.source
+        out.update(snap.record())
+    if ds.extra.get("where") is not None:
+        out["where"] = ds.extra["where"]
+    if snap is not None or table is not None or not isinstance(source, (str, list, tuple)):
+        return out
+    from .files import data_files
+
+    files = []
+    for p in split_inputs(source):
+        try:
+            files.extend(data_files(spark, _local_path(p) if not _is_remote(p) else p)[0])
+        except Exception as err:  # an input Spark read but the listing cannot (recorded, never fatal)
+            log.debug("no fingerprint for %s: %s", p, err)
+            return {"paths": split_inputs(source)}
+    out["files"] = len(files)
+    out["bytes"] = sum(f.size for f in files)
+    if len(files) <= FINGERPRINT_FILES:
+        out["sizes"] = {f.path: f.size for f in files}
+    return out
+
+
+#: files listed one by one in a fingerprint (above it: their count and total size only)
+FINGERPRINT_FILES = 1000
+
+
+def _read(spark, source, format, labels_xml, targets, features_col, table, version, timestamp, where) -> Dataset:
     if format not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, not '{format}'")
     label_names = None
@@ -94,7 +172,20 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
             raise InputError(str(err)) from None
     if isinstance(targets, str):
         targets = [t.strip() for t in targets.split(",") if t.strip()]
+    if table is not None:
+        if source is not None:
+            raise InputError("give --input (a path) or --input-table (a catalog table), not both")
+        from .delta_read import read_table
+
+        ds = read_table(spark, table, features_col, version=version, timestamp=timestamp, where=where)
+        ds.label_names = label_names
+        return ds
+    if source is None:
+        raise InputError("no input: give --input (a path) or --input-table (a catalog table)")
     if not isinstance(source, (str, list, tuple)):
+        if version is not None or timestamp is not None or where is not None:
+            raise InputError("--version, --timestamp and --where apply to Delta tables and catalog tables, not to a "
+                             "DataFrame (filter it yourself)")
         ds = Dataset(source, columns_of_dataframe(source, features_col), "DataFrame")
         ds.label_names = label_names
         return ds
@@ -107,6 +198,10 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         raise InputError(f"several inputs must have one format, not {', '.join(sorted(fmts))}: {', '.join(paths)}")
     fmt = fmts.pop()
     path = paths[0]
+    if fmt != "delta" and (version is not None or timestamp is not None or where is not None):
+        given = [f for f, v in (("--version", version), ("--timestamp", timestamp), ("--where", where)) if v is not None]
+        raise InputError(f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to Delta tables and catalog "
+                         f"tables; {path} is {fmt}")
     if len(paths) > 1 and fmt not in ("arff", "csv", "parquet"):
         raise InputError(f"several inputs are supported for ARFF, CSV and Parquet files, not {fmt}: {', '.join(paths)}")
     if fmt == "arff":
@@ -124,7 +219,9 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
 
         ds = read_parquet(spark, paths, features_col)
     elif fmt == "delta":
-        ds = read_delta(spark, path, features_col)
+        from .delta_read import read_delta
+
+        ds = read_delta(spark, path, features_col, version=version, timestamp=timestamp, where=where)
     else:
         ds = read_mat(spark, path)
     if label_names:
@@ -144,26 +241,6 @@ def split_inputs(source) -> list:
     if len(parts) > 1 and all(parts) and not os.path.exists(str(source)):
         return parts
     return [str(source)]
-
-
-def read_delta(spark, path: str, features_col: str | None = None) -> Dataset:
-    """Read the current snapshot of a Delta table (through ``deltalake``: Spark here has no Delta jars)."""
-    from deltalake import DeltaTable
-
-    try:
-        dt = DeltaTable(path)
-    except Exception as err:  # deltalake raises its own error types
-        raise InputError(f"{path}: not a readable Delta table ({str(err).splitlines()[0]})") from None
-    features = set(getattr(dt.protocol(), "reader_features", None) or [])
-    unsupported = features & {"deletionVectors", "columnMapping"}
-    if unsupported:
-        raise InputError(f"{path}: Delta reader feature(s) {', '.join(sorted(unsupported))} are not supported "
-                         f"without Spark's Delta jars")
-    uris = dt.file_uris()
-    if not uris:
-        raise InputError(f"{path}: the input has no rows")
-    df = spark.read.option("basePath", path).parquet(*uris)
-    return Dataset(df, columns_of_dataframe(df, features_col), path)
 
 
 def read_mat(spark, path: str) -> Dataset:

@@ -63,17 +63,24 @@ SCHEMA = pa.schema([
 
 #: the columns a relational ranking adds after the contract's (``spark_fr.relational.rollup``)
 RELATIONAL_FIELDS = [("level", pa.string()), ("lineage", pa.string())]
-#: the schemas a table of rankings has (a Delta table of ours has one of them, by name and type)
-RANKING_SCHEMAS = [SCHEMA, pa.schema(list(SCHEMA) + RELATIONAL_FIELDS)]
+#: the one schema of a Delta table of rankings, for every kind of run: the contract's columns, then ``level`` and
+#: ``lineage`` (null for a plain run; :mod:`spark_fr.io.delta_table`)
+TABLE_SCHEMA = pa.schema(list(SCHEMA) + RELATIONAL_FIELDS)
+#: the schemas a Delta table of ours may have (by name and type): the table's, or the contract's alone (tables
+#: written before, which gain the two columns at their next commit)
+RANKING_SCHEMAS = [SCHEMA, TABLE_SCHEMA]
 
 
-def arrow_table(ranking) -> pa.Table:
-    """The ranking table as Arrow, with the output contract's types (and a relational ranking's two columns)."""
+def arrow_table(ranking, schema: pa.Schema | None = None) -> pa.Table:
+    """The ranking table as Arrow, with the output contract's types (and a relational ranking's two columns);
+    with ``schema`` (:data:`TABLE_SCHEMA`), columns the ranking lacks are null."""
     df = ranking.to_pandas()
-    schema = SCHEMA
-    if "level" in df.columns:
-        schema = pa.schema(list(SCHEMA) + RELATIONAL_FIELDS)
-    return pa.Table.from_pandas(df, schema=schema, preserve_index=False)
+    if schema is None:
+        schema = TABLE_SCHEMA if "level" in df.columns else SCHEMA
+    for name in schema.names:
+        if name not in df.columns:
+            df[name] = None
+    return pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
 
 
 def _is_remote(path: str) -> bool:
@@ -157,9 +164,22 @@ class Publication:
         PNG file for the plot.
     """
 
-    def __init__(self, output: str | None, format: str = "csv", mode: str | None = None, plot: str | None = None):
+    def __init__(self, output: str | None, format: str = "csv", mode: str | None = None, plot: str | None = None,
+                 *, table: str | None = None, spark=None):
         if format not in WRITE_FORMATS:
             raise InputError(f"--output-format must be one of {', '.join(WRITE_FORMATS)}, not '{format}'")
+        if table is not None:
+            from .tables import display_name, parse_table_name
+
+            if output is not None:
+                raise InputError("give --output (a path) or --output-table (a catalog table), not both")
+            self.table_parts = parse_table_name(table, "--output-table")
+            self.table_name = display_name(self.table_parts)
+            format = "delta"
+        else:
+            self.table_parts = self.table_name = None
+        self.spark = spark
+        self._writer = None
         mode = mode or ("append" if format == "delta" else "overwrite")
         if mode not in MODES:
             raise InputError(f"--mode must be one of {', '.join(MODES)}, not '{mode}'")
@@ -172,6 +192,8 @@ class Publication:
     # ----- before the work ---------------------------------------------------------------------------
     def check(self) -> "Publication":
         """Refuse, before any work, an output that cannot be written or would replace what is not ours."""
+        if self.table_parts is not None:
+            self._check_table()
         if self.output is not None and self.plot is not None and self.plot == self.output:
             raise InputError(f"--plot and --output are the same path: {self.output}")
         if self.output is not None and self.plot is not None and not _is_remote(self.output):
@@ -230,9 +252,50 @@ class Publication:
             return
         if self.mode == "error":
             raise InputError(f"output exists: {path} (use --mode append or overwrite)")
-        why = delta_table.problem(path, RANKING_SCHEMAS)
+        why = delta_table.problem(path, RANKING_SCHEMAS, self._path_writer())
+        if why and "writer feature" in why and self.spark is not None and self._session_has_delta(start=True):
+            self._writer = "spark"  # a table only Spark's writer writes, and the session has it
+            why = delta_table.problem(path, RANKING_SCHEMAS, "spark")
         if why:
             raise InputError(f"--output {path} {why}")
+
+    def _check_table(self) -> None:
+        """A catalog output: the session must have Delta Lake, and an existing table must be a table of ours."""
+        from .delta_read import INSTALL_DELTA
+
+        if self.spark is None or not self._session_has_delta(start=True):
+            raise InputError(f"--output-table {self.table_name} needs a Spark session with Delta Lake; {INSTALL_DELTA}")
+        session = self._session()
+        ident = delta_table.spark_identifier(table_parts=self.table_parts)
+        if not delta_table.spark_exists(session, ident):
+            return
+        if self.mode == "error":
+            raise InputError(f"--output-table {self.table_name} exists (use --mode append or overwrite)")
+        why = delta_table.spark_table_problem(session, ident, RANKING_SCHEMAS)
+        if why:
+            raise InputError(f"--output-table {self.table_name} {why}")
+
+    # ----- which writer --------------------------------------------------------------------------------------
+    def _session(self):
+        spark = self.spark
+        return spark.result() if hasattr(type(spark), "when_ready") else spark
+
+    def _session_has_delta(self, start: bool = False) -> bool:
+        """Whether the run's session has Delta Lake (a session not started yet is started only when ``start``)."""
+        from .delta_read import spark_has_delta
+
+        if self.spark is None:
+            return False
+        if not start and not getattr(self.spark, "ready", True):
+            return False
+        return spark_has_delta(self.spark)
+
+    def _path_writer(self) -> str:
+        """Who writes a Delta output path: Spark's Delta writer when the session has started and has Delta
+        Lake, else ``deltalake`` (a run that never needed Spark does not start it to write)."""
+        if self._writer is None:
+            return "spark" if self._session_has_delta() else "deltalake"
+        return self._writer
 
     # ----- after the work ----------------------------------------------------------------------------
     def publish(self, ranking) -> None:
@@ -252,8 +315,14 @@ class Publication:
                 table_tmp = _sibling(self.output, "tmp")  # named first: the clean-up knows it from the start
                 self._stage_directory(ranking, table_tmp)
             with deferred():  # a SIGTERM waits until everything is in place (spark_fr.runtime.signals)
+                if self.table_parts is not None:
+                    self._commit_spark(ranking, delta_table.spark_identifier(table_parts=self.table_parts),
+                                       f"--output-table {self.table_name}")
                 if self.output is not None:
-                    if self.format == "delta":
+                    if self.format == "delta" and self._path_writer() == "spark":
+                        self._commit_spark(ranking, delta_table.spark_identifier(path=self.output),
+                                           f"--output {self.output}", path=self.output)
+                    elif self.format == "delta":
                         self._commit_delta(ranking)
                     else:
                         self._commit_directory(table_tmp)
@@ -334,17 +403,19 @@ class Publication:
 
     def _commit_delta(self, ranking) -> None:
         """Create a marked table, or append to (overwrite) a table proven ours, checked again just before the
-        commit (:mod:`spark_fr.io.delta_table`); conflicting commits of concurrent runs are retried."""
-        table = arrow_table(ranking)
+        commit (:mod:`spark_fr.io.delta_table`); conflicting commits of concurrent runs are retried. A run with
+        its own ``--run-id`` replaces the rows of an earlier run of that id in the same commit."""
+        table = arrow_table(ranking, TABLE_SCHEMA)
         mode = "overwrite" if self.mode == "overwrite" else "append"
-        if not delta_table.exists(self.output) and delta_table.create(self.output, table, ranking.run_id):
+        record, replace = _record(ranking), _given_run_id(ranking)
+        if not delta_table.exists(self.output) and delta_table.create(self.output, table, ranking.run_id, record):
             return
         for attempt in range(RETRIES):
             why = delta_table.problem(self.output, RANKING_SCHEMAS)
             if why:
                 raise InputError(f"--output {self.output} {why}; nothing was written")
             try:
-                delta_table.write(self.output, table, mode, ranking.run_id)
+                delta_table.write(self.output, table, mode, ranking.run_id, record, replace)
                 return
             except Exception as err:  # deltalake's commit conflicts and schema errors
                 text = one_line(err)
@@ -355,11 +426,66 @@ class Publication:
                 time.sleep(0.05 * (attempt + 1))
 
 
+    def _commit_spark(self, ranking, ident: str, what: str, path: str | None = None) -> None:
+        """Spark's Delta writer: create the table (one ``CREATE TABLE AS SELECT`` commit; a local path is
+        created in a hidden sibling and renamed into place, as :func:`delta_table.create` does), or append to
+        (overwrite; replace a run's rows) a table proven ours, checked again just before the commit;
+        conflicting commits of concurrent runs are retried."""
+        session = self._session()
+        df = _spark_frame(session, arrow_table(ranking, TABLE_SCHEMA))
+        mode = "overwrite" if self.mode == "overwrite" else "append"
+        record, replace = _record(ranking), _given_run_id(ranking)
+
+        def make(where: str) -> bool:
+            return delta_table.spark_create(session, delta_table.spark_identifier(path=where), df, ranking.run_id,
+                                            record)
+
+        for attempt in range(RETRIES):
+            if path is not None and not delta_table.exists(path):
+                if delta_table.create(path, None, ranking.run_id, record, maker=make):
+                    return
+            elif path is None and not delta_table.spark_exists(session, ident):
+                if delta_table.spark_create(session, ident, df, ranking.run_id, record):
+                    return
+            why = (delta_table.problem(path, RANKING_SCHEMAS, "spark") if path is not None
+                   else delta_table.spark_table_problem(session, ident, RANKING_SCHEMAS))
+            if why:
+                raise InputError(f"{what} {why}; nothing was written")
+            try:
+                delta_table.spark_write(session, ident, df, mode, ranking.run_id, record, replace)
+                return
+            except Exception as err:  # Delta's concurrent-modification exceptions
+                if not _is_conflict(err) or attempt == RETRIES - 1:
+                    raise
+                time.sleep(0.05 * (attempt + 1))
+
+
+def _record(ranking) -> dict:
+    """The run record kept with a Delta table (what ``run.json`` holds)."""
+    return dict(ranking.metadata)
+
+
+def _given_run_id(ranking) -> bool:
+    """Whether the run's id was given (``--run-id``, in its params): its rows then replace an earlier run's."""
+    return (ranking.metadata.get("params") or {}).get("run_id") == ranking.run_id
+
+
+def _spark_frame(spark, table: pa.Table):
+    """A Spark DataFrame of an Arrow table (pyspark 3.5 takes pandas, with the Spark schema)."""
+    import pyspark
+
+    if int(pyspark.__version__.split(".")[0]) >= 4:
+        return spark.createDataFrame(table)
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return spark.createDataFrame(table.to_pandas(), from_arrow_schema(table.schema))
+
+
 def _is_conflict(err: Exception) -> bool:
     name = type(err).__name__
     text = str(err).lower()
     return "CommitFailed" in name or "conflict" in text or "already exists" in text or (
-        "version" in text and "exist" in text)
+        "version" in text and "exist" in text) or "concurrent" in text
 
 
 def _make_parents(path: str, created: list) -> None:
@@ -397,14 +523,22 @@ def _remove_our_directory(path: str) -> None:
         pass
 
 
-def write_ranking(ranking, path: str, format: str = "csv", mode: str | None = None) -> str:
-    """Write a :class:`spark_fr.ranking.Ranking` (checked and published as in the module sketch).
+def write_ranking(ranking, path: str | None, format: str = "csv", mode: str | None = None,
+                  table: str | None = None) -> str:
+    """Write a :class:`spark_fr.ranking.Ranking` (checked and published as in the module sketch). A Delta output
+    is written by the active Spark session's Delta writer when it has one (else by ``deltalake``); a catalog
+    ``table`` needs such a session.
 
     Returns
     -------
     str
-        The path written.
+        The path (or the table) written.
     """
-    pub = Publication(path, format, mode).check()
+    spark = None
+    if table is not None or format == "delta":
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+    pub = Publication(path, format, mode, table=table, spark=spark).check()
     pub.publish(ranking)
-    return pub.output
+    return pub.output if table is None else pub.table_name

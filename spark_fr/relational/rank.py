@@ -41,7 +41,12 @@ NOT_RELATIONAL = {"targets": "the schema's 'target' names the table and column",
                   "labels_xml": "the target is one column of the schema's target table",
                   "hierarchy": "the target is one column of the schema's target table",
                   "format": "each table's format is in the schema (format:)",
-                  "features_col": "the features are generated from the schema's tables"}
+                  "features_col": "the features are generated from the schema's tables",
+                  "input_table": "each table's source is in the schema (catalog:)",
+                  "version": "each table's source is in the schema",
+                  "timestamp": "each table's source is in the schema",
+                  "where": "each table's source is in the schema",
+                  "exclude": "the schema's columns: lists choose what is used"}
 RELATIONAL_DEFAULTS = {"ensemble": {"ensemble": "bagging", "trees": 50}, "boosting": {}, "relief": {}}
 CV_FOLDS = 10
 

@@ -13,7 +13,7 @@ Each table comes from (first match wins):
 4. a path: CSV/TSV (:func:`spark_fr.io.csv.read_csv`, with a header or, given ``columns:``, without one,
    typed as relational tables need: exact integers, dates, the schema's declared types, and a value that
    does not fit its column an error naming the file, line and column, see :mod:`spark_fr.io.csv_types`),
-   Parquet (:func:`spark_fr.io.parquet.read_parquet`), Delta (:func:`spark_fr.io.readers.read_delta`) or JSON
+   Parquet (:func:`spark_fr.io.parquet.read_parquet`), Delta (:func:`spark_fr.io.delta_read.read_delta`) or JSON
    (``spark.read.json``; a file that starts with ``[`` is one multi-line document).
 
 A table without a declared key uses its column ``<table>_id`` if it has one, else gets it generated as
@@ -200,7 +200,7 @@ def read_path(spark, spec: TableSpec, origin: str, declared: dict | None = None)
         ds = read_parquet(spark, path)
         return ds.df if ds.df is not None else spark.read.parquet(path)
     if fmt == "delta":
-        from ..io.readers import read_delta
+        from ..io.delta_read import read_delta
 
         return read_delta(spark, path).df
     if fmt == "json":

@@ -386,6 +386,7 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
     conf = dict(conf or {})
     if not _under_spark_submit():
         conf["spark.driver.extraJavaOptions"] = with_jvm_options(conf.get("spark.driver.extraJavaOptions"))
+        conf = _with_delta(conf, master.startswith("local"))
     for k, v in conf.items():
         builder = builder.config(k, v)
     if not quiet:
@@ -396,6 +397,16 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
     atexit.register(_remove_jvm_log, path)
     with _stderr_to(path):
         return builder.getOrCreate()
+
+
+def _with_delta(conf: dict, local: bool) -> dict:
+    """``conf`` with Delta Lake added when ``delta-spark`` is installed (:mod:`spark_fr.runtime.delta`)."""
+    from .delta import LOCAL_CONF, delta_conf
+
+    extra = delta_conf(conf=conf)
+    if extra and local:
+        extra = {**LOCAL_CONF, **extra}
+    return {**conf, **extra}
 
 
 def _connect_session(url: str, app_name: str, conf: dict | None, quiet: bool):
@@ -416,6 +427,7 @@ def _connect_session(url: str, app_name: str, conf: dict | None, quiet: bool):
                 "spark.ui.showConsoleProgress": "false", "spark.sql.shuffle.partitions": "8",
                 "spark.driver.memory": default_driver_memory(), **conf}
         conf["spark.driver.extraJavaOptions"] = with_jvm_options(conf.get("spark.driver.extraJavaOptions"))
+        conf = _with_delta(conf, True)
     conf.setdefault("spark.sql.execution.arrow.pyspark.enabled", "true")
     for k, v in conf.items():
         builder = builder.config(k, v)

@@ -1,0 +1,469 @@
+"""Reading Delta tables (by path) and catalog tables: the logical columns of one pinned snapshot, never a misread.
+
+Sketch
+------
+* **Which reader.** A session with Delta Lake (Databricks; ``spark-submit --packages io.delta:...``; a session
+  spark_fr starts when ``delta-spark`` is installed: :mod:`spark_fr.runtime.delta`) reads through Spark's own
+  Delta reader, ``spark.read.format("delta")``, which applies everything a table's protocol asks for
+  (column mapping, deletion vectors, ...). :func:`spark_has_delta` finds out by asking Spark to resolve the
+  ``delta`` data source (one analysis, no job; the same under Spark Connect), once per session.
+* **Without Delta in the session**, the ``deltalake`` package reads the log in this process:
+
+  - a table with **no reader feature** (and data files under ``key=value`` partition directories, as every
+    writer without column mapping lays them out): Spark reads exactly the snapshot's data files
+    (``DeltaTable.file_uris()``, never the directory, which also holds removed files), with the table's
+    logical schema given to Spark, so files written before a column was added read it as missing;
+  - **column mapping** (``delta.columnMapping.mode = name``: Databricks after a rename or a drop) and/or
+    **deletion vectors**: read on the driver by ``deltalake``'s query engine (``QueryBuilder``: DataFusion over
+    delta-kernel, which maps physical to logical names and drops deleted rows), then handed to Spark. Measured
+    (deltalake 1.6.6): ``DeltaTable.to_pyarrow_dataset()`` is **not** usable here: on a column-mapped table of
+    reader version 2 it returns the logical names with every value null, and it refuses deletion vectors.
+    Tables larger than :data:`DRIVER_READ_MB` of data files are refused with a line saying to install
+    ``delta-spark``;
+  - any other reader feature, column mapping by id, or a reader version above 3: one line naming the
+    features and what to install (``delta-spark``; or run on Databricks).
+* **The snapshot is pinned.** The version is resolved first (``--version N``, ``--timestamp T``: the last
+  version committed at or before T, else the latest), and that version is read, so the rows and the recorded
+  version agree even while other jobs commit. The run record's ``input_fingerprint`` holds it.
+* **Catalog tables** (``--input-table [catalog.]db.table``): ``spark.table`` on the backquoted parts
+  (:mod:`spark_fr.io.tables`); Delta tables of the catalog pin their version the same way (``DESCRIBE
+  HISTORY``); time travel on a table that is not Delta is an error.
+* ``--where`` is parsed and checked against the schema (:mod:`spark_fr.io.tables`) and applied as a Spark
+  Column, or as SQL generated from the checked tree for ``deltalake``'s engine (files of other partitions are
+  then not read).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+from dataclasses import dataclass, field
+
+from ..data.columns import qcol
+from ..data.schema import Dataset, columns_of_dataframe
+from ..errors import InputError, one_line
+from . import tables
+
+log = logging.getLogger(__name__)
+
+#: reader features ``deltalake``'s query engine reads correctly (checked against Spark's reader in the tests)
+DELTALAKE_FEATURES = frozenset({"columnMapping", "deletionVectors", "timestampNtz"})
+#: largest table (MB of data files in the snapshot) read on the driver by ``deltalake``'s query engine
+DRIVER_READ_MB = 2048
+INSTALL_DELTA = ("install delta-spark (pip install 'spark_fr[delta]', or spark-submit --packages "
+                 "io.delta:delta-spark_<spark>_2.13:<version>), or run on Databricks")
+
+_HAS_DELTA: dict = {}
+
+
+@dataclass
+class Snapshot:
+    """What a Delta read pinned: the source, the version read, and how it was read."""
+
+    source: str
+    version: int | None
+    reader: str
+    features: list = field(default_factory=list)
+    timestamp: str | None = None
+
+    def record(self) -> dict:
+        out = {"delta_version": self.version, "reader": self.reader}
+        if self.features:
+            out["reader_features"] = sorted(self.features)
+        if self.timestamp:
+            out["timestamp"] = self.timestamp
+        return out
+
+
+# ----- does the session have Delta? ------------------------------------------------------------------------
+def _session(spark):
+    return spark.result() if hasattr(type(spark), "when_ready") else spark
+
+
+def spark_has_delta(spark) -> bool:
+    """Whether the session resolves the ``delta`` data source (its answer is kept for the session).
+
+    Spark is asked for the schema of a path that does not exist: with Delta it answers that there is no table
+    there; without, ``DATA_SOURCE_NOT_FOUND``. No job runs; it works the same under Spark Connect.
+    ``SPARK_FR_DELTA_READER=deltalake`` makes a session with Delta read (and write) through ``deltalake``.
+    """
+    if os.environ.get("SPARK_FR_DELTA_READER", "").lower() == "deltalake":
+        return False
+    spark = _session(spark)
+    key = id(spark)
+    if key not in _HAS_DELTA:
+        probe = f"/spark_fr-delta-probe-{os.getpid()}-does-not-exist"
+        try:
+            spark.read.format("delta").load(probe).schema
+            _HAS_DELTA[key] = True
+        except Exception as err:  # AnalysisException, classic or Connect
+            text = str(err)
+            _HAS_DELTA[key] = not ("DATA_SOURCE_NOT_FOUND" in text or "Failed to find the data source" in text)
+        log.debug("session %s Spark's Delta reader", "has" if _HAS_DELTA[key] else "has no")
+    return _HAS_DELTA[key]
+
+
+# ----- time travel ------------------------------------------------------------------------------------------
+def parse_timestamp(text) -> _dt.datetime:
+    """``--timestamp``: an ISO date or date-time (UTC unless it carries an offset)."""
+    s = str(text).strip()
+    try:
+        value = _dt.datetime.fromisoformat(s.replace(" ", "T", 1) if len(s) > 10 else s)
+    except ValueError:
+        raise InputError(f"--timestamp must be an ISO date or date-time (2026-11-26 or 2026-11-26T06:00:00Z), "
+                         f"not '{text}'") from None
+    return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+
+
+def check_time_travel(version, timestamp) -> None:
+    if version is not None and timestamp is not None:
+        raise InputError("give --version or --timestamp, not both")
+
+
+# ----- by path ----------------------------------------------------------------------------------------------
+def _open_deltalake(path: str, version=None, timestamp=None, what: str | None = None):
+    from deltalake import DeltaTable
+
+    what = what or path
+    try:
+        dt = DeltaTable(path)
+    except Exception as err:  # deltalake's own error types
+        raise InputError(f"{what}: not a readable Delta table ({one_line(err)})") from None
+    latest = dt.version()
+    if version is not None:
+        if version > latest:
+            raise InputError(f"{what}: --version {version} does not exist (the latest version is {latest})")
+        try:
+            dt.load_as_version(version)
+        except Exception as err:
+            raise InputError(f"{what}: --version {version} cannot be read ({one_line(err)}; its log may have "
+                             f"been cleaned up)") from None
+    elif timestamp is not None:
+        at = parse_timestamp(timestamp)
+        try:
+            dt.load_as_version(at)
+        except Exception as err:
+            raise InputError(f"{what}: no version at --timestamp {timestamp} ({one_line(err)})") from None
+    return dt
+
+
+def read_delta(spark, path: str, features_col: str | None = None, *, version=None, timestamp=None,
+               where=None) -> Dataset:
+    """Read one snapshot of the Delta table at ``path`` (see the module sketch).
+
+    Parameters
+    ----------
+    spark : SparkSession
+    path : str
+    features_col : str, optional
+    version : int, optional
+    timestamp : str, optional
+        ISO date or date-time.
+    where : str, optional
+        A ``--where`` filter.
+
+    Returns
+    -------
+    Dataset
+        With ``extra['snapshot']`` (:class:`Snapshot`).
+    """
+    check_time_travel(version, timestamp)
+    tree = tables.parse_filter(where) if where is not None else None
+    if spark_has_delta(spark):
+        return _read_with_spark(spark, path, features_col, version, timestamp, tree, where)
+    return _read_with_deltalake(spark, path, features_col, version, timestamp, tree, where)
+
+
+def _read_with_spark(spark, path, features_col, version, timestamp, tree, where) -> Dataset:
+    spark = _session(spark)
+    pinned = version
+    try:  # the version to read, pinned before reading (deltalake reads the log here; Spark's answer otherwise)
+        dt = _open_deltalake(path, version, timestamp)
+        pinned = dt.version()
+    except InputError as err:
+        if "does not exist" in str(err) or "no version at" in str(err):
+            raise
+        dt = None
+    reader = spark.read.format("delta")
+    if pinned is not None:
+        reader = reader.option("versionAsOf", int(pinned))
+    elif timestamp is not None:
+        reader = reader.option("timestampAsOf", parse_timestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S.%f"))
+    try:
+        df = reader.load(path)
+        df.schema  # analysis happens here: a missing table, a version that is gone
+    except Exception as err:  # AnalysisException and Delta's own errors
+        raise InputError(f"{path}: Spark's Delta reader cannot read it ({one_line(err)})") from None
+    features = sorted(set(getattr(dt.protocol(), "reader_features", None) or [])) if dt is not None else []
+    snap = Snapshot(path, pinned, "spark", features, str(timestamp) if timestamp is not None else None)
+    return _finish(df, snap, features_col, tree, where, path)
+
+
+def _finish(df, snap: Snapshot, features_col, tree, where, source) -> Dataset:
+    if tree is not None:
+        types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+        tables.check_filter(tree, types, source)
+        df = df.filter(tables.to_column(tree, types))
+    ds = Dataset(df, columns_of_dataframe(df, features_col), source)
+    ds.extra["snapshot"] = snap
+    if where is not None:
+        ds.extra["where"] = where
+    return ds
+
+
+def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, where) -> Dataset:
+    dt = _open_deltalake(path, version, timestamp)
+    protocol = dt.protocol()
+    configuration = dict(dt.metadata().configuration or {})
+    features = set(getattr(protocol, "reader_features", None) or [])
+    mapping = configuration.get("delta.columnMapping.mode", "none").lower()
+    if mapping not in ("none", ""):
+        features.add("columnMapping")
+    if protocol.min_reader_version > 3:
+        raise InputError(f"{path}: Delta reader version {protocol.min_reader_version} cannot be read without "
+                         f"Spark's Delta reader; {INSTALL_DELTA}")
+    unsupported = sorted(features - DELTALAKE_FEATURES)
+    if mapping == "id":
+        unsupported.append("columnMapping (mode id)")
+    if unsupported:
+        raise InputError(f"{path}: the Delta table uses reader feature(s) {', '.join(unsupported)}, which spark_fr "
+                         f"reads only through Spark's Delta reader; {INSTALL_DELTA}")
+    arrow_schema = _arrow_schema(dt)
+    from .parquet import spark_type
+
+    types = {f.name: spark_type(f.type) for f in arrow_schema}
+    if tree is not None:
+        tables.check_filter(tree, types, path)
+    snap = Snapshot(path, dt.version(), "deltalake", sorted(features),
+                    str(timestamp) if timestamp is not None else None)
+    needs_engine = bool(features & {"columnMapping", "deletionVectors"})
+    actions = _add_actions(dt)
+    partitions = list(dt.metadata().partition_columns or [])
+    if not needs_engine and not _key_value_layout(actions["path"], partitions):
+        needs_engine = True  # partition values only in the log: the engine reads them from there
+    if not actions["path"]:
+        raise InputError(f"{path}: the Delta table has no rows" + (f" at version {snap.version}" if version is not None
+                                                                      or timestamp is not None else ""))
+    if needs_engine:
+        snap.reader = "deltalake (driver)"
+        df = _read_on_driver(spark, dt, path, sum(actions["size"]), tree, types, features)
+        return _finish(df, snap, features_col, None, where, path)  # already filtered by the engine
+    spark = _session(spark)
+    ddl = _spark_schema(arrow_schema, types)
+    uris = dt.file_uris()
+    reader = spark.read.schema(ddl)
+    if partitions:
+        reader = reader.option("basePath", path)
+    try:
+        df = reader.parquet(*uris)
+        df = df.select(*[qcol(n) for n in arrow_schema.names])  # the table's order (partition columns in place)
+    except Exception as err:
+        raise InputError(f"{path}: Spark cannot read the Delta table's data files ({one_line(err)})") from None
+    return _finish(df, snap, features_col, tree, where, path)
+
+
+def _arrow_schema(dt):
+    import pyarrow as pa
+
+    schema = dt.schema()
+    arrow = schema.to_arrow() if hasattr(schema, "to_arrow") else schema.to_pyarrow()
+    return pa.schema(arrow)
+
+
+def _add_actions(dt) -> dict:
+    """``{'path': [...], 'size': [...]}`` of the snapshot's data files (relative paths, bytes)."""
+    import pyarrow as pa
+
+    table = pa.table(dt.get_add_actions(flatten=True))
+    return {"path": table.column("path").to_pylist(), "size": table.column("size_bytes").to_pylist()}
+
+
+def _key_value_layout(paths: list, partitions: list) -> bool:
+    """Whether every data file sits under ``col=value`` directories for exactly the partition columns, in order
+    (how writers without column mapping lay out a partitioned table; Spark then reads the values from there)."""
+    if not partitions:
+        return True
+    for p in paths:
+        dirs = p.replace("\\", "/").split("/")[:-1]
+        keys = [d.split("=", 1)[0] for d in dirs if "=" in d]
+        if len(dirs) != len(partitions) or keys != list(partitions):
+            return False
+    return True
+
+
+def _spark_schema(arrow_schema, types: dict):
+    """The Spark schema of the table's logical columns (a DDL string, every name backquoted)."""
+    cols = []
+    for f in arrow_schema:
+        t = types[f.name]
+        cols.append(f"{tables.quote_identifier(f.name)} {t if _is_simple(t) else _nested(f.type)}")
+    return ", ".join(cols)
+
+
+def _is_simple(t: str) -> bool:
+    return t in ("tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string", "binary",
+                 "date", "timestamp", "timestamp_ntz") or t.startswith("decimal(")
+
+
+def _nested(arrow_type) -> str:
+    """The Spark DDL type of a nested Arrow type (struct, list, map)."""
+    import pyarrow as pa
+
+    from .parquet import spark_type
+
+    if pa.types.is_struct(arrow_type):
+        inner = ", ".join(f"{tables.quote_identifier(f.name)}: {_ddl(f.type)}" for f in arrow_type)
+        return f"struct<{inner}>"
+    if pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type):
+        return f"array<{_ddl(arrow_type.value_type)}>"
+    if pa.types.is_map(arrow_type):
+        return f"map<{_ddl(arrow_type.key_type)}, {_ddl(arrow_type.item_type)}>"
+    return spark_type(arrow_type)
+
+
+def _ddl(arrow_type) -> str:
+    from .parquet import spark_type
+
+    t = spark_type(arrow_type)
+    return t if _is_simple(t) else _nested(arrow_type)
+
+
+def _read_on_driver(spark, dt, path, size, tree, types, features):
+    """The snapshot through ``deltalake``'s query engine, on the driver, as a Spark DataFrame."""
+    import pyarrow as pa
+    from deltalake import QueryBuilder
+
+    if size > DRIVER_READ_MB * 2 ** 20:
+        raise InputError(f"{path}: the Delta table uses {', '.join(sorted(features))}, which spark_fr reads without "
+                         f"Spark's Delta reader only on the driver, up to {DRIVER_READ_MB} MB of data files (it has "
+                         f"{size / 2 ** 20:.0f} MB); {INSTALL_DELTA}")
+    sql = "SELECT * FROM t" + (f" WHERE {tables.to_sql(tree, types)}" if tree is not None else "")
+    try:
+        table = pa.table(QueryBuilder().register("t", dt).execute(sql).read_all())
+    except Exception as err:  # DataFusion's and delta-kernel's errors
+        raise InputError(f"{path}: deltalake cannot read the Delta table ({one_line(err)}); {INSTALL_DELTA}") from None
+    log.info("Delta table %s (%s) read on the driver by deltalake: %d rows", path, ", ".join(sorted(features)),
+             table.num_rows)
+    return _arrow_to_frame(_session(spark), table)
+
+
+def _plain_type(t):
+    """An Arrow type with view and large variants replaced by the plain ones Spark converts (DataFusion gives
+    ``string_view``)."""
+    import pyarrow as pa
+
+    if pa.types.is_string_view(t) or pa.types.is_large_string(t):
+        return pa.string()
+    if pa.types.is_binary_view(t) or pa.types.is_large_binary(t):
+        return pa.binary()
+    if pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_large_list_view(t) or pa.types.is_list(t):
+        return pa.list_(_plain_type(t.value_type))
+    if pa.types.is_struct(t):
+        return pa.struct([f.with_type(_plain_type(f.type)) for f in t])
+    if pa.types.is_map(t):
+        return pa.map_(_plain_type(t.key_type), _plain_type(t.item_type))
+    return t
+
+
+def _arrow_to_frame(spark, table):
+    import pyarrow as pa
+    import pyspark
+
+    table = table.cast(pa.schema([f.with_type(_plain_type(f.type)) for f in table.schema]))
+
+    if int(pyspark.__version__.split(".")[0]) >= 4:
+        return spark.createDataFrame(table)
+    return spark.createDataFrame(table.to_pandas())  # pyspark 3.5: no Arrow tables (types kept by Arrow)
+
+
+# ----- catalog tables ---------------------------------------------------------------------------------------
+def read_table(spark, name: str, features_col: str | None = None, *, version=None, timestamp=None,
+               where=None) -> Dataset:
+    """Read a catalog table (``[catalog.][db.]table``), optionally at a Delta version or timestamp.
+
+    Returns
+    -------
+    Dataset
+        With ``extra['snapshot']`` for a Delta table, ``extra['table']`` always.
+    """
+    check_time_travel(version, timestamp)
+    parts = tables.parse_table_name(name, "--input-table")
+    shown, quoted = tables.display_name(parts), tables.quoted_name(parts)
+    tree = tables.parse_filter(where) if where is not None else None
+    spark = _session(spark)
+    try:
+        df = spark.table(quoted)
+        df.schema
+    except Exception as err:
+        text = one_line(err)
+        if "TABLE_OR_VIEW_NOT_FOUND" in text or "not found" in text.lower():
+            raise InputError(f"--input-table {shown}: no such table in the session's catalog") from None
+        raise InputError(f"--input-table {shown}: cannot be read ({text})") from None
+    provider = table_provider(spark, quoted)
+    snap = None
+    if provider == "delta":
+        pinned = _catalog_version(spark, quoted, shown, version, timestamp)
+        if pinned is not None:
+            try:
+                df = spark.read.option("versionAsOf", int(pinned)).table(quoted)
+                df.schema
+            except Exception as err:
+                raise InputError(f"--input-table {shown}: version {pinned} cannot be read ({one_line(err)})") from None
+        snap = Snapshot(shown, pinned, "spark", [], str(timestamp) if timestamp is not None else None)
+    elif version is not None or timestamp is not None:
+        raise InputError(f"--input-table {shown} is a {provider or 'non-Delta'} table: --version and --timestamp "
+                         f"need a Delta table")
+    if tree is not None:
+        types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+        tables.check_filter(tree, types, f"table {shown}")
+        df = df.filter(tables.to_column(tree, types))
+    ds = Dataset(df, columns_of_dataframe(df, features_col), shown)
+    ds.extra["table"] = {"table": shown, "provider": provider}
+    if snap is not None:
+        ds.extra["snapshot"] = snap
+    if where is not None:
+        ds.extra["where"] = where
+    return ds
+
+
+def table_provider(spark, quoted: str) -> str | None:
+    """The provider of a catalog table ('delta', 'parquet', 'hive', ...; None for a view or when unknown)."""
+    try:
+        rows = spark.sql(f"DESCRIBE TABLE EXTENDED {quoted}").collect()
+    except Exception:  # a view, a temporary view, a catalog without DESCRIBE
+        return None
+    for r in rows:
+        if str(r[0]).strip().lower() == "provider":
+            return str(r[1]).strip().lower()
+    return None
+
+
+def _catalog_version(spark, quoted, shown, version, timestamp):
+    """The version of a catalog Delta table to read: ``version``, the last one at ``timestamp``, or the latest."""
+    try:
+        history = spark.sql(f"DESCRIBE HISTORY {quoted}").select("version", "timestamp").collect()
+    except Exception as err:
+        if version is None and timestamp is None:
+            return None
+        raise InputError(f"--input-table {shown}: its history cannot be read ({one_line(err)})") from None
+    versions = sorted((int(r[0]), r[1]) for r in history)
+    if not versions:
+        return None
+    if version is not None:
+        if version not in {v for v, _ in versions}:
+            raise InputError(f"--input-table {shown}: --version {version} does not exist (versions "
+                             f"{versions[0][0]} to {versions[-1][0]})")
+        return version
+    if timestamp is not None:
+        at = parse_timestamp(timestamp)
+        before = [v for v, t in versions if _aware(t) <= at]
+        if not before:
+            raise InputError(f"--input-table {shown}: no version at --timestamp {timestamp} (the first commit is "
+                             f"at {versions[0][1]})")
+        return before[-1]
+    return versions[-1][0]
+
+
+def _aware(t) -> _dt.datetime:
+    """A history timestamp as an aware datetime (pyspark gives naive local times: ``astimezone`` reads them so)."""
+    return t.astimezone(_dt.timezone.utc)
