@@ -355,25 +355,10 @@ def test_spark_writer_one_commit_per_run_reruns_replace_and_catalog_tables(delta
 
 
 def case_job(spark, argv):
-    """jobs/rank.py in the worker, under its Delta session: (exit code, standard error)."""
-    import contextlib
-    import io
-    import runpy
-
-    err = io.StringIO()
-    saved = sys.argv
-    sys.argv = [str(JOB)] + [str(a) for a in argv]
-    try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            try:
-                runpy.run_path(str(JOB), run_name="__main__")
-                code = 0
-            except SystemExit as exc:
-                code = exc.code
-    finally:
-        sys.argv = saved
+    """jobs/rank.py in the worker, under its Delta session: (exit code, standard error, the rows written)."""
+    code, _, err = run_job(argv)
     rows = spark.table("db.ranked").toPandas() if code == 0 else None
-    return code, err.getvalue(), rows
+    return code, err, rows
 
 
 def test_the_job_from_a_catalog_table_to_a_catalog_table(delta, lake):

@@ -2,7 +2,6 @@
 reference; compare_runs on hand-made tables; jobs/drift.py on a Delta table spark_fr wrote, on folders of outputs
 and on a catalog table; bad input is one line and exit code 2; drift above --fail-above is exit code 3."""
 import json
-import runpy
 import sys
 from pathlib import Path
 
@@ -10,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import check_png
+from conftest import check_png, run_job
 from spark_fr.errors import InputError
 from spark_fr.evaluation.drift import compare_runs
 from spark_fr.evaluation.similarity import fji_area, fuzzy_jaccard_curve
@@ -211,17 +210,7 @@ def test_fewer_than_two_runs_and_no_rankings(tmp_path):
 
 # ----- the job ----------------------------------------------------------------------------------------------
 def run_drift(args, capsys):
-    argv = sys.argv
-    sys.argv = [str(DRIFT_JOB)] + [str(a) for a in args]
-    try:
-        runpy.run_path(str(DRIFT_JOB), run_name="__main__")
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    finally:
-        sys.argv = argv
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_job(args, capsys, job=DRIFT_JOB)
 
 
 def write_run_folders(root: Path, runs: dict, fmt="csv") -> None:

@@ -21,6 +21,7 @@ earliest row of the run), then ``run_id``.
 """
 from __future__ import annotations
 
+import abc
 import glob
 import os
 import re
@@ -38,7 +39,7 @@ SPARK_ONLY_FEATURES = frozenset({"deletionVectors", "columnMapping"})
 _CATALOG_NAME = re.compile(r"^(`[^`]+`|[A-Za-z_][\w-]*)(\.(`[^`]+`|[A-Za-z_][\w-]*)){1,2}$")
 
 
-class RankingRuns:
+class RankingRuns(abc.ABC):
     """The runs of a rankings table (subclasses per kind of source).
 
     Attributes
@@ -49,13 +50,13 @@ class RankingRuns:
 
     where = "rankings"
 
+    @abc.abstractmethod
     def runs(self) -> pd.DataFrame:
         """The runs, oldest first: columns ``run_id`` (str) and ``created_at`` (UTC timestamp)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def rows(self, run_ids) -> pd.DataFrame:
         """The rows of the runs ``run_ids`` (the :data:`NEEDED` columns, and ``level`` when present)."""
-        raise NotImplementedError
 
 
 def _order_runs(frame: pd.DataFrame) -> pd.DataFrame:

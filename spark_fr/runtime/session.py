@@ -389,6 +389,11 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
         conf = _with_delta(conf, master.startswith("local"))
     for k, v in conf.items():
         builder = builder.config(k, v)
+    return _get_or_create(builder, quiet)
+
+
+def _get_or_create(builder, quiet: bool):
+    """``builder.getOrCreate()``; when ``quiet``, the JVM's start-up output goes to a log file of its own."""
     if not quiet:
         return builder.getOrCreate()
     fd, path = tempfile.mkstemp(prefix="spark_fr-jvm-", suffix=".log")
@@ -433,11 +438,4 @@ def _connect_session(url: str, app_name: str, conf: dict | None, quiet: bool):
         builder = builder.config(k, v)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if not quiet or not url.startswith("local"):
-            return builder.getOrCreate()
-        fd, path = tempfile.mkstemp(prefix="spark_fr-jvm-", suffix=".log")
-        os.close(fd)
-        _JVM_LOG["path"] = path
-        atexit.register(_remove_jvm_log, path)
-        with _stderr_to(path):
-            return builder.getOrCreate()
+        return _get_or_create(builder, quiet and url.startswith("local"))
