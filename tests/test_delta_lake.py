@@ -61,13 +61,24 @@ def case_lake(spark, root):
      .option("replaceWhere", "region = 'us'").save(plain))                     # v1: files of 'us' removed
     spark.sql(f"CREATE TABLE delta.`{widened}` (a INT, b STRING) USING delta "
               f"TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    rankings = f"{root}/rankings"  # runs of a rankings table, renamed into place and partly deleted
+    runs = pd.DataFrame({"feature": [f"f{i}" for i in range(6)] * 2, "score": "genie3", "target": "__all__",
+                         "imp": np.r_[np.linspace(6, 1, 6), np.linspace(1, 6, 6)], "rank": np.r_[1:7, 6:0:-1],
+                         "run_id": ["a"] * 6 + ["b"] * 6,
+                         "created_at": pd.to_datetime(["2026-11-01"] * 6 + ["2026-11-02"] * 6, utc=True)})
+    (spark.createDataFrame(runs).writeTo(f"delta.`{rankings}`").using("delta")
+     .tableProperty("delta.columnMapping.mode", "name").tableProperty("delta.enableDeletionVectors", "true")
+     .create())
+    spark.sql(f"ALTER TABLE delta.`{rankings}` RENAME COLUMN imp TO importance")
+    spark.sql(f"DELETE FROM delta.`{rankings}` WHERE run_id = 'b' AND feature = 'f0'")
     spark.sql("CREATE DATABASE IF NOT EXISTS db")
     spark.sql(f"CREATE TABLE db.features USING delta LOCATION '{plain}'")  # the catalog's name for ``plain``
     spark.sql("CREATE TABLE db.flat (a INT, b STRING) USING parquet")
     history = spark.sql(f"DESCRIBE HISTORY delta.`{lake}`").select("version", "timestamp").collect()
     written = time.perf_counter() - t0
     where = "region = 'eu' AND (id < 150 OR signal > 1.5)"
-    out = {"lake": lake, "plain": plain, "widened": widened, "where": where,
+    out = {"lake": lake, "plain": plain, "widened": widened, "where": where, "rankings": rankings,
+           "rankings_truth": spark.read.format("delta").load(rankings).toPandas(),
            "timestamps": {int(r[0]): r[1].astimezone().isoformat() for r in history},
            "truth": {"now": spark_rows(spark, lake)},
            "ours": {"now": ours(spark, lake, {}), "widened": ours(spark, widened, {}),
@@ -138,6 +149,24 @@ def test_column_mapping_and_deletion_vectors_read_by_their_logical_names_both_wa
     names, rows, fp = lake["ours"]["now"]  # Spark's Delta reader
     assert names == LAKE_COLUMNS and fp["reader"] == "spark" and fp["delta_version"] == 3
     same_rows(truth, rows)
+
+
+def test_drift_reads_a_rankings_table_with_column_mapping_and_deletion_vectors(lake):
+    """The runs of a rankings table as Spark wrote them (a renamed column, deleted rows) read by deltalake's query
+    engine: the logical names and Spark's rows, never nulls (as ``to_pyarrow_table`` gives) nor deleted rows."""
+    from spark_fr.evaluation.drift import compare_runs
+    from spark_fr.io.ranking_runs import open_runs
+
+    runs = open_runs(lake["rankings"])
+    assert list(runs.runs().run_id) == ["a", "b"]
+    key = ["run_id", "feature"]
+    got = runs.rows(["a", "b"]).sort_values(key).reset_index(drop=True)
+    truth = lake["rankings_truth"].sort_values(key).reset_index(drop=True)
+    assert len(got) == 11 and got.importance.notna().all()
+    np.testing.assert_array_equal(got.importance.to_numpy(float), truth.importance.to_numpy(float))
+    assert list(got.feature) == list(truth.feature)
+    row = compare_runs(lake["rankings"], top=3).summary.iloc[0]  # run b reverses run a (its f0 deleted)
+    assert (row["entered"], row["left"]) == ("f5,f4,f3", "f0,f1,f2")
 
 
 def test_time_travel_and_where_give_the_rows_of_that_version(spark, lake):

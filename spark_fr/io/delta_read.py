@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 #: reader features ``deltalake``'s query engine reads correctly (checked against Spark's reader in the tests)
 DELTALAKE_FEATURES = frozenset({"columnMapping", "deletionVectors", "timestampNtz"})
+ENGINE_FEATURES = frozenset({"columnMapping", "deletionVectors"})  # read by deltalake's query engine only
 #: largest table (MB of data files in the snapshot) read on the driver by ``deltalake``'s query engine
 DRIVER_READ_MB = 2048
 INSTALL_DELTA = ("install delta-spark (pip install 'spark_fr[delta]', or spark-submit --packages "
@@ -211,8 +212,11 @@ def _finish(df, snap: Snapshot, features_col, tree, where, source) -> Dataset:
     return ds
 
 
-def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, where) -> Dataset:
-    dt = _open_deltalake(path, version, timestamp)
+def reader_features(dt, path: str) -> set:
+    """The reader features of the ``deltalake`` table ``dt`` (column mapping included, which Spark records as reader
+    version 2 without listing it); a one-line :class:`InputError` naming what to install for those ``deltalake``
+    cannot read correctly. Those in :data:`ENGINE_FEATURES` need its query engine (never ``to_pyarrow_*``, which
+    reads mapped columns as nulls)."""
     protocol = dt.protocol()
     configuration = dict(dt.metadata().configuration or {})
     features = set(getattr(protocol, "reader_features", None) or [])
@@ -228,6 +232,23 @@ def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, wh
     if unsupported:
         raise InputError(f"{path}: the Delta table uses reader feature(s) {', '.join(unsupported)}, which spark_fr "
                          f"reads only through Spark's Delta reader; {INSTALL_DELTA}")
+    return features
+
+
+def query_on_driver(dt, path: str, sql: str):
+    """``sql`` over the table ``dt`` (registered as ``t``) by ``deltalake``'s query engine: a pyarrow Table."""
+    import pyarrow as pa
+    from deltalake import QueryBuilder
+
+    try:
+        return pa.table(QueryBuilder().register("t", dt).execute(sql).read_all())
+    except Exception as err:  # DataFusion's and delta-kernel's errors
+        raise InputError(f"{path}: deltalake cannot read the Delta table ({one_line(err)}); {INSTALL_DELTA}") from None
+
+
+def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, where) -> Dataset:
+    dt = _open_deltalake(path, version, timestamp)
+    features = reader_features(dt, path)
     arrow_schema = _arrow_schema(dt)
     from .parquet import spark_type
 
@@ -236,7 +257,7 @@ def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, wh
         tables.check_filter(tree, types, path)
     snap = Snapshot(path, dt.version(), "deltalake", sorted(features),
                     str(timestamp) if timestamp is not None else None)
-    needs_engine = bool(features & {"columnMapping", "deletionVectors"})
+    needs_engine = bool(features & ENGINE_FEATURES)
     actions = _add_actions(dt)
     partitions = list(dt.metadata().partition_columns or [])
     if not needs_engine and not _key_value_layout(actions["path"], partitions):
@@ -330,18 +351,12 @@ def _ddl(arrow_type) -> str:
 
 def _read_on_driver(spark, dt, path, size, tree, types, features):
     """The snapshot through ``deltalake``'s query engine, on the driver, as a Spark DataFrame."""
-    import pyarrow as pa
-    from deltalake import QueryBuilder
-
     if size > DRIVER_READ_MB * 2 ** 20:
         raise InputError(f"{path}: the Delta table uses {', '.join(sorted(features))}, which spark_fr reads without "
                          f"Spark's Delta reader only on the driver, up to {DRIVER_READ_MB} MB of data files (it has "
                          f"{size / 2 ** 20:.0f} MB); {INSTALL_DELTA}")
     sql = "SELECT * FROM t" + (f" WHERE {tables.to_sql(tree, types)}" if tree is not None else "")
-    try:
-        table = pa.table(QueryBuilder().register("t", dt).execute(sql).read_all())
-    except Exception as err:  # DataFusion's and delta-kernel's errors
-        raise InputError(f"{path}: deltalake cannot read the Delta table ({one_line(err)}); {INSTALL_DELTA}") from None
+    table = query_on_driver(dt, path, sql)
     log.info("Delta table %s (%s) read on the driver by deltalake: %d rows", path, ", ".join(sorted(features)),
              table.num_rows)
     return _arrow_to_frame(_session(spark), table)

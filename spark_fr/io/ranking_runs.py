@@ -6,9 +6,10 @@ Sketch
 made) and then reads the rows of the runs asked for, and only those:
 
 * a **Delta table** path (a ``_delta_log``, or a remote URI ``deltalake`` opens): read with ``deltalake`` on the
-  driver, two columns for the run list, a ``run_id`` filter for the rows. A table using reader features that
-  ``deltalake`` does not read here (deletion vectors, column mapping) is read with Spark's Delta reader when a
-  session is at hand, else refused in one line (never misread);
+  driver, two columns for the run list, a ``run_id`` filter for the rows; column mapping and deletion vectors
+  through its query engine (the reader checks of :mod:`spark_fr.io.delta_read`); a table with reader features
+  ``deltalake`` does not read is read with Spark's Delta reader when a session is at hand, else refused in one
+  line (never misread);
 * a **catalog table** (``db.table``, ``catalog.db.table``; a name with no slash that is not a file): Spark;
 * a **Spark DataFrame**, a **pandas DataFrame**, a :class:`spark_fr.ranking.Ranking`;
 * **files**: a run folder (``ranking.csv`` or ``ranking.parquet``, as ``jobs/rank.py --output DIR`` writes), a
@@ -35,7 +36,6 @@ NEEDED = ["feature", "score", "target", "importance", "rank", "run_id", "created
 #: kept when the table has them (a relational ranking's level: feature, attribute, relation)
 OPTIONAL = ["level"]
 #: Delta reader features that ``deltalake`` is not trusted to read here (spark_fr.io.readers refuses them too)
-SPARK_ONLY_FEATURES = frozenset({"deletionVectors", "columnMapping"})
 _CATALOG_NAME = re.compile(r"^(`[^`]+`|[A-Za-z_][\w-]*)(\.(`[^`]+`|[A-Za-z_][\w-]*)){1,2}$")
 
 
@@ -130,13 +130,23 @@ class SparkRuns(RankingRuns):
 
 
 class DeltaRuns(RankingRuns):
-    """Runs of a Delta table read with ``deltalake`` on the driver (no Spark)."""
+    """Runs of a Delta table read with ``deltalake`` on the driver (no Spark); tables with column mapping or
+    deletion vectors through its query engine (:func:`spark_fr.io.delta_read.reader_features`)."""
 
-    def __init__(self, table, where: str):
-        self.table, self.where = table, where
+    def __init__(self, table, where: str, engine: bool = False):
+        self.table, self.where, self.engine = table, where, engine
         self.columns = _check_columns([f.name for f in table.schema().fields], where)
 
-    def _read(self, columns, filters=None):
+    def _read(self, columns, run_ids=None):
+        if self.engine:  # the run ids are compared here, never written into the SQL text
+            from .delta_read import query_on_driver
+
+            names = ", ".join('"' + c.replace('"', '""') + '"' for c in columns)
+            frame = query_on_driver(self.table, self.where, f"SELECT {names} FROM t").to_pandas()
+            return frame if run_ids is None else frame[frame["run_id"].isin(list(run_ids))].reset_index(drop=True)
+        import pyarrow.compute as pc
+
+        filters = None if run_ids is None else pc.field("run_id").isin(list(run_ids))
         try:
             return self.table.to_pyarrow_table(columns=columns, filters=filters).to_pandas()
         except Exception as err:  # deltalake's own error types
@@ -146,9 +156,7 @@ class DeltaRuns(RankingRuns):
         return _order_runs(self._read(["run_id", "created_at"]))
 
     def rows(self, run_ids) -> pd.DataFrame:
-        import pyarrow.compute as pc
-
-        return _typed(self._read(self.columns, pc.field("run_id").isin(list(run_ids))))
+        return _typed(self._read(self.columns, run_ids))
 
 
 class UnionRuns(RankingRuns):
@@ -281,25 +289,25 @@ def _open_folder(folder: str) -> RankingRuns:
 
 
 def _open_delta(path: str, spark) -> RankingRuns:
+    """A Delta table's runs: by ``deltalake`` when it reads the table correctly, else by a Delta-enabled session."""
     from deltalake import DeltaTable
+
+    from .delta_read import ENGINE_FEATURES, reader_features
 
     try:
         table = DeltaTable(path)
-        features = set(getattr(table.protocol(), "reader_features", None) or [])
     except Exception as err:  # deltalake's own error types
         raise InputError(f"{path}: not a readable Delta table ({one_line(err)})") from None
-    needs_spark = sorted(features & SPARK_ONLY_FEATURES)
-    if not needs_spark:
-        return DeltaRuns(table, path)
-    session = spark or _active_session()
-    if session is None:
-        raise InputError(f"{path}: the Delta table uses {', '.join(needs_spark)}, which only Spark's Delta reader "
-                         f"reads correctly; run with a Delta-enabled Spark session (spark-submit --packages "
-                         f"io.delta:delta-spark_4.2_2.13:4.4.0, or Databricks)")
+    try:
+        return DeltaRuns(table, path, engine=bool(reader_features(table, path) & ENGINE_FEATURES))
+    except InputError:
+        session = spark or _active_session()
+        if session is None:
+            raise
     try:
         df = session.read.format("delta").load(path)
     except Exception as err:  # no Delta in this session
-        raise InputError(f"{path}: the Delta table uses {', '.join(needs_spark)} and this Spark session cannot read "
+        raise InputError(f"{path}: the Delta table needs Spark's Delta reader and this Spark session cannot read "
                          f"Delta ({one_line(err)}); add Delta (io.delta:delta-spark_4.2_2.13:4.4.0)") from None
     return SparkRuns(df, path)
 
