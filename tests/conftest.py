@@ -143,8 +143,8 @@ def connect(tmp_path_factory):
 # A classic session's jars are fixed when its JVM starts, so the suite's Delta session (Delta Lake's jars from Maven
 # Central through Spark's resolver, as spark_fr.runtime.delta configures a session it starts; cached in ~/.ivy2*
 # after the first run) lives in one spawned worker process, as the Connect session does: ``delta.run(fn, *args)``
-# calls ``fn(delta_session, *args)`` there. Its catalog is Spark's default local one (spark_catalog, Delta's
-# catalog over the in-memory catalog), its warehouse under the test run's temporary directory.
+# calls ``fn(delta_session, *args)`` there. Its catalog is a Hive metastore (spark_catalog, Delta's catalog over
+# Spark's Hive catalog; the metastore a Derby database), its warehouse under the test run's temporary directory.
 DELTA_VERSION = "4.4.0"  # delta-spark for pyspark 4.2 (4.4.1's jar is not published)
 _DELTA: dict = {}
 
@@ -172,10 +172,14 @@ def _start_delta(tmp: str) -> None:
                    .config("spark.sql.session.timeZone", "UTC")
                    .config("spark.local.dir", f"{tmp}/local")
                    .config("spark.sql.warehouse.dir", f"{tmp}/warehouse")
+                   # a Hive-enabled session, as a cluster's: its metastore a Derby database under tmp
+                   .config("spark.sql.catalogImplementation", "hive")
+                   .config("spark.hadoop.javax.jdo.option.ConnectionURL",
+                           f"jdbc:derby:;databaseName={tmp}/metastore_db;create=true")
                    # C1 only: a short-lived JVM running many small Delta commands spends most of its CPU in the
                    # C2 compiler otherwise (measured: the tables' Spark work 95 s -> 43 s, start 36 s -> 25 s, under load)
                    .config("spark.driver.extraJavaOptions",
-                           with_jvm_options(f"-Djava.io.tmpdir={tmp} -XX:TieredStopAtLevel=1")))
+                           with_jvm_options(f"-Djava.io.tmpdir={tmp} -Dderby.system.home={tmp} -XX:TieredStopAtLevel=1")))
         for key, value in {**LOCAL_CONF, **delta_conf(DELTA_VERSION)}.items():
             builder = builder.config(key, value)
         session = builder.getOrCreate()
