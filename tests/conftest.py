@@ -75,9 +75,24 @@ def _start_connect(tmp: str) -> None:
 
     warnings.filterwarnings("ignore")  # configs the client cannot set again after the local server took them
     logging.basicConfig(level=logging.WARNING)
+    # an ephemeral port for the local server, found by the client (as in pyspark's own tests, SPARK-42272): another
+    # Connect server on this machine (a second test run, a user's job on 15002) does not stop this one
+    os.environ["SPARK_TESTING"] = "1"
+    try:
+        _CONNECT["spark"] = _connect_session(tmp)
+    except Exception as err:  # a worker that dies here would be started again by the pool, forever: keep the error
+        _CONNECT["error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        return
+    from pyspark import SparkContext
+
+    if SparkContext._active_spark_context is not None:  # the local server's own context, in this process
+        SparkContext._active_spark_context.setLogLevel("ERROR")
+
+
+def _connect_session(tmp: str):
     from pyspark.sql import SparkSession
 
-    _CONNECT["spark"] = (
+    return (
         SparkSession.builder.remote("local[2]")
         .appName("spark_fr-tests-connect")
         .config("spark.driver.memory", "2g")
@@ -94,13 +109,11 @@ def _start_connect(tmp: str) -> None:
         .config("spark.driver.extraJavaOptions", with_jvm_options(f"-Djava.io.tmpdir={tmp}"))
         .getOrCreate()
     )
-    from pyspark import SparkContext
-
-    if SparkContext._active_spark_context is not None:  # the local server's own context, in this process
-        SparkContext._active_spark_context.setLogLevel("ERROR")
 
 
 def _call_with_connect(fn, args, kwargs):
+    if "error" in _CONNECT:
+        raise RuntimeError(f"no Spark Connect session: {_CONNECT['error']}")
     return fn(_CONNECT["spark"], *args, **kwargs)
 
 
