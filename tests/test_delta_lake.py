@@ -345,6 +345,16 @@ def case_spark_writer(spark, root):
     [t.start() for t in threads]
     [t.join() for t in threads]
     shared_runs = set(spark.read.format("delta").load(shared).toPandas().run_id)
+    # a table of an earlier spark_fr (the contract's nine columns, marked) gains level and lineage through Spark too
+    from deltalake import DeltaTable, write_deltalake
+
+    from spark_fr.io.writers import SCHEMA, arrow_table
+
+    old, earlier = f"{root}/old", make_ranking(4)
+    write_deltalake(old, arrow_table(earlier, SCHEMA))
+    DeltaTable(old).alter.set_table_properties({"spark_fr.rankings": "true"}, raise_if_not_exists=False)
+    Publication(old, "delta", spark=spark).check().publish(relational_ranking())
+    old_rows = spark.read.format("delta").load(old).toPandas()
     # not ours: refused before any work
     refused = {}
     for name in ("db.features", "db.flat"):
@@ -354,7 +364,8 @@ def case_spark_writer(spark, root):
             refused[name] = str(err)
     return {"path_rows": path_rows, "history": history, "properties": properties, "records": records,
             "table_rows": table_rows, "table_records": table_records, "shared_runs": shared_runs, "done": done,
-            "refused": refused, "ids": (first.run_id, second.run_id, again.run_id)}
+            "refused": refused, "ids": (first.run_id, second.run_id, again.run_id), "old_rows": old_rows,
+            "old_earlier": earlier.run_id}
 
 
 def test_spark_writer_one_commit_per_run_reruns_replace_and_catalog_tables(delta, lake, tmp_path):
@@ -381,6 +392,9 @@ def test_spark_writer_one_commit_per_run_reruns_replace_and_catalog_tables(delta
     assert got["shared_runs"] == set(got["done"]) and len(got["done"]) == 2
     assert "--output-table db.features is a Delta table that does not hold rankings" in got["refused"]["db.features"]
     assert "--output-table db.flat is a parquet table, not a Delta table" in got["refused"]["db.flat"]
+    old = got["old_rows"]
+    assert list(old.columns)[-2:] == ["level", "lineage"] and old.run_id.nunique() == 2
+    assert old[old.run_id == got["old_earlier"]].level.isna().all() and old.level.notna().any()
 
 
 def case_job(spark, argv):
