@@ -66,7 +66,7 @@ def spark(tmp_path_factory):
 # (pyspark's own local server: ``SparkSession.builder.remote("local[2]")``, a real gRPC server and JVM), and a test
 # sends it module-level functions: ``connect.run(fn, *args)`` calls ``fn(connect_session, *args)`` there and
 # returns the (picklable) result, which the test compares with ``fn(spark, *args)`` run here, classic.
-_CONNECT: dict = {}
+_WORKER: dict = {}  # this worker process's session (one kind per process): spark, error, start_s
 
 
 def _start_connect(tmp: str) -> None:
@@ -79,9 +79,9 @@ def _start_connect(tmp: str) -> None:
     # Connect server on this machine (a second test run, a user's job on 15002) does not stop this one
     os.environ["SPARK_TESTING"] = "1"
     try:
-        _CONNECT["spark"] = _connect_session(tmp)
+        _WORKER["spark"] = _connect_session(tmp)
     except Exception as err:  # a worker that dies here would be started again by the pool, forever: keep the error
-        _CONNECT["error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        _WORKER["error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
         return
     from pyspark import SparkContext
 
@@ -111,43 +111,43 @@ def _connect_session(tmp: str):
     )
 
 
-def _call_with_connect(fn, args, kwargs):
-    if "error" in _CONNECT:
-        raise RuntimeError(f"no Spark Connect session: {_CONNECT['error']}")
-    return fn(_CONNECT["spark"], *args, **kwargs)
+def _call_in_worker(fn, args, kwargs):
+    if "error" in _WORKER:
+        raise RuntimeError(f"no session in the worker: {_WORKER['error']}")
+    return fn(_WORKER["spark"], *args, **kwargs)
 
 
-class ConnectWorker:
-    """A spawned process holding a Spark Connect session (see above)."""
+def _stop_worker():
+    spark = _WORKER.pop("spark", None)
+    if spark is not None:
+        spark.stop()
 
-    def __init__(self, tmp):
+
+class SessionWorker:
+    """A spawned process holding one Spark session, made by ``start(tmp)`` (Connect or Delta, see above)."""
+
+    def __init__(self, start, tmp):
         import multiprocessing
 
-        self.pool = multiprocessing.get_context("spawn").Pool(1, initializer=_start_connect, initargs=(str(tmp),))
+        self.pool = multiprocessing.get_context("spawn").Pool(1, initializer=start, initargs=(str(tmp),))
 
     def run(self, fn, *args, **kwargs):
-        """``fn(session, *args, **kwargs)`` in the worker, under its Connect session."""
-        return self.pool.apply(_call_with_connect, (fn, args, kwargs))
+        """``fn(session, *args, **kwargs)`` in the worker, under its session."""
+        return self.pool.apply(_call_in_worker, (fn, args, kwargs))
 
     def close(self):
         try:
-            self.pool.apply(_stop_connect, ())
+            self.pool.apply(_stop_worker, ())
         finally:
             self.pool.terminate()
             self.pool.join()
 
 
-def _stop_connect():
-    spark = _CONNECT.pop("spark", None)
-    if spark is not None:
-        spark.stop()
-
-
 @pytest.fixture(scope="session")
 def connect(tmp_path_factory):
-    """The suite's Spark Connect session, in its worker process (:class:`ConnectWorker`)."""
+    """The suite's Spark Connect session, in its worker process (:class:`SessionWorker`)."""
     pytest.importorskip("grpc", reason="pyspark[connect] (grpcio, grpcio-status, googleapis-common-protos, zstandard)")
-    worker = ConnectWorker(tmp_path_factory.mktemp("connect"))
+    worker = SessionWorker(_start_connect, tmp_path_factory.mktemp("connect"))
     yield worker
     worker.close()
 
@@ -159,7 +159,6 @@ def connect(tmp_path_factory):
 # calls ``fn(delta_session, *args)`` there. Its catalog is a Hive metastore (spark_catalog, Delta's catalog over
 # Spark's Hive catalog; the metastore a Derby database), its warehouse under the test run's temporary directory.
 DELTA_VERSION = "4.4.0"  # delta-spark for pyspark 4.2 (4.4.1's jar is not published)
-_DELTA: dict = {}
 
 
 def _start_delta(tmp: str) -> None:
@@ -198,51 +197,20 @@ def _start_delta(tmp: str) -> None:
         session = builder.getOrCreate()
         session.sparkContext.setLogLevel("ERROR")
         session.range(1).count()
-        _DELTA["spark"], _DELTA["start_s"] = session, time.perf_counter() - t0
+        _WORKER["spark"], _WORKER["start_s"] = session, time.perf_counter() - t0
     except Exception as err:  # no Maven Central and no Ivy cache: the tests that need it are skipped
-        _DELTA["error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
-
-
-def _call_with_delta(fn, args, kwargs):
-    if "error" in _DELTA:
-        raise RuntimeError(f"no Delta session: {_DELTA['error']}")
-    return fn(_DELTA["spark"], *args, **kwargs)
+        _WORKER["error"] = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
 
 
 def _delta_started(_spark):
-    return _DELTA.get("start_s")
-
-
-class DeltaWorker(ConnectWorker):
-    """A spawned process holding a classic session with Delta Lake (see above)."""
-
-    def __init__(self, tmp):
-        import multiprocessing
-
-        self.pool = multiprocessing.get_context("spawn").Pool(1, initializer=_start_delta, initargs=(str(tmp),))
-
-    def run(self, fn, *args, **kwargs):
-        return self.pool.apply(_call_with_delta, (fn, args, kwargs))
-
-    def close(self):
-        try:
-            self.pool.apply(_stop_delta, ())
-        finally:
-            self.pool.terminate()
-            self.pool.join()
-
-
-def _stop_delta():
-    spark = _DELTA.pop("spark", None)
-    if spark is not None:
-        spark.stop()
+    return _WORKER.get("start_s")
 
 
 @pytest.fixture(scope="session")
 def delta(tmp_path_factory):
-    """The suite's session with Delta Lake, in its worker process (:class:`DeltaWorker`). Delta's jars come from
+    """The suite's session with Delta Lake, in its worker process (:class:`SessionWorker`). Delta's jars come from
     Maven Central (or the Ivy cache); when they cannot be had the Delta tests fail, saying so, rather than skip."""
-    worker = DeltaWorker(tmp_path_factory.mktemp("delta"))
+    worker = SessionWorker(_start_delta, tmp_path_factory.mktemp("delta"))
     try:
         seconds = worker.run(_delta_started)
     except RuntimeError as err:
