@@ -27,7 +27,7 @@ from . import tasks
 from .runtime.logs import show_logs_by_default
 from .runtime.engine import is_connect, session_kind, session_of
 from .runtime.session import master_of
-from .data.schema import resolve
+from .data.schema import Dataset, resolve
 from .ensemble.params import BoostingParams, EnsembleParams
 from .errors import InputError
 from .io.readers import read_dataset
@@ -77,6 +77,8 @@ def _check_data(data, table=None) -> None:
         return
     if type(data).__name__ == "DataFrame" and hasattr(data, "sparkSession"):
         return
+    if isinstance(data, Dataset):  # an input already read (spark_fr.evaluation hands over its training parts)
+        return
     shown = repr(data).splitlines()[0][:60] if not hasattr(data, "shape") else f"of shape {data.shape}"
     raise InputError(f"data must be a path, a list of paths or a Spark DataFrame, not {type(data).__name__} {shown}")
 
@@ -121,7 +123,8 @@ def rank(data=None, targets=None, task: str = "auto", method: str = "ensemble", 
     ----------
     data : str, list of str or pyspark.sql.DataFrame
         A path (ARFF, CSV, Parquet, Delta directory, ``.mat``), several paths of one format, or a Spark
-        DataFrame; or None with ``input_table='db.table'`` (a catalog table). Delta inputs take ``version``
+        DataFrame; or None with ``input_table='db.table'`` (a catalog table); or a
+        :class:`spark_fr.data.schema.Dataset` already read (e.g. a training part of :mod:`spark_fr.evaluation`). Delta inputs take ``version``
         or ``timestamp`` (time travel) and ``where`` (a row filter); ``exclude`` leaves columns out.
     targets : str or list of str, optional
         Target columns (comma-separated string or list). Default: the labels of ``labels_xml``, else the
@@ -244,10 +247,11 @@ def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timing
          feature_relations=None, origin=None) -> tuple:
     """Read, resolve and run the method: (MethodRun, dataset, spec); timings are added to ``timings``."""
     t0 = time.perf_counter()
-    dataset = read_dataset(spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
-                           targets=opts.get("targets"), features_col=opts.get("features_col"),
-                           table=opts.get("input_table"), version=opts.get("version"),
-                           timestamp=opts.get("timestamp"), where=opts.get("where"), exclude=opts.get("exclude"))
+    dataset = data if isinstance(data, Dataset) else read_dataset(
+        spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
+        targets=opts.get("targets"), features_col=opts.get("features_col"), table=opts.get("input_table"),
+        version=opts.get("version"), timestamp=opts.get("timestamp"), where=opts.get("where"),
+        exclude=opts.get("exclude"))
     if opts.get("hierarchy") is not None:
         _attach_hierarchy(dataset, opts["hierarchy"], opts.get("targets"))
     dataset.feature_relations = feature_relations
@@ -267,7 +271,7 @@ def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timing
 def _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs,
             build) -> Ranking:
     """The Ranking of a run, with its parameters and metadata (timings, Spark jobs, versions)."""
-    from_source = isinstance(data, (str, list, tuple)) or opts.get("input_table") is not None
+    from_source = isinstance(data, (str, list, tuple, Dataset)) or opts.get("input_table") is not None
     run_params = {"input": dataset.source if from_source else "DataFrame", "task": run.task,
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
                   **method_params.to_dict(), **run.params}

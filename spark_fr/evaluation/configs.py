@@ -1,0 +1,96 @@
+"""The rankings an evaluation compares: named configurations of :func:`spark_fr.rank` (no Spark here).
+
+A name is ``<score>-<ensemble>`` for the PCT ensembles (the thesis's and the HMLC paper's pairs) or ``relief``:
+
+==========================  ============================================================
+``genie3-rf``               Genie3 of a random forest of PCTs
+``symbolic-rf``             Symbolic of a random forest
+``rf-rf``                   the RF (out-of-bag permutation) score of a random forest
+``genie3-bagging``, ``symbolic-bagging``, ``rf-bagging``      the same of bagging
+``genie3-extra_trees``, ``symbolic-extra_trees``              of extra trees (no RF score: no bootstrap)
+``relief``                  the Relief family for the task (``--method relief``)
+``all``                     every name above
+==========================  ============================================================
+
+Configurations that share an ensemble are computed by one :func:`spark_fr.rank` call asking for all their scores
+(:func:`rank_calls`): a tree ensemble's trees do not depend on which scores are computed from them (each score
+draws from its own random stream, :class:`spark_fr.runtime.rng.Stream`), so ``genie3-rf`` is the same ranking
+whether or not ``rf-rf`` is asked for too, at a third of the cost.
+
+Python callers may also pass ``{name: {rank() keywords}}`` for rankings of their own (e.g.
+``{'genie3-et-log2': {'ensemble': 'extra_trees', 'scores': ['genie3'], 'max_features': 'log2'}}``); those are
+computed one call each.
+"""
+from __future__ import annotations
+
+from ..errors import InputError
+
+ENSEMBLES = ("rf", "bagging", "extra_trees")
+#: the named configurations: name -> rank() keywords of one score
+NAMED = {f"{score}-{ens}": {"method": "ensemble", "ensemble": ens, "scores": [score]}
+         for ens in ENSEMBLES for score in ("genie3", "symbolic", "rf") if not (score == "rf" and ens == "extra_trees")}
+NAMED["relief"] = {"method": "relief"}
+#: the baselines every evaluation adds: equal weights (the thesis's non-informed ranking), a random order (the
+#: unsupervised protocol's top-16 baseline)
+BASELINES = ("uniform", "random")
+#: the default rankings of the job
+DEFAULT = ("genie3-rf", "symbolic-rf", "rf-bagging", "relief")
+
+
+def resolve_rankings(rankings) -> dict:
+    """{name: rank() keywords} of the requested rankings (names, 'all', or a dict of custom ones).
+
+    Raises
+    ------
+    InputError
+        An unknown name (with the known ones), a baseline's name, or an empty list.
+    """
+    if rankings is None:
+        rankings = DEFAULT
+    if isinstance(rankings, dict):
+        out = {}
+        for name, kw in rankings.items():
+            if name in BASELINES:
+                raise InputError(f"'{name}' is a baseline every evaluation adds; give the ranking another name")
+            if kw is None and name in NAMED:
+                kw = NAMED[name]
+            if not isinstance(kw, dict):
+                raise InputError(f"ranking '{name}': give a dict of spark_fr.rank keywords, not {type(kw).__name__}")
+            out[str(name)] = dict(kw)
+        if not out:
+            raise InputError("no ranking to evaluate")
+        return out
+    names = [rankings] if isinstance(rankings, str) else list(rankings)
+    names = [n.strip() for item in names for n in str(item).split(",") if n.strip()]
+    if not names:
+        raise InputError("--rankings needs at least one name")
+    out = {}
+    for n in names:
+        if n == "all":
+            out.update({k: dict(v) for k, v in NAMED.items()})
+        elif n in NAMED:
+            out[n] = dict(NAMED[n])
+        elif n in BASELINES:
+            raise InputError(f"--rankings: '{n}' is a baseline every evaluation adds; name rankings only")
+        else:
+            raise InputError(f"--rankings: unknown ranking '{n}'; expected {', '.join(NAMED)} or all")
+    return out
+
+
+def rank_calls(configs: dict) -> list:
+    """The :func:`spark_fr.rank` calls that compute ``configs``: [(keywords, {score: ranking name})].
+
+    Named ensemble configurations of one ensemble become one call with the union of their scores; every other
+    configuration is a call of its own (its first score, or the method's only one, names it).
+    """
+    calls: dict = {}
+    singles = []
+    for name, kw in configs.items():
+        if name in NAMED and kw == NAMED[name] and kw["method"] == "ensemble":
+            key = kw["ensemble"]
+            entry = calls.setdefault(key, ({"method": "ensemble", "ensemble": key, "scores": []}, {}))
+            entry[0]["scores"].append(kw["scores"][0])
+            entry[1][kw["scores"][0]] = name
+        else:
+            singles.append((dict(kw), {None: name}))
+    return list(calls.values()) + singles

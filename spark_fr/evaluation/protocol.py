@@ -1,0 +1,360 @@
+"""The evaluation protocols: rank the training part, judge the ranking by weighted kNN on the test part.
+
+Algorithm sketch (thesis section 8; HMLC paper 3.3; SSL and unsupervised chapters)
+---------------------------------------------------------------------------------
+    data      <- read, checked and encoded once (spark_fr.evaluation.data)
+    protocol  <- 'splits'       10 random 2/3-1/3 splits (MTR, regression; MLC/HMLC without a test file)
+                 'train-test'   the given training and test files (MLC, HMLC: --test)
+                 'cv'           10-fold cross-validation, stratified by the class (classification)
+                 'ssl'          cross-validation (or the given split) where the training part keeps L labels
+                 'unsupervised' 10-fold cross-validation; 1NN on the top 16 features predicts every feature
+    for every split:
+        rankings  <- spark_fr.rank on the training rows only, one call per ensemble (configs.rank_calls); SSL:
+                     each configuration twice, supervised on the L labelled rows (name) and semi-supervised on all
+                     training rows with the others' labels hidden (name-ssl)
+        X         <- features rescaled by the training rows' ranges
+        for the uniform baseline (all weights 1) and every ranking (weights max(importance, 0)):
+            neighbours of the test rows among the (labelled) training rows   spark_fr.evaluation.knn
+            predictions (equal-weight mean / vote) -> measures               spark_fr.evaluation.metrics
+        [curves]  the protocol's learner on the top 1, 2, 4, ..., D features  spark_fr.evaluation.curves
+        [FJI]     the area under the Fuzzy Jaccard curve of every pair of rankings
+    cross-validation adds a 'pooled' split: classification measures from the summed confusion matrix (the papers:
+    the measures are not additive), the others the folds' values weighted by their test rows
+
+Decisions (where the texts are silent; each also in the README)
+---------------------------------------------------------------
+* k: 5 (MTR, regression), 15 (MLC), 10 (HMLC), 20 (classification: the SSL conference paper's), 40 (SSL: the SSL
+  journal's main comparison), 1 (unsupervised); ``neighbours=`` overrides.
+* The unsupervised protocol's non-informed baseline is a random ranking (its top 16 a random subset, one per
+  fold): 'uniform' there is 1NN on every feature, which the chapter notes is the MSE-optimal reference, not a
+  ranking. Every other protocol's baseline is 'uniform'.
+* Every ranking is computed with the same seed on every split (the split changes the data); the random splits,
+  folds, labelled rows and random rankings come from their own seeded streams (:mod:`.splits`).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+import pandas as pd
+
+from .. import options as O
+from ..errors import InputError
+from . import configs as C
+from . import metrics as M
+from .knn import NeighbourSearch, feature_weights, nearest, neighbour_mean, neighbour_mode, neighbour_vote
+from .splits import cv_splits, given_split, random_ranking, random_splits, ssl_labelled
+
+log = logging.getLogger(__name__)
+
+PROTOCOLS = ("auto", "splits", "train-test", "cv", "ssl", "unsupervised")
+#: default k per target type (and the semi-supervised and unsupervised protocols)
+NEIGHBOURS = {"regression": 5, "mtr": 5, "mlc": 15, "hmlc": 10, "classification": 20, "ssl": 40, "unsupervised": 1}
+#: options of spark_fr.rank that the rankings' names set, so they cannot be given on top
+SET_BY_RANKINGS = ("method", "ensemble", "scores", "targets", "task", "semi_supervised", "input", "input_table")
+
+
+def choose_protocol(protocol: str, task: str, has_test: bool, labelled) -> str:
+    """The protocol of ``'auto'`` (module sketch), or ``protocol`` checked against the data."""
+    if protocol not in PROTOCOLS:
+        raise InputError(f"--protocol must be one of {', '.join(PROTOCOLS)}, not '{protocol}'")
+    if protocol == "auto":
+        if labelled:
+            return "ssl"
+        if task == "unsupervised":
+            return "unsupervised"
+        if has_test:
+            return "train-test"
+        return "cv" if task == "classification" else "splits"
+    if protocol == "train-test" and not has_test:
+        raise InputError("--protocol train-test needs --test (the test rows)")
+    if protocol == "unsupervised" and task != "unsupervised":
+        raise InputError(f"--protocol unsupervised ranks without targets: add --task unsupervised (the task is {task})")
+    if protocol != "unsupervised" and task == "unsupervised":
+        raise InputError(f"--task unsupervised is evaluated by --protocol unsupervised, not {protocol}")
+    if protocol == "ssl" and not labelled:
+        raise InputError("--protocol ssl needs --labelled L (the labelled training rows)")
+    return protocol
+
+
+def check_rank_params(params: dict) -> dict:
+    """The extra :func:`spark_fr.rank` keywords, checked (one-line errors) before any data is read."""
+    clash = sorted(k for k in params if k in SET_BY_RANKINGS)
+    if clash:
+        raise InputError(f"{', '.join(O.option(k).flag if k in O.BY_NAME else k for k in clash)}: set by the "
+                         f"evaluation's rankings (--rankings) and task; leave them out")
+    return O.check_keywords(params)
+
+
+def _for_method(params: dict, method: str) -> dict:
+    """The extra keywords that apply to ``method`` (the others are left out, not warned about per call)."""
+    return {k: v for k, v in params.items() if not O.option(k).methods or method in O.option(k).methods}
+
+
+class SplitRankings:
+    """The importances of every ranking on one split: {name: importances (D,)} and {name: feature order}."""
+
+    def __init__(self):
+        self.importances: dict = {}
+        self.order: dict = {}
+        self.seconds: dict = {}
+
+
+def rank_split(data, rows: np.ndarray, calls: list, params: dict, seed: int, spark, *, task: str, hide=None,
+               semi: bool = False, suffix: str = "", label: str = "") -> SplitRankings:
+    """Run the rankings of ``calls`` on the rows ``rows`` of ``data`` (targets of ``rows[hide]`` hidden)."""
+    from ..api import rank
+
+    out = SplitRankings()
+    subset = data.subset(rows, hide, label)
+    names = data.feature_names
+    for kw, naming in calls:
+        method = kw.get("method", "ensemble")
+        keywords = {**_for_method(params, method), **kw, "seed": seed}
+        if semi:
+            keywords["semi_supervised"] = True
+        t0 = time.perf_counter()
+        targets = data.target_columns if task != "unsupervised" else None
+        ranking = rank(subset, targets=targets, task=task, spark=spark, **keywords)
+        seconds = time.perf_counter() - t0
+        table = ranking.to_pandas()
+        joint = table[table.target == "__all__"]
+        for score, name in naming.items():
+            if score is None:
+                score = joint.score.iloc[0]
+            t = joint[joint.score == score].set_index("feature")
+            if t.empty:
+                raise InputError(f"ranking '{name}' gave no '{score}' score")
+            key = name + suffix
+            out.importances[key] = t.importance.reindex(names).to_numpy(np.float64)
+            ranks = t["rank"].reindex(names).to_numpy()
+            out.order[key] = np.argsort(ranks, kind="stable")
+            out.seconds[key] = seconds / len(naming)
+    return out
+
+
+class Judge:
+    """Predictions and measures of one split's test rows for a task (the protocol's kNN)."""
+
+    def __init__(self, data, X: np.ndarray, ref: np.ndarray, test: np.ndarray, k: int, task: str, spark,
+                 knn_mode: str):
+        self.data, self.X, self.ref, self.test, self.k = data, X, ref, test, k
+        self.task, self.spark, self.knn_mode = task, spark, knn_mode
+        self.Y_ref = data.Y[ref]
+        self.Y_test = data.Y[test]
+
+    def neighbours(self, weights: np.ndarray):
+        search = NeighbourSearch.build(self.X[self.ref], self.data.keys[self.ref], weights, self.data.nominal,
+                                       self.data.n_values, self.k)
+        idx, _ = nearest(search, self.X[self.test], self.spark, self.knn_mode)
+        return idx
+
+    def measures(self, weights: np.ndarray) -> tuple:
+        """(measures dict, confusion matrix or None) of the kNN with these weights."""
+        idx = self.neighbours(weights)
+        task = self.task
+        if task == "unsupervised":
+            Xr = self.X[self.ref]
+            fallback = _column_fallback(Xr, self.data.nominal)
+            P = neighbour_mode(Xr, idx, self.data.nominal, fallback)
+            return {"mse": M.feature_mse(self.X[self.test], P, self.data.nominal)}, None
+        if task == "classification":
+            n_classes = len(self.data.classes or []) or int(np.nanmax(self.data.Y)) + 1
+            y_ref = self.Y_ref[:, 0]
+            counts = np.bincount(y_ref[~np.isnan(y_ref)].astype(np.int64), minlength=n_classes)
+            pred, _ = neighbour_vote(y_ref, idx, n_classes, int(np.argmax(counts)))
+            Cm = M.confusion(self.Y_test[:, 0], pred, n_classes)
+            return M.classification_measures(Cm), Cm
+        P = neighbour_mean(self.Y_ref, idx, _known_mean(self.Y_ref))
+        if task in ("regression", "mtr"):
+            return {"arrmse": M.arrmse(self.Y_test, P, M.train_variance(self.Y_ref))}, None
+        return M.multilabel_measures(self.Y_test, P), None
+
+
+def _known_mean(Y: np.ndarray) -> np.ndarray:
+    """Per column, the mean of the known values (0 when none is known)."""
+    known = ~np.isnan(Y)
+    n = known.sum(axis=0)
+    return np.where(n > 0, np.where(known, Y, 0.0).sum(axis=0) / np.maximum(n, 1), 0.0)
+
+
+def _column_fallback(X: np.ndarray, nominal: np.ndarray) -> np.ndarray:
+    """Per feature, the training mean (numeric) or most frequent category (nominal): the prediction of a feature no
+    neighbour knows."""
+    out = np.zeros(X.shape[1])
+    for f in range(X.shape[1]):
+        col = X[:, f]
+        col = col[~np.isnan(col)]
+        if col.size == 0:
+            continue
+        out[f] = np.bincount(col.astype(np.int64)).argmax() if nominal[f] else col.mean()
+    return out
+
+
+def _top_weights(order: np.ndarray, top: int, n: int) -> np.ndarray:
+    w = np.zeros(n)
+    w[order[:min(top, n)]] = 1.0
+    return w
+
+
+def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | None = None,
+                  neighbours: int | None = None, labelled=None, top_features: int = 16, curves: bool = False,
+                  curve_learner: str = "auto", similarity: bool = True, seed: int = 0, spark=None,
+                  knn_mode: str = "auto", rank_params: dict | None = None):
+    """Run a protocol on read data (:func:`spark_fr.evaluation.evaluate` reads it; the suite reads each set once).
+
+    Returns
+    -------
+    spark_fr.evaluation.results.Evaluation
+    """
+    from .curves import curve_records
+    from .results import Evaluation
+    from .similarity import fuzzy_jaccard_curve, fji_area
+
+    t_start = time.perf_counter()
+    configs = C.resolve_rankings(rankings)
+    params = check_rank_params(dict(rank_params or {}))
+    labelled_list = _labelled_list(labelled)
+    proto = choose_protocol(protocol, data.task, data.test is not None, labelled_list)
+    task = data.task
+    if proto == "ssl" and task == "unsupervised":
+        raise InputError("the semi-supervised protocol needs targets")
+    k = int(neighbours) if neighbours else NEIGHBOURS["ssl" if proto == "ssl" else task]
+    if k < 1:
+        raise InputError(f"--neighbours must be at least 1, not {k}")
+    n_splits = int(splits) if splits else 10
+    split_list, folds = _splits(data, proto, n_splits, seed)
+    calls = C.rank_calls(configs)
+    baseline = "random" if proto == "unsupervised" else "uniform"
+    records, curve_rows, sim_rows, imp_rows = [], [], [], []
+    log.info("evaluation of %s (%s, %d rows x %d features): protocol %s, %d split(s), k = %d, rankings %s",
+             data.name, task, data.n_rows, data.n_features, proto, len(split_list), k, ", ".join(configs))
+    for L in (labelled_list or [None]):
+        masks = ssl_labelled(data.keys, split_list, L, seed, folds) if L else [None] * len(split_list)
+        confusions: dict = {}
+        for si, (split, mask) in enumerate(zip(split_list, masks)):
+            t0 = time.perf_counter()
+            ref = split.train if mask is None else split.train[mask]
+            if ref.size == 0:
+                raise InputError(f"{split.name} of {data.name} has no labelled training row")
+            if L:
+                ranked = rank_split(data, ref, calls, params, seed, spark, task=task, label=f"{split.name}, L={L}")
+                semi = rank_split(data, split.train, calls, params, seed, spark, task=task, hide=~mask, semi=True,
+                                  suffix="-ssl", label=f"{split.name}, L={L}, semi-supervised")
+                ranked.importances.update(semi.importances)
+                ranked.order.update(semi.order)
+                ranked.seconds.update(semi.seconds)
+            else:
+                rank_task = "unsupervised" if proto == "unsupervised" else task
+                ranked = rank_split(data, split.train, calls, params, seed, spark, task=rank_task,
+                                    label=split.name)
+            X = data.scaled_by(split.train)
+            judge = Judge(data, X, ref, split.test, k, task, spark, knn_mode)
+            D = data.n_features
+            weights = {"uniform": np.ones(D)}
+            if proto == "unsupervised":
+                rnd = random_ranking(D, seed, si)
+                ranked.order["random"] = np.argsort(-rnd, kind="stable")
+                ranked.importances["random"] = rnd
+                for name, order in ranked.order.items():
+                    weights[name] = _top_weights(order, top_features, D)
+            else:
+                for name, imp in ranked.importances.items():
+                    weights[name] = feature_weights(imp)
+            base = {"dataset": data.name, "task": task, "protocol": proto, "split": split.name, "k": k,
+                    "n_train": int(ref.size), "n_test": int(split.test.size), "labelled": L}
+            for name, w in weights.items():
+                values, Cm = judge.measures(w)
+                if Cm is not None:
+                    confusions.setdefault(name, []).append(Cm)
+                for measure, value in values.items():
+                    records.append({**base, "ranking": name, "measure": measure, "value": value,
+                                    "ranking_s": ranked.seconds.get(name)})
+            for name, imp in ranked.importances.items():
+                for f, feat in enumerate(data.feature_names):
+                    imp_rows.append({"dataset": data.name, "split": split.name, "labelled": L, "ranking": name,
+                                     "feature": feat, "importance": float(imp[f]),
+                                     "rank": int(np.flatnonzero(ranked.order[name] == f)[0]) + 1})
+            if curves:
+                rows_c, areas = curve_records(data, X, ref, split.test, ranked, judge, curve_learner, seed, base)
+                curve_rows.extend(rows_c)
+                records.extend(areas)
+            if similarity:
+                names = [n for n in ranked.importances if n not in C.BASELINES]
+                for a in range(len(names)):
+                    for b in range(a + 1, len(names)):
+                        fa, fb = names[a], names[b]
+                        feats = np.asarray(data.feature_names, dtype=object)
+                        oa, ob = ranked.order[fa], ranked.order[fb]
+                        curve = fuzzy_jaccard_curve(feats[oa], ranked.importances[fa][oa], feats[ob],
+                                                    ranked.importances[fb][ob])
+                        sim_rows.append({"dataset": data.name, "split": split.name, "labelled": L, "ranking_1": fa,
+                                         "ranking_2": fb, "aufji": fji_area(curve), "fji_1": float(curve[0])})
+            log.info("evaluation %s: %s%s done in %.1f s (%d of %d)", data.name, split.name,
+                     f", L = {L}" if L else "", time.perf_counter() - t0, si + 1, len(split_list))
+        if folds is not None:
+            records.extend(_pooled(records, confusions, data.name, L))
+    table = pd.DataFrame.from_records(records)
+    meta = {"dataset": data.name, "input": data.source, "task": task, "protocol": proto, "k": k,
+            "splits": [s.name for s in split_list], "rankings": configs, "baseline": baseline,
+            "rank_params": params, "seed": seed, "labelled": labelled_list, "top_features": top_features,
+            "n_rows": data.n_rows, "n_features": data.n_features, "targets": data.target_columns,
+            "seconds": time.perf_counter() - t_start}
+    return Evaluation(table, pd.DataFrame.from_records(curve_rows), pd.DataFrame.from_records(sim_rows),
+                      pd.DataFrame.from_records(imp_rows), [meta])
+
+
+def _labelled_list(labelled) -> list:
+    if labelled is None or labelled == [] or labelled == 0:
+        return []
+    items = [labelled] if isinstance(labelled, (int, np.integer)) else list(labelled)
+    out = []
+    for v in items:
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
+            raise InputError(f"--labelled takes positive integers (labelled training rows), not {v!r}")
+        out.append(int(v))
+    return sorted(set(out))
+
+
+def _splits(data, proto: str, n: int, seed: int) -> tuple:
+    """(list of Split, fold of every row or None) of the protocol."""
+    if proto in ("train-test",) or (proto == "ssl" and data.test is not None):
+        return given_split(data.test), None
+    rows = np.arange(data.n_rows)
+    if data.test is not None:  # a cross-validation or random splits of the training file's rows only
+        rows = np.flatnonzero(~data.test)
+    keys = data.keys[rows]
+    if proto == "splits":
+        out = random_splits(keys, n, seed)
+        return [type(s)(s.name, rows[s.train], rows[s.test]) for s in out], None
+    if n < 2:
+        raise InputError(f"--splits {n}: cross-validation needs at least 2 folds")
+    y = data.Y[rows, 0] if data.task == "classification" else None
+    out, folds_local = cv_splits(keys, n, seed, y)
+    folds = np.full(data.n_rows, -1)
+    folds[rows] = folds_local
+    return [type(s)(s.name, rows[s.train], rows[s.test]) for s in out], folds
+
+
+def _pooled(records: list, confusions: dict, dataset: str, L) -> list:
+    """The 'pooled' split of a cross-validation: summed confusion matrices (classification), else the folds'
+    values weighted by their test rows."""
+    rows = [r for r in records if r["dataset"] == dataset and r["labelled"] == L and r["split"] != "pooled"]
+    if not rows:
+        return []
+    df = pd.DataFrame.from_records(rows)
+    out = []
+    first = rows[0]
+    for (name, measure), g in df.groupby(["ranking", "measure"], sort=False):
+        base = {k: first[k] for k in ("dataset", "task", "protocol", "k")}
+        base.update({"split": "pooled", "n_train": int(g.n_train.sum()), "n_test": int(g.n_test.sum()),
+                     "labelled": L, "ranking": name, "ranking_s": float(g.ranking_s.sum()) if g.ranking_s.notna().any()
+                     else None})
+        if name in confusions and measure in ("accuracy", "kappa", "macro_f1", "mcc", "macro_mcc"):
+            value = M.classification_measures(np.sum(confusions[name], axis=0))[measure]
+        else:
+            ok = g.value.notna()
+            value = float(np.average(g.value[ok], weights=g.n_test[ok])) if ok.any() else float("nan")
+        out.append({**base, "measure": measure, "value": value})
+    return out
