@@ -151,9 +151,14 @@ class NeighbourSearch:
         return float(n_test) * self.X.shape[0] * max(self.X.shape[1], 1)
 
 
+#: blocks a test set is cut into at least (when it has the rows): work for the driver's threads and Spark's tasks
+MIN_BLOCKS = 8
+
+
 def _blocks(n_test: int, n_train: int) -> list:
-    """(start, stop) of the blocks of test rows: about :data:`BLOCK_PAIRS` pairs each."""
-    size = max(1, int(BLOCK_PAIRS // max(n_train, 1)))
+    """(start, stop) of the blocks of test rows: at most :data:`BLOCK_PAIRS` pairs each, and at least
+    :data:`MIN_BLOCKS` blocks when there are that many rows."""
+    size = max(1, min(int(BLOCK_PAIRS // max(n_train, 1)), -(-n_test // MIN_BLOCKS)))
     return [(a, min(n_test, a + size)) for a in range(0, n_test, size)]
 
 
@@ -198,7 +203,9 @@ def nearest(search: NeighbourSearch, Q, spark=None, mode: str = "auto") -> tuple
     def plan(left, parallelism):
         return group_numbered(left, parallelism, search.X.shape[0] * max(search.X.shape[1], 1))
 
-    if mode == "driver" or (mode == "auto" and spark is None):
+    estimate = search.work(m) * SECONDS_PER_EVALUATION
+    if mode == "driver" or (mode == "auto" and (spark is None or _small(spark, estimate))):
+        # small work: the driver's threads, without a Spark job or progress lines
         res, _ = _units_in_driver(search, units, _work, _merge, {}, lambda i: True)
     elif mode == "spark":
         if spark is None:
@@ -206,13 +213,20 @@ def nearest(search: NeighbourSearch, Q, spark=None, mode: str = "auto") -> tuple
         res, _ = run_grouped(spark, search, plan(units, _parallelism(spark)), _work, _merge, {}, size=size,
                              label="kNN test rows", description="spark_fr: weighted kNN")
     elif mode == "auto":
-        res, _, _ = run_units(spark, search, units, _work, _merge, {}, plan,
-                              estimated_seconds=search.work(m) * SECONDS_PER_EVALUATION, size=size,
+        res, _, _ = run_units(spark, search, units, _work, _merge, {}, plan, estimated_seconds=estimate, size=size,
                               label="kNN test rows", description="spark_fr: weighted kNN")
     else:
         raise ValueError(f"mode must be 'auto', 'driver' or 'spark', not {mode!r}")
     starts = sorted(res)
     return np.vstack([res[s][0] for s in starts]), np.vstack([res[s][1] for s in starts])
+
+
+def _small(spark, estimated_seconds: float) -> bool:
+    """run_units' rule for work it keeps in the driver (a lazy session not started yet allows more)."""
+    from ..runtime.spark import DRIVER_MAX_SECONDS, SESSION_START_SECONDS, _not_started, on_driver
+
+    scale = SESSION_START_SECONDS / DRIVER_MAX_SECONDS if _not_started(spark) else 1.0
+    return on_driver(estimated_seconds / scale)
 
 
 def _parallelism(spark) -> int:
