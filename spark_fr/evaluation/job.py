@@ -112,7 +112,7 @@ def build_parser():
     """The command line (every value defaults to None, so that a config file can fill it)."""
     import argparse
 
-    p = O._Parser(prog="jobs/evaluate.py", formatter_class=argparse.RawDescriptionHelpFormatter,
+    p = O._Parser(prog="jobs/evaluate.py", formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
                   description="Is the ranking worth reading? Rank the training part of every split with spark_fr, "
                               "judge each ranking by weighted kNN on the test part against the uniform baseline "
                               "(the thesis's protocols), with Wilcoxon + Benjamini-Hochberg, curves and CD diagrams.",
