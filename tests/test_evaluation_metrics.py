@@ -160,7 +160,12 @@ def test_feature_mse():
     assert M.feature_mse(X, P, np.array([False, True])) == pytest.approx((0.25 + 0 + 0 + 1 + 0) / 5)
 
 
-def test_measures_of_tasks():
-    assert M.measures_of("mtr") == ["arrmse"]
-    assert "pooled_auprc" in M.measures_of("hmlc") and M.greater_is_better("pooled_auprc")
+def test_measures_of_the_target_types():
+    from spark_fr import tasks
+
+    assert M.measures_of(tasks.get("mtr").evaluation.prediction) == ["arrmse"]
+    hmlc = tasks.get("hmlc").evaluation
+    assert hmlc.measure in M.measures_of(hmlc.prediction) and M.greater_is_better("pooled_auprc")
+    for t in tasks.TARGET_TYPES:  # every target type's main measure is one of its prediction's
+        assert t.evaluation.measure in M.measures_of(t.evaluation.prediction), t.name
     assert not M.greater_is_better("hamming") and not M.greater_is_better("au_rarrmse")

@@ -56,7 +56,7 @@ def test_planted_ranking_beats_uniform_and_reversed_loses(tmp_path, spark, on_dr
     data = read_evaluation_data(spark, str(path), targets="y1,y2")
     split = random_splits(data.keys, 1, 0)[0]
     X = data.scaled_by(split.train)
-    judge = Judge(data, X, split.train, split.test, 5, data.task, spark, "driver")
+    judge = Judge(data, X, split.train, split.test, 5, spark, "driver")
     planted = np.r_[1.0, 1.0, np.zeros(6)]
     uniform = judge.measures(np.ones(8))[0]["arrmse"]
     assert judge.measures(planted)[0]["arrmse"] < uniform < judge.measures(1.0 - planted)[0]["arrmse"]
@@ -150,7 +150,7 @@ def test_hmlc_given_split_is_read_and_judged(datasets, spark):
     assert data.task == "hmlc" and data.test.sum() == 1281 and data.n_features == 77
     assert np.isnan(data.X).any()  # cellcycle's missing values reach the distances
     train, test = np.flatnonzero(~data.test), np.flatnonzero(data.test)
-    judge = Judge(data, data.scaled_by(train), train, test, 10, "hmlc", spark, "driver")
+    judge = Judge(data, data.scaled_by(train), train, test, 10, spark, "driver")
     m = judge.measures(np.ones(77))[0]
     assert 0.0 < m["pooled_auprc"] < 1.0 and 0.0 < m["hamming"] < 0.1
 

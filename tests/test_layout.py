@@ -21,18 +21,23 @@ FLOORS = {
     "spark_fr.io": 4,
     "spark_fr.ensemble": 5, "spark_fr.relief": 5,
     "spark_fr.ranking": 6,
-    "spark_fr.evaluation": 6.2,  # FJI, drift between runs of a rankings table (io/ranking_runs, the ranking's plot)
+    "spark_fr.evaluation.similarity": 6.2,  # FJI
+    "spark_fr.evaluation.drift": 6.3,  # drift between runs of a rankings table (io/ranking_runs, the ranking's plot)
+    "spark_fr.evaluation.drift_job": 6.4,
     "spark_fr.relational": 6.5,  # schema, Spark feature generation, the roll-up (uses data/, io/, ranking)
     "spark_fr.api": 7,
     "spark_fr.relational.rank": 7.5,  # rank_relational: generation, then spark_fr.api's run
+    "spark_fr.evaluation": 7.6,  # the protocols: spark_fr.rank on every split's training part, weighted kNN
 
     "spark_fr.cli": 8, "spark_fr.estimator": 8,
+    "spark_fr.evaluation.job": 8.5,  # jobs/evaluate.py's command line (the rank job's session and error handling)
     "spark_fr": 9,
 }
 #: numba kernels: no Spark
 KERNELS = ("spark_fr.pct", "spark_fr.tasks", "spark_fr.runtime.rng", "spark_fr.runtime.exact",
            "spark_fr.relief.distances", "spark_fr.relief.neighbours", "spark_fr.relief.update",
-           "spark_fr.relief.broadcast_kernel", "spark_fr.relief.tall_kernels", "spark_fr.relational.local_kernels")
+           "spark_fr.relief.broadcast_kernel", "spark_fr.relief.tall_kernels", "spark_fr.relational.local_kernels",
+           "spark_fr.evaluation.knn_kernel")
 
 
 def module_name(path: Path) -> str:

@@ -11,13 +11,15 @@ F1_{f = D}``), and the relative curve's area is a measure of its own in the eval
 Learners (``curve_learner``):
 
 * ``'knn'``: the protocol's kNN on the top f features with equal weights (what the unsupervised chapter draws);
-  the measure is the task's main one (:data:`spark_fr.evaluation.metrics.MAIN_MEASURE`).
+  the measure is the target type's main one (``evaluation.measure``, :class:`spark_fr.tasks.base.EvaluationDefaults`).
 * ``'sklearn'``: the ReliefE paper's: scikit-learn's ``LogisticRegression()`` with its defaults (C = 1) for
   classification, scored by macro F1, and ``RandomForestClassifier()`` with its defaults (seeded) for MLC, scored
-  by micro F1. Their inputs are the training-range-scaled features, nominal ones one-hot; a missing value becomes
-  the training mean (numeric; all-zero one-hot for nominal), since neither learner takes NaN. Other tasks have no
-  scikit-learn learner in the papers: an error.
-* ``'auto'``: ``'sklearn'`` for classification and MLC (the paper's protocol), ``'knn'`` otherwise.
+  by micro F1 (and for HMLC's labels when asked for). Their inputs are the training-range-scaled features, nominal
+  ones one-hot; a missing value becomes the training mean (numeric; all-zero one-hot for nominal), since neither
+  learner takes NaN. Numeric targets and the unsupervised protocol have no scikit-learn learner in the papers: an
+  error.
+* ``'auto'``: the target type's (``evaluation.curve_learner``): ``'sklearn'`` for classification and MLC (the
+  paper's protocol), ``'knn'`` otherwise.
 
 Area (decision): Simpson's rule over the points taken as equally spaced (the grid's index: each doubling of f
 weighs the same), divided by the number of intervals, so that a constant curve c has area c. The paper divides by
@@ -29,6 +31,7 @@ import warnings
 
 import numpy as np
 
+from .. import tasks
 from ..errors import InputError
 from . import metrics as M
 
@@ -59,13 +62,14 @@ def curve_area(values) -> float:
 
 def learner_for(curve_learner: str, task: str) -> str:
     """The learner of ``'auto'``, or ``curve_learner`` checked against the task."""
+    defaults = tasks.get(task).evaluation
     if curve_learner == "auto":
-        return "sklearn" if task in ("classification", "mlc") else "knn"
-    if curve_learner == "sklearn" and task not in ("classification", "mlc"):
-        raise InputError(f"--curve-learner sklearn is the ReliefE paper's learner for classification and MLC; the "
-                         f"task is {task}: use --curve-learner knn")
+        return defaults.curve_learner
     if curve_learner not in ("knn", "sklearn"):
         raise InputError(f"--curve-learner must be auto, knn or sklearn, not '{curve_learner}'")
+    if curve_learner == "sklearn" and defaults.prediction not in ("vote", "labels"):
+        raise InputError(f"--curve-learner sklearn is the ReliefE paper's learner for classes and labels; the "
+                         f"task is {task}: use --curve-learner knn")
     return curve_learner
 
 
@@ -85,7 +89,7 @@ def _design(X: np.ndarray, nominal: np.ndarray, n_values: np.ndarray, features, 
     return np.hstack(cols)
 
 
-def _sklearn_value(data, X, ref, test, features, task: str, seed: int) -> tuple:
+def _sklearn_value(data, X, ref, test, features, seed: int) -> tuple:
     """(measure, value) of the ReliefE paper's learner on ``features``."""
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
@@ -93,7 +97,7 @@ def _sklearn_value(data, X, ref, test, features, task: str, seed: int) -> tuple:
     Z = _design(X, data.nominal, data.n_values, features, ref)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence warnings of the default LogisticRegression
-        if task == "classification":
+        if tasks.get(data.task).evaluation.prediction == "vote":
             y = data.Y[:, 0]
             r = ref[~np.isnan(y[ref])]
             n_classes = len(data.classes or []) or int(np.nanmax(y)) + 1
@@ -114,11 +118,11 @@ def curve_records(data, X, ref, test, ranked, judge, curve_learner: str, seed: i
     learner = learner_for(curve_learner, task)
     D = data.n_features
     grid = feature_grid(D)
-    measure = M.MAIN_MEASURE[task]
+    measure = tasks.get(task).evaluation.measure
 
     def value(features):
         if learner == "sklearn":
-            return _sklearn_value(data, X, ref, test, features, task, seed)
+            return _sklearn_value(data, X, ref, test, features, seed)
         w = np.zeros(D)
         w[features] = 1.0
         return measure, judge.measures(w)[0][measure]

@@ -13,8 +13,8 @@ it: nominal ``1 - 1/|values|``, numeric with one value t known ``max(t, 1 - t)``
 the square root for MTR, MLC and HMLC and leaves it out for SSL; neither changes which rows are nearest, so the
 kernel ranks by the sum of squares. Features of weight 0 are never read (a top-16 ranking reads 16 columns).
 
-Rows are ordered by (distance, row key) (:func:`spark_fr.relief.neighbours.insert_candidate`, the order Relief's
-neighbour searches use): ties between equally distant rows are broken by the rows' content keys, so the
+Rows are ordered by (distance, row key) (:func:`spark_fr.evaluation.knn_kernel.nearest_rows` keeps its candidates
+with :func:`spark_fr.relief.neighbours.insert_candidate`, the order Relief's neighbour searches use): ties between equally distant rows are broken by the rows' content keys, so the
 neighbours, and every prediction, do not depend on the order of the rows. Each test row scans the training rows
 once, stopping a sum as soon as it exceeds the current k-th distance (the terms are >= 0 and a floating-point
 sum of non-negative terms never decreases, so the result is exactly the full search's).
@@ -35,64 +35,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
-from ..relief.neighbours import insert_candidate
-from ..tasks.distances import variable_distance
+from .knn_kernel import nearest_rows
 
 #: seconds per (test row x training row x weighted feature) of the kernel on one core (measured on ENB-sized
 #: data on the development machine), for run_units' choice between the driver and Spark tasks
 SECONDS_PER_EVALUATION = 2e-9
 #: (test rows x training rows) per unit of work: a block of test rows
 BLOCK_PAIRS = 2e7
-
-
-@njit(cache=True, nogil=True)
-def nearest_rows(X, keys, Q, w, nominal, n_values, k, idx, dist):
-    """The k nearest rows of X for every row of Q, in (distance, key) order.
-
-    Parameters
-    ----------
-    X : float64 (n, A)
-        Training rows, the weighted features only.
-    keys : uint64 (n,)
-        Their row keys (ties).
-    Q : float64 (m, A)
-        Test rows, the same features.
-    w : float64 (A,)
-        Weights (> 0).
-    nominal : bool (A,)
-    n_values : float64 (A,)
-    k : int
-    idx : int64 (m, k)
-        Out: row numbers of the neighbours (-1 when X has fewer than k rows).
-    dist : float64 (m, k)
-        Out: their squared weighted distances (inf where idx is -1).
-    """
-    n, A = X.shape
-    best_d = np.empty(k)
-    best_k = np.empty(k, np.uint64)
-    best_j = np.empty(k, np.int64)
-    for q in range(Q.shape[0]):
-        count = 0
-        for j in range(n):
-            bound = best_d[k - 1] if count == k else np.inf
-            s = 0.0
-            for i in range(A):
-                d = variable_distance(Q[q, i], X[j, i], nominal[i], n_values[i])
-                s += w[i] * d * d
-                if s > bound:
-                    break
-            if s > bound:
-                continue
-            count = insert_candidate(best_d, best_k, best_j, count, k, s, keys[j], j)
-        for l in range(k):
-            if l < count:
-                idx[q, l] = best_j[l]
-                dist[q, l] = best_d[l]
-            else:
-                idx[q, l] = -1
-                dist[q, l] = np.inf
 
 
 def feature_weights(importances) -> np.ndarray:

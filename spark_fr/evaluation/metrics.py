@@ -40,26 +40,23 @@ from __future__ import annotations
 
 import numpy as np
 
-#: every measure: whether greater is better, and the target types it applies to
+#: every measure: whether greater is better, and the kinds of prediction it scores (a target type's
+#: ``evaluation.prediction``, :class:`spark_fr.tasks.base.EvaluationDefaults`: numbers, a class, label shares, features)
 MEASURES = {
-    "arrmse": (False, ("regression", "mtr")),
-    "accuracy": (True, ("classification",)),
-    "kappa": (True, ("classification",)),
-    "macro_f1": (True, ("classification", "mlc", "hmlc")),
-    "mcc": (True, ("classification",)),
-    "macro_mcc": (True, ("classification",)),
-    "micro_f1": (True, ("mlc", "hmlc")),
-    "hamming": (False, ("mlc", "hmlc")),
-    "ml_accuracy": (True, ("mlc", "hmlc")),
-    "subset_accuracy": (True, ("mlc", "hmlc")),
-    "pooled_auprc": (True, ("mlc", "hmlc")),
-    "pooled_ap": (True, ("mlc", "hmlc")),
-    "mse": (False, ("unsupervised",)),
+    "arrmse": (False, ("mean",)),
+    "accuracy": (True, ("vote",)),
+    "kappa": (True, ("vote",)),
+    "macro_f1": (True, ("vote", "labels")),
+    "mcc": (True, ("vote",)),
+    "macro_mcc": (True, ("vote",)),
+    "micro_f1": (True, ("labels",)),
+    "hamming": (False, ("labels",)),
+    "ml_accuracy": (True, ("labels",)),
+    "subset_accuracy": (True, ("labels",)),
+    "pooled_auprc": (True, ("labels",)),
+    "pooled_ap": (True, ("labels",)),
+    "mse": (False, ("features",)),
 }
-
-#: the measure each target type is judged by first (the summary's and the curves' measure)
-MAIN_MEASURE = {"regression": "arrmse", "mtr": "arrmse", "classification": "macro_f1", "mlc": "pooled_auprc",
-                "hmlc": "pooled_auprc", "unsupervised": "mse"}
 
 
 def greater_is_better(measure: str) -> bool:
@@ -69,9 +66,9 @@ def greater_is_better(measure: str) -> bool:
     return MEASURES[measure][0]
 
 
-def measures_of(task: str) -> list:
-    """The measures of a target type, in :data:`MEASURES` order."""
-    return [m for m, (_, tasks) in MEASURES.items() if task in tasks]
+def measures_of(prediction: str) -> list:
+    """The measures of a kind of prediction, in :data:`MEASURES` order."""
+    return [m for m, (_, kinds) in MEASURES.items() if prediction in kinds]
 
 
 # ----- regression -------------------------------------------------------------------------------------------

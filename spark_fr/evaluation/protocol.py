@@ -23,8 +23,10 @@ Algorithm sketch (thesis section 8; HMLC paper 3.3; SSL and unsupervised chapter
 
 Decisions (where the texts are silent; each also in the README)
 ---------------------------------------------------------------
-* k: 5 (MTR, regression), 15 (MLC), 10 (HMLC), 20 (classification: the SSL conference paper's), 40 (SSL: the SSL
-  journal's main comparison), 1 (unsupervised); ``neighbours=`` overrides.
+* k and the protocol without a test file are the target type's (:class:`spark_fr.tasks.base.EvaluationDefaults`):
+  5 (MTR, regression; random splits), 15 (MLC), 10 (HMLC), 20 (classification: the SSL conference paper's;
+  stratified cross-validation), 1 (unsupervised); 40 for the semi-supervised protocol (the SSL journal's main
+  comparison); ``neighbours=`` overrides.
 * The unsupervised protocol's non-informed baseline is a random ranking (its top 16 a random subset, one per
   fold): 'uniform' there is 1NN on every feature, which the chapter notes is the MSE-optimal reference, not a
   ranking. Every other protocol's baseline is 'uniform'.
@@ -40,6 +42,7 @@ import numpy as np
 import pandas as pd
 
 from .. import options as O
+from .. import tasks
 from ..errors import InputError
 from . import configs as C
 from . import metrics as M
@@ -48,9 +51,12 @@ from .splits import cv_splits, given_split, random_ranking, random_splits, ssl_l
 
 log = logging.getLogger(__name__)
 
-PROTOCOLS = ("auto", "splits", "train-test", "cv", "ssl", "unsupervised")
-#: default k per target type (and the semi-supervised and unsupervised protocols)
-NEIGHBOURS = {"regression": 5, "mtr": 5, "mlc": 15, "hmlc": 10, "classification": 20, "ssl": 40, "unsupervised": 1}
+#: the protocols (``UNSUPERVISED``: the protocol of rankings without targets, named after them)
+SPLITS, TRAIN_TEST, CV, SSL, UNSUPERVISED = "splits", "train-test", "cv", "ssl", "unsupervised"
+PROTOCOLS = ("auto", SPLITS, TRAIN_TEST, CV, SSL, UNSUPERVISED)
+#: k of the semi-supervised protocol (the SSL journal's main comparison); the others take their target type's
+#: (:class:`spark_fr.tasks.base.EvaluationDefaults`)
+SSL_NEIGHBOURS = 40
 #: options of spark_fr.rank that the rankings' names set, so they cannot be given on top
 SET_BY_RANKINGS = ("method", "ensemble", "scores", "targets", "task", "semi_supervised", "input", "input_table")
 
@@ -59,21 +65,24 @@ def choose_protocol(protocol: str, task: str, has_test: bool, labelled) -> str:
     """The protocol of ``'auto'`` (module sketch), or ``protocol`` checked against the data."""
     if protocol not in PROTOCOLS:
         raise InputError(f"--protocol must be one of {', '.join(PROTOCOLS)}, not '{protocol}'")
+    target_type = tasks.get(task)
+    default = target_type.evaluation.protocol
+    if labelled and not target_type.supervised:
+        raise InputError(f"--labelled: the semi-supervised protocol needs targets; the task is {task}")
+    if labelled and protocol not in ("auto", SSL):
+        raise InputError(f"--labelled applies to --protocol ssl, not {protocol}")
     if protocol == "auto":
-        if labelled:
-            return "ssl"
-        if task == "unsupervised":
-            return "unsupervised"
-        if has_test:
-            return "train-test"
-        return "cv" if task == "classification" else "splits"
-    if protocol == "train-test" and not has_test:
+        if labelled and target_type.supervised:
+            return SSL
+        if has_test and target_type.supervised:
+            return TRAIN_TEST
+        return default
+    if protocol == TRAIN_TEST and not has_test:
         raise InputError("--protocol train-test needs --test (the test rows)")
-    if protocol == "unsupervised" and task != "unsupervised":
-        raise InputError(f"--protocol unsupervised ranks without targets: add --task unsupervised (the task is {task})")
-    if protocol != "unsupervised" and task == "unsupervised":
-        raise InputError(f"--task unsupervised is evaluated by --protocol unsupervised, not {protocol}")
-    if protocol == "ssl" and not labelled:
+    if (protocol == UNSUPERVISED) != (default == UNSUPERVISED):
+        raise InputError(f"--protocol {protocol} does not judge rankings of the task {task}: the unsupervised "
+                         f"protocol (1NN predicting every feature) is the one for rankings without targets")
+    if protocol == SSL and not labelled:
         raise InputError("--protocol ssl needs --labelled L (the labelled training rows)")
     return protocol
 
@@ -115,7 +124,7 @@ def rank_split(data, rows: np.ndarray, calls: list, params: dict, seed: int, spa
         if semi:
             keywords["semi_supervised"] = True
         t0 = time.perf_counter()
-        targets = data.target_columns if task != "unsupervised" else None
+        targets = data.target_columns if tasks.get(task).supervised else None
         ranking = rank(subset, targets=targets, task=task, spark=spark, **keywords)
         seconds = time.perf_counter() - t0
         table = ranking.to_pandas()
@@ -137,10 +146,10 @@ def rank_split(data, rows: np.ndarray, calls: list, params: dict, seed: int, spa
 class Judge:
     """Predictions and measures of one split's test rows for a task (the protocol's kNN)."""
 
-    def __init__(self, data, X: np.ndarray, ref: np.ndarray, test: np.ndarray, k: int, task: str, spark,
-                 knn_mode: str):
+    def __init__(self, data, X: np.ndarray, ref: np.ndarray, test: np.ndarray, k: int, spark, knn_mode: str):
         self.data, self.X, self.ref, self.test, self.k = data, X, ref, test, k
-        self.task, self.spark, self.knn_mode = task, spark, knn_mode
+        self.prediction = tasks.get(data.task).evaluation.prediction
+        self.spark, self.knn_mode = spark, knn_mode
         self.Y_ref = data.Y[ref]
         self.Y_test = data.Y[test]
 
@@ -153,13 +162,13 @@ class Judge:
     def measures(self, weights: np.ndarray) -> tuple:
         """(measures dict, confusion matrix or None) of the kNN with these weights."""
         idx = self.neighbours(weights)
-        task = self.task
-        if task == "unsupervised":
+        prediction = self.prediction
+        if prediction == "features":
             Xr = self.X[self.ref]
             fallback = _column_fallback(Xr, self.data.nominal)
             P = neighbour_mode(Xr, idx, self.data.nominal, fallback)
             return {"mse": M.feature_mse(self.X[self.test], P, self.data.nominal)}, None
-        if task == "classification":
+        if prediction == "vote":
             n_classes = len(self.data.classes or []) or int(np.nanmax(self.data.Y)) + 1
             y_ref = self.Y_ref[:, 0]
             counts = np.bincount(y_ref[~np.isnan(y_ref)].astype(np.int64), minlength=n_classes)
@@ -167,7 +176,7 @@ class Judge:
             Cm = M.confusion(self.Y_test[:, 0], pred, n_classes)
             return M.classification_measures(Cm), Cm
         P = neighbour_mean(self.Y_ref, idx, _known_mean(self.Y_ref))
-        if task in ("regression", "mtr"):
+        if prediction == "mean":
             return {"arrmse": M.arrmse(self.Y_test, P, M.train_variance(self.Y_ref))}, None
         return M.multilabel_measures(self.Y_test, P), None
 
@@ -218,15 +227,13 @@ def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | 
     labelled_list = _labelled_list(labelled)
     proto = choose_protocol(protocol, data.task, data.test is not None, labelled_list)
     task = data.task
-    if proto == "ssl" and task == "unsupervised":
-        raise InputError("the semi-supervised protocol needs targets")
-    k = int(neighbours) if neighbours else NEIGHBOURS["ssl" if proto == "ssl" else task]
+    k = int(neighbours) if neighbours else (SSL_NEIGHBOURS if proto == SSL else tasks.get(task).evaluation.neighbours)
     if k < 1:
         raise InputError(f"--neighbours must be at least 1, not {k}")
     n_splits = int(splits) if splits else 10
     split_list, folds = _splits(data, proto, n_splits, seed)
     calls = C.rank_calls(configs)
-    baseline = "random" if proto == "unsupervised" else "uniform"
+    baseline = "random" if proto == UNSUPERVISED else "uniform"
     records, curve_rows, sim_rows, imp_rows = [], [], [], []
     log.info("evaluation of %s (%s, %d rows x %d features): protocol %s, %d split(s), k = %d, rankings %s",
              data.name, task, data.n_rows, data.n_features, proto, len(split_list), k, ", ".join(configs))
@@ -239,21 +246,21 @@ def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | 
             if ref.size == 0:
                 raise InputError(f"{split.name} of {data.name} has no labelled training row")
             if L:
-                ranked = rank_split(data, ref, calls, params, seed, spark, task=task, label=f"{split.name}, L={L}")
+                ranked = rank_split(data, ref, calls, params, seed, spark, task=task,
+                                    label=f"labelled training rows of {split.name}, L={L}")
                 semi = rank_split(data, split.train, calls, params, seed, spark, task=task, hide=~mask, semi=True,
-                                  suffix="-ssl", label=f"{split.name}, L={L}, semi-supervised")
+                                  suffix="-ssl", label=f"training part of {split.name}, L={L} labelled")
                 ranked.importances.update(semi.importances)
                 ranked.order.update(semi.order)
                 ranked.seconds.update(semi.seconds)
             else:
-                rank_task = "unsupervised" if proto == "unsupervised" else task
-                ranked = rank_split(data, split.train, calls, params, seed, spark, task=rank_task,
-                                    label=split.name)
+                ranked = rank_split(data, split.train, calls, params, seed, spark, task=task,
+                                    label=f"training part of {split.name}")
             X = data.scaled_by(split.train)
-            judge = Judge(data, X, ref, split.test, k, task, spark, knn_mode)
+            judge = Judge(data, X, ref, split.test, k, spark, knn_mode)
             D = data.n_features
             weights = {"uniform": np.ones(D)}
-            if proto == "unsupervised":
+            if proto == UNSUPERVISED:
                 rnd = random_ranking(D, seed, si)
                 ranked.order["random"] = np.argsort(-rnd, kind="stable")
                 ranked.importances["random"] = rnd
@@ -319,18 +326,18 @@ def _labelled_list(labelled) -> list:
 
 def _splits(data, proto: str, n: int, seed: int) -> tuple:
     """(list of Split, fold of every row or None) of the protocol."""
-    if proto in ("train-test",) or (proto == "ssl" and data.test is not None):
+    if proto == TRAIN_TEST or (proto == SSL and data.test is not None):
         return given_split(data.test), None
     rows = np.arange(data.n_rows)
     if data.test is not None:  # a cross-validation or random splits of the training file's rows only
         rows = np.flatnonzero(~data.test)
     keys = data.keys[rows]
-    if proto == "splits":
+    if proto == SPLITS:
         out = random_splits(keys, n, seed)
         return [type(s)(s.name, rows[s.train], rows[s.test]) for s in out], None
     if n < 2:
         raise InputError(f"--splits {n}: cross-validation needs at least 2 folds")
-    y = data.Y[rows, 0] if data.task == "classification" else None
+    y = data.Y[rows, 0] if tasks.get(data.task).evaluation.prediction == "vote" else None  # stratified by class
     out, folds_local = cv_splits(keys, n, seed, y)
     folds = np.full(data.n_rows, -1)
     folds[rows] = folds_local

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..tasks import get as get_task
 from . import metrics as M
 from . import statistics as S
 
@@ -83,7 +84,7 @@ class Evaluation:
 
     def main_measure(self) -> str:
         tasks = list(dict.fromkeys(self.table["task"]))
-        return M.MAIN_MEASURE.get(tasks[0], self.table.measure.iloc[0]) if tasks else ""
+        return get_task(tasks[0]).evaluation.measure if tasks else ""
 
     # ----- per dataset --------------------------------------------------------------------------------------
     def summary(self, measures=None) -> pd.DataFrame:
@@ -204,7 +205,8 @@ class Evaluation:
             for _, r in g.iterrows():
                 extra = ""
                 if r["ranking"] != r["baseline"] and not pd.isna(r.get("wins")):
-                    sig = "significant" if r["significant"] else "not significant"
+                    sig = ("significantly " + ("better" if r["better"] else "worse")) if r["significant"] \
+                        else "not significant"
                     p = "" if pd.isna(r["p_adjusted"]) else f", BH p = {r['p_adjusted']:.3g} ({sig})"
                     extra = f"  wins/ties/losses vs {r['baseline']} {int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}{p}"
                 spread = "" if pd.isna(r["std"]) else f" +- {r['std']:.3f}"

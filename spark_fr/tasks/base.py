@@ -464,6 +464,32 @@ def mean_known(sums: np.ndarray, counts: np.ndarray) -> np.ndarray:
         return np.where(counts > 0, sums / np.where(counts > 0, counts, 1), np.nan)
 
 
+@dataclass(frozen=True)
+class EvaluationDefaults:
+    """How :mod:`spark_fr.evaluation` judges a ranking of a target type by weighted kNN (thesis section 8).
+
+    Attributes
+    ----------
+    neighbours : int
+        k of the kNN (MTR 5, MLC 15, HMLC 10; classification 20, the SSL conference paper's; unsupervised 1).
+    prediction : str
+        What the neighbours predict: 'mean' (numbers), 'vote' (a class), 'labels' (each label's share of the
+        neighbours), 'features' (every feature: the unsupervised protocol).
+    measure : str
+        The main measure (:mod:`spark_fr.evaluation.metrics`): 'arrmse', 'macro_f1', 'pooled_auprc', 'mse'.
+    protocol : str
+        The protocol without a test file: 'splits' (random 2/3-1/3), 'cv' (stratified folds), 'unsupervised'.
+    curve_learner : str
+        The top-f curves' learner by default: 'knn', or 'sklearn' (the ReliefE paper's, classification and MLC).
+    """
+
+    neighbours: int
+    prediction: str
+    measure: str
+    protocol: str
+    curve_learner: str = "knn"
+
+
 class TargetType:
     """One kind of target (see the module docstring). Subclasses are stateless; one instance each.
 
@@ -487,6 +513,8 @@ class TargetType:
     ensemble_defaults: dict = {}
     #: ``--task auto`` asks the types with a lower value first (a hierarchy before labels before classes)
     inference_priority = 50
+    #: how spark_fr.evaluation judges rankings of the type (numbers, by default)
+    evaluation = EvaluationDefaults(neighbours=5, prediction="mean", measure="arrmse", protocol="splits")
 
     def for_params(self, params) -> "TargetType":
         """This type as the method's parameters configure it (HMLC: ``--hmlc-impurity``); itself here."""

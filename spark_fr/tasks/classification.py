@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import FittedTask, ReliefTarget, TargetEncoder, TargetType, TaskError, mean_known
+from .base import EvaluationDefaults, FittedTask, ReliefTarget, TargetEncoder, TargetType, TaskError, mean_known
 from .distances import T_CLASS
 from .losses import log_loss
 from .measures import Accuracy
@@ -90,6 +90,8 @@ class Classification(TargetType):
 
     name = "classification"
     inference_priority = 30
+    evaluation = EvaluationDefaults(neighbours=20, prediction="vote", measure="macro_f1", protocol="cv",
+                                    curve_learner="sklearn")
     methods = frozenset({"ensemble", "relief", "boosting"})
 
     def claims(self, columns, labels_xml):

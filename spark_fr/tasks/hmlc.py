@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import ReliefTarget, TargetEncoder, TargetType, TaskError
+from .base import EvaluationDefaults, ReliefTarget, TargetEncoder, TargetType, TaskError
 from .distances import T_HMLC, T_HMLC_SQUARED
 from .measures import NotComputed
 from .mlc import FittedMLC
@@ -270,6 +270,7 @@ class HMLC(TargetType):
     inference_priority = 10
     #: thesis Ch. 5 (HMLC paper): random forests; rankings saturate at about 10-50 trees
     ensemble_defaults = {"trees": 50}
+    evaluation = EvaluationDefaults(neighbours=10, prediction="labels", measure="pooled_auprc", protocol="splits")
     methods = frozenset({"ensemble", "relief"})
 
     def __init__(self, impurity: str = "normalised"):

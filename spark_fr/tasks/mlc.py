@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import FittedTask, ReliefTarget, TargetEncoder, TargetType, TaskError, mean_known
+from .base import EvaluationDefaults, FittedTask, ReliefTarget, TargetEncoder, TargetType, TaskError, mean_known
 from .distances import T_F1, T_HAMMING, T_JACCARD, T_SUBSET
 from .measures import MicroF1
 from .regression import fit_numeric_columns
@@ -76,6 +76,8 @@ class MLC(TargetType):
     inference_priority = 20
     #: thesis Ch. 5: random forests; 10 trees suffice for Genie3, Symbolic needs about 50
     ensemble_defaults = {"trees": 50}
+    evaluation = EvaluationDefaults(neighbours=15, prediction="labels", measure="pooled_auprc", protocol="splits",
+                                    curve_learner="sklearn")
 
     def claims(self, columns, labels_xml):
         return labels_xml or (len(columns) > 1 and all(c.is_binary() for c in columns))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import ReliefTarget, TargetType, TaskError
+from .base import EvaluationDefaults, ReliefTarget, TargetType, TaskError
 from .distances import T_DESCRIPTIVE
 
 
@@ -25,6 +25,8 @@ class Unsupervised(TargetType):
     supervised = False
     ensemble_defaults = {"ensemble": "extra_trees", "bootstrap": True, "max_features": "log2", "trees": 100,
                          "scores": ["genie3", "rf"]}
+    #: Ch. 7: 10-fold cross-validation, 1NN on the top 16 features predicting every feature (MSE)
+    evaluation = EvaluationDefaults(neighbours=1, prediction="features", measure="mse", protocol="unsupervised")
 
     def check(self, columns):
         if columns:
