@@ -37,11 +37,11 @@ def cd_diagram(names, ranks, cd: float | None, title: str = "", rejected: bool =
     order = np.argsort(ranks, kind="stable")
     groups = cd_groups(ranks, cd) if rejected and cd else ([list(order)] if k > 1 else [])
     half = (k + 1) // 2
-    height = 1.6 + 0.32 * max(half, 1) + 0.18 * len(groups)
-    fig, ax = plt.subplots(figsize=(7.5, height))
+    bottom = -(0.5 * max(half, 1) + 0.25 * len(groups) + 0.4)
+    fig, ax = plt.subplots(figsize=(7.5, 0.55 * (1.7 - bottom) + 0.3))
     lo, hi = 1, max(k, 2)
     ax.set_xlim(lo - 0.3, hi + 0.3)
-    ax.set_ylim(-(half + 1.2 + 0.25 * len(groups)), 1.6)
+    ax.set_ylim(bottom, 1.7)
     ax.axis("off")
     ax.hlines(0, lo, hi, color="k", lw=1)
     for t in range(lo, hi + 1):

@@ -124,7 +124,7 @@ class Evaluation:
             ps = [r.get("p", np.nan) for r in rows]
             reject, adjusted = S.benjamini_hochberg(ps, self.alpha)
             for r, rej, adj in zip(rows, reject, adjusted):
-                if r["ranking"] != baseline:
+                if r["ranking"] != baseline and not np.isnan(r.get("p", np.nan)):
                     r["p_adjusted"] = adj
                     r["significant"] = bool(rej)
             out.extend(rows)
