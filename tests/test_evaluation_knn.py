@@ -101,3 +101,18 @@ def test_predictions_average_and_vote_with_equal_weights():
     pred, shares = K.neighbour_vote(y, np.array([[0, 1, 2], [0, 1, 4], [4, 4, -1]]), 3, 1)
     assert pred.tolist() == [2.0, 0.0, 1.0]  # majority; a tie goes to the lowest class; no known class: fallback
     assert shares[0].tolist() == pytest.approx([1 / 3, 0.0, 2 / 3])
+
+
+def connect_neighbours(spark, seed):
+    """In the Connect worker: the neighbours of random_case(seed) searched by Spark tasks."""
+    K.BLOCK_PAIRS = 400 * 37  # several blocks, several tasks
+    X, keys, Q, w, nominal, n_values = random_case(seed, n=400, m=300, D=9)
+    return K.nearest(K.NeighbourSearch.build(X, keys, w, nominal, n_values, 10), Q, spark, mode="spark")
+
+
+def test_spark_connect_gives_the_driver_s_neighbours_bit_for_bit(connect):
+    idx_r, dist_r = connect.run(connect_neighbours, 12)
+    X, keys, Q, w, nominal, n_values = random_case(12, n=400, m=300, D=9)
+    idx_d, dist_d = K.nearest(K.NeighbourSearch.build(X, keys, w, nominal, n_values, 10), Q, mode="driver")
+    assert np.array_equal(idx_d, idx_r)
+    assert np.array_equal(dist_d.view(np.uint64), dist_r.view(np.uint64))
