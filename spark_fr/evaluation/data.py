@@ -239,7 +239,8 @@ def read_evaluation_data(spark, data, test=None, *, targets=None, task: str = "a
             try:
                 table_t = table_t.cast(table.schema)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as err:
-                raise InputError(f"--test {test}: its columns' types differ from the training input's ({err})") from None
+                raise InputError(f"--test {test}: its columns' types differ from the training input's "
+                                 f"({err})") from None
         table = pa.concat_tables([table, table_t])
     D = len(spec.features)
     combined = Dataset(None, cols, ds.source, label_names=ds.label_names, hierarchy=ds.hierarchy,

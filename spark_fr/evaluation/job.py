@@ -59,9 +59,9 @@ OWN = (
              "evaluate every shared dataset of this kind (../shared/datasets, or SPARK_FR_DATA) and compare the "
              "rankings over them (Friedman, Nemenyi CD diagram, Wilcoxon + Benjamini-Hochberg); replaces --input",
              GROUP),
-    O.Option("rankings", O.Names(), "genie3-rf,symbolic-rf,rf-bagging,relief", "rankings to evaluate: <score>-<ensemble>"
-             " (genie3, symbolic, rf x rf, bagging, extra_trees; no rf-extra_trees), relief, or all; the uniform "
-             "baseline is always added", GROUP),
+    O.Option("rankings", O.Names(), "genie3-rf,symbolic-rf,rf-bagging,relief",
+             "rankings to evaluate: <score>-<ensemble> (genie3, symbolic, rf x rf, bagging, extra_trees; no "
+             "rf-extra_trees), relief, or all; the uniform baseline is always added", GROUP),
     O.Option("protocol", O.Choice(PROTOCOLS), "auto", "splits: random 2/3-1/3 splits; train-test: --input / --test; "
              "cv: cross-validation (stratified); ssl: cross-validation keeping --labelled L labels in the training "
              "part; unsupervised: 1NN on the top features predicting all features", GROUP,
@@ -173,7 +173,7 @@ def resolve_options(argv=None) -> tuple:
     if opts.get("suite"):
         for name in ("test", "targets", "labels_xml"):
             if opts.get(name):
-                raise InputError(f"--suite names its datasets and their targets; leave out {O.option(name).flag if name in O.BY_NAME else '--' + name}")
+                raise InputError(f"--suite names its datasets and their targets; leave out --{name.replace('_', '-')}")
     if opts.get("plot") and opts.get("output"):
         plot, out = os.path.abspath(opts["plot"]), os.path.abspath(opts["output"])
         if plot == out or plot.startswith(out + os.sep):

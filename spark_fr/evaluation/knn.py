@@ -14,10 +14,11 @@ the square root for MTR, MLC and HMLC and leaves it out for SSL; neither changes
 kernel ranks by the sum of squares. Features of weight 0 are never read (a top-16 ranking reads 16 columns).
 
 Rows are ordered by (distance, row key) (:func:`spark_fr.evaluation.knn_kernel.nearest_rows` keeps its candidates
-with :func:`spark_fr.relief.neighbours.insert_candidate`, the order Relief's neighbour searches use): ties between equally distant rows are broken by the rows' content keys, so the
-neighbours, and every prediction, do not depend on the order of the rows. Each test row scans the training rows
-once, stopping a sum as soon as it exceeds the current k-th distance (the terms are >= 0 and a floating-point
-sum of non-negative terms never decreases, so the result is exactly the full search's).
+with :func:`spark_fr.relief.neighbours.insert_candidate`, the order Relief's neighbour searches use): ties between
+equally distant rows are broken by the rows' content keys, so the neighbours, and every prediction, do not depend
+on the order of the rows. Each test row scans the training rows once, stopping a sum as soon as it exceeds the
+current k-th distance (the terms are >= 0 and a floating-point sum of non-negative terms never decreases, so the
+result is exactly the full search's).
 
 Where it runs (:func:`nearest`): the test rows are cut into blocks, one unit of work each, and
 :func:`spark_fr.runtime.spark.run_units` runs them in the driver's threads when the work is small and as Spark
@@ -25,8 +26,8 @@ tasks otherwise (the training rows broadcast once: classic or Spark Connect sess
 ``'spark'`` says where. Every block is computed by the same kernel on the same arrays, so both paths give the same
 neighbours bit for bit. Memory: a block's k neighbours per row; the distances are never stored.
 
-Predictions (:func:`predict`): the neighbours vote or average with equal weights (the thesis's rule): the mean of
-each numeric target or 0/1 label over the neighbours where it is known (a label's mean is its predicted
+Predictions (:func:`neighbour_mean`, :func:`neighbour_vote`, :func:`neighbour_mode`): the neighbours vote or
+average with equal weights (the thesis's rule): the mean of each numeric target or 0/1 label over the neighbours where it is known (a label's mean is its predicted
 probability), the training mean when none is; the most frequent class (ties to the lowest class index, as
 scikit-learn's ``KNeighborsClassifier``).
 """

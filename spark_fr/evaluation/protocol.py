@@ -47,7 +47,7 @@ from ..errors import InputError
 from . import configs as C
 from . import metrics as M
 from .knn import NeighbourSearch, feature_weights, nearest, neighbour_mean, neighbour_mode, neighbour_vote
-from .splits import cv_splits, given_split, random_ranking, random_splits, ssl_labelled
+from .splits import Split, cv_splits, given_split, random_ranking, random_splits, ssl_labelled
 
 log = logging.getLogger(__name__)
 
@@ -219,7 +219,6 @@ def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | 
     """
     from .curves import curve_records
     from .results import Evaluation
-    from .similarity import fuzzy_jaccard_curve, fji_area
 
     t_start = time.perf_counter()
     configs = C.resolve_rankings(rankings)
@@ -245,59 +244,28 @@ def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | 
             ref = split.train if mask is None else split.train[mask]
             if ref.size == 0:
                 raise InputError(f"{split.name} of {data.name} has no labelled training row")
-            if L:
-                ranked = rank_split(data, ref, calls, params, seed, spark, task=task,
-                                    label=f"labelled training rows of {split.name}, L={L}")
-                semi = rank_split(data, split.train, calls, params, seed, spark, task=task, hide=~mask, semi=True,
-                                  suffix="-ssl", label=f"training part of {split.name}, L={L} labelled")
-                ranked.importances.update(semi.importances)
-                ranked.order.update(semi.order)
-                ranked.seconds.update(semi.seconds)
-            else:
-                ranked = rank_split(data, split.train, calls, params, seed, spark, task=task,
-                                    label=f"training part of {split.name}")
-            X = data.scaled_by(split.train)
-            judge = Judge(data, X, ref, split.test, k, spark, knn_mode)
-            D = data.n_features
-            weights = {"uniform": np.ones(D)}
+            ranked = _rank_split(data, split, mask, L, calls, params, seed, spark)
             if proto == UNSUPERVISED:
-                rnd = random_ranking(D, seed, si)
+                rnd = random_ranking(data.n_features, seed, si)
                 ranked.order["random"] = np.argsort(-rnd, kind="stable")
                 ranked.importances["random"] = rnd
-                for name, order in ranked.order.items():
-                    weights[name] = _top_weights(order, top_features, D)
-            else:
-                for name, imp in ranked.importances.items():
-                    weights[name] = feature_weights(imp)
+            X = data.scaled_by(split.train)
+            judge = Judge(data, X, ref, split.test, k, spark, knn_mode)
             base = {"dataset": data.name, "task": task, "protocol": proto, "split": split.name, "k": k,
                     "n_train": int(ref.size), "n_test": int(split.test.size), "labelled": L}
-            for name, w in weights.items():
+            for name, w in _weights(ranked, data.n_features, top_features if proto == UNSUPERVISED else None).items():
                 values, Cm = judge.measures(w)
                 if Cm is not None:
                     confusions.setdefault(name, []).append(Cm)
-                for measure, value in values.items():
-                    records.append({**base, "ranking": name, "measure": measure, "value": value,
-                                    "ranking_s": ranked.seconds.get(name)})
-            for name, imp in ranked.importances.items():
-                for f, feat in enumerate(data.feature_names):
-                    imp_rows.append({"dataset": data.name, "split": split.name, "labelled": L, "ranking": name,
-                                     "feature": feat, "importance": float(imp[f]),
-                                     "rank": int(np.flatnonzero(ranked.order[name] == f)[0]) + 1})
+                records.extend({**base, "ranking": name, "measure": measure, "value": value,
+                                "ranking_s": ranked.seconds.get(name)} for measure, value in values.items())
+            imp_rows.extend(_importance_rows(data, split.name, L, ranked))
             if curves:
                 rows_c, areas = curve_records(data, X, ref, split.test, ranked, judge, curve_learner, seed, base)
                 curve_rows.extend(rows_c)
                 records.extend(areas)
             if similarity:
-                names = [n for n in ranked.importances if n not in C.BASELINES]
-                for a in range(len(names)):
-                    for b in range(a + 1, len(names)):
-                        fa, fb = names[a], names[b]
-                        feats = np.asarray(data.feature_names, dtype=object)
-                        oa, ob = ranked.order[fa], ranked.order[fb]
-                        curve = fuzzy_jaccard_curve(feats[oa], ranked.importances[fa][oa], feats[ob],
-                                                    ranked.importances[fb][ob])
-                        sim_rows.append({"dataset": data.name, "split": split.name, "labelled": L, "ranking_1": fa,
-                                         "ranking_2": fb, "aufji": fji_area(curve), "fji_1": float(curve[0])})
+                sim_rows.extend(_similarity_rows(data, split.name, L, ranked))
             log.info("evaluation %s: %s%s done in %.1f s (%d of %d)", data.name, split.name,
                      f", L = {L}" if L else "", time.perf_counter() - t0, si + 1, len(split_list))
         if folds is not None:
@@ -310,6 +278,63 @@ def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | 
             "seconds": time.perf_counter() - t_start}
     return Evaluation(table, pd.DataFrame.from_records(curve_rows), pd.DataFrame.from_records(sim_rows),
                       pd.DataFrame.from_records(imp_rows), [meta])
+
+
+def _rank_split(data, split, mask, L, calls, params: dict, seed: int, spark) -> SplitRankings:
+    """The rankings of one split: on its training rows; SSL (``mask``: the labelled training rows), supervised on
+    the labelled rows (the configuration's name) and semi-supervised on all with the others' labels hidden
+    (name-ssl)."""
+    task = data.task
+    if mask is None:
+        return rank_split(data, split.train, calls, params, seed, spark, task=task,
+                          label=f"training part of {split.name}")
+    ranked = rank_split(data, split.train[mask], calls, params, seed, spark, task=task,
+                        label=f"labelled training rows of {split.name}, L={L}")
+    semi = rank_split(data, split.train, calls, params, seed, spark, task=task, hide=~mask, semi=True,
+                      suffix="-ssl", label=f"training part of {split.name}, L={L} labelled")
+    ranked.importances.update(semi.importances)
+    ranked.order.update(semi.order)
+    ranked.seconds.update(semi.seconds)
+    return ranked
+
+
+def _weights(ranked: SplitRankings, n_features: int, top: int | None) -> dict:
+    """{name: kNN weights}: the uniform baseline, then every ranking's ``max(importance, 0)``, or (the unsupervised
+    protocol, ``top`` given) weight 1 on its top features."""
+    out = {"uniform": np.ones(n_features)}
+    if top is None:
+        out.update({name: feature_weights(imp) for name, imp in ranked.importances.items()})
+    else:
+        out.update({name: _top_weights(order, top, n_features) for name, order in ranked.order.items()})
+    return out
+
+
+def _importance_rows(data, split: str, L, ranked: SplitRankings) -> list:
+    names = data.feature_names
+    rows = []
+    for name, imp in ranked.importances.items():
+        rank = np.empty(len(names), np.int64)
+        rank[ranked.order[name]] = np.arange(1, len(names) + 1)
+        rows.extend({"dataset": data.name, "split": split, "labelled": L, "ranking": name, "feature": feat,
+                     "importance": float(imp[f]), "rank": int(rank[f])} for f, feat in enumerate(names))
+    return rows
+
+
+def _similarity_rows(data, split: str, L, ranked: SplitRankings) -> list:
+    """The area under the Fuzzy Jaccard curve of every pair of rankings (baselines left out)."""
+    from .similarity import fji_area, fuzzy_jaccard_curve
+
+    feats = np.asarray(data.feature_names, dtype=object)
+    names = [n for n in ranked.importances if n not in C.BASELINES]
+    rows = []
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            oa, ob = ranked.order[names[a]], ranked.order[names[b]]
+            curve = fuzzy_jaccard_curve(feats[oa], ranked.importances[names[a]][oa], feats[ob],
+                                        ranked.importances[names[b]][ob])
+            rows.append({"dataset": data.name, "split": split, "labelled": L, "ranking_1": names[a],
+                         "ranking_2": names[b], "aufji": fji_area(curve), "fji_1": float(curve[0])})
+    return rows
 
 
 def _labelled_list(labelled) -> list:
@@ -334,14 +359,14 @@ def _splits(data, proto: str, n: int, seed: int) -> tuple:
     keys = data.keys[rows]
     if proto == SPLITS:
         out = random_splits(keys, n, seed)
-        return [type(s)(s.name, rows[s.train], rows[s.test]) for s in out], None
+        return [Split(s.name, rows[s.train], rows[s.test]) for s in out], None
     if n < 2:
         raise InputError(f"--splits {n}: cross-validation needs at least 2 folds")
     y = data.Y[rows, 0] if tasks.get(data.task).evaluation.prediction == "vote" else None  # stratified by class
     out, folds_local = cv_splits(keys, n, seed, y)
     folds = np.full(data.n_rows, -1)
     folds[rows] = folds_local
-    return [type(s)(s.name, rows[s.train], rows[s.test]) for s in out], folds
+    return [Split(s.name, rows[s.train], rows[s.test]) for s in out], folds
 
 
 def _pooled(records: list, confusions: dict, dataset: str, L) -> list:

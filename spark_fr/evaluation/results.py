@@ -107,7 +107,10 @@ class Evaluation:
             rows = []
             for name in dict.fromkeys(g.ranking):
                 vals = wide[name].to_numpy(dtype=float) if name in wide else np.array([])
-                value = float(pooled[name]) if name in pooled.index else float(np.nanmean(vals)) if vals.size else np.nan
+                if name in pooled.index:
+                    value = float(pooled[name])
+                else:
+                    value = float(np.nanmean(vals)) if np.any(~np.isnan(vals)) else np.nan
                 row = {"dataset": dataset, "labelled": labelled, "measure": measure, "ranking": name,
                        "value": value, "std": float(np.nanstd(vals, ddof=1)) if np.sum(~np.isnan(vals)) > 1 else np.nan,
                        "splits": int(np.sum(~np.isnan(vals))), "baseline": baseline}
@@ -208,7 +211,8 @@ class Evaluation:
                     sig = ("significantly " + ("better" if r["better"] else "worse")) if r["significant"] \
                         else "not significant"
                     p = "" if pd.isna(r["p_adjusted"]) else f", BH p = {r['p_adjusted']:.3g} ({sig})"
-                    extra = f"  wins/ties/losses vs {r['baseline']} {int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}{p}"
+                    wtl = f"{int(r['wins'])}/{int(r['ties'])}/{int(r['losses'])}"
+                    extra = f"  wins/ties/losses vs {r['baseline']} {wtl}{p}"
                 spread = "" if pd.isna(r["std"]) else f" +- {r['std']:.3f}"
                 lines.append(f"  {r['ranking']:<22} {r['value']:.4f}{spread}{extra}")
         if len(self.datasets) > 1:
