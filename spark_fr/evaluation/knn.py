@@ -27,9 +27,9 @@ tasks otherwise (the training rows broadcast once: classic or Spark Connect sess
 neighbours bit for bit. Memory: a block's k neighbours per row; the distances are never stored.
 
 Predictions (:func:`neighbour_mean`, :func:`neighbour_vote`, :func:`neighbour_mode`): the neighbours vote or
-average with equal weights (the thesis's rule): the mean of each numeric target or 0/1 label over the neighbours where it is known (a label's mean is its predicted
-probability), the training mean when none is; the most frequent class (ties to the lowest class index, as
-scikit-learn's ``KNeighborsClassifier``).
+average with equal weights (the thesis's rule): the mean of each numeric target or 0/1 label over the neighbours
+where it is known (a label's mean is its predicted probability), the training mean when none is; the most
+frequent class (ties to the lowest class index, as scikit-learn's ``KNeighborsClassifier``).
 """
 from __future__ import annotations
 
