@@ -67,16 +67,27 @@ def test_classification_cross_validation_pools_the_confusion_matrices(tmp_path, 
     X = rng.random((150, 6))
     y = np.where(X[:, 0] + 0.1 * rng.normal(size=150) > 0.5, "a", "b")
     path = write_arff(tmp_path / "cls.arff", X, {"class": y}, nominal_targets=("class",))
-    ev = evaluate(str(path), rankings="genie3-rf", splits=3, trees=20, spark=spark, curves=True,
-                  curve_learner="knn", neighbours=7)
+    ev = evaluate(str(path), rankings="genie3-rf", splits=3, trees=20, spark=spark, curves=True, neighbours=7)
     assert set(ev.table.split) == {"fold 0", "fold 1", "fold 2", "pooled"}
     assert ev.runs[0]["protocol"] == "cv" and ev.runs[0]["k"] == 7
     pooled = ev.table[(ev.table.split == "pooled") & (ev.table.measure == "macro_f1")].set_index("ranking").value
     assert pooled["genie3-rf"] > pooled["uniform"]
     assert {"au_rmacro_f1"} <= set(ev.table.measure)
+    # the curves: the ReliefE paper's learner for classification, scikit-learn's LogisticRegression with defaults
     c = ev.curves[ev.curves.ranking == "genie3-rf"]
-    assert sorted(set(c.n_features)) == [1, 2, 4, 6]
+    assert set(c.learner) == {"sklearn"} and sorted(set(c.n_features)) == [1, 2, 4, 6]
     assert np.allclose(c[c.n_features == 6].relative, 1.0)
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import f1_score
+
+    data = read_evaluation_data(spark, str(path))
+    fold = cv_splits(data.keys, 3, 0, data.Y[:, 0])[0][0]
+    X = data.scaled_by(fold.train)
+    top = ev.importances[(ev.importances.split == "fold 0") & (ev.importances["rank"] == 1)].feature.iloc[0]
+    f = data.feature_names.index(top)
+    model = LogisticRegression().fit(X[fold.train][:, [f]], data.Y[fold.train, 0].astype(int))
+    expect = f1_score(data.Y[fold.test, 0], model.predict(X[fold.test][:, [f]]), average="macro")
+    assert c[(c.split == "fold 0") & (c.n_features == 1)].value.iloc[0] == pytest.approx(expect)
 
 
 def test_unsupervised_protocol_is_scikit_learns_1nn_on_the_top_features(tmp_path, spark, on_driver):
@@ -226,6 +237,22 @@ def test_job_refuses_foreign_outputs_before_any_work(tmp_path, capsys):
     code, _, stderr = run_job(["--input", enb, "--output", tmp_path / "o", "--plot", tmp_path / "o" / "p.png"],
                               capsys, job=EVALUATE)
     assert code == 2 and "inside --output" in stderr
+
+
+def test_an_output_of_ours_is_replaced_whole(tmp_path):
+    from spark_fr.evaluation.results import Evaluation
+
+    table = pd.DataFrame({"dataset": ["d", "d"], "task": "mtr", "protocol": "splits", "split": ["split 0"] * 2,
+                          "k": 5, "n_train": 10, "n_test": 5, "labelled": None, "ranking": ["uniform", "genie3-rf"],
+                          "measure": "arrmse", "value": [0.5, 0.4], "ranking_s": None})
+    ev = Evaluation(table, pd.DataFrame(), pd.DataFrame(), pd.DataFrame(), [{"dataset": "d", "baseline": "uniform"}])
+    out = tmp_path / "o"
+    ev.write(str(out))
+    (out / "summary.csv").write_text("stale")
+    ev.write(str(out))
+    assert sorted(p.name for p in out.iterdir()) == ["evaluation.csv", "run.json", "summary.csv"]
+    assert "genie3-rf" in (out / "summary.csv").read_text()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary sibling left
 
 
 def test_python_api_checks_before_reading(spark):
