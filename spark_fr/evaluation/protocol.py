@@ -123,6 +123,8 @@ def rank_split(data, rows: np.ndarray, calls: list, params: dict, seed: int, spa
         keywords = {**_for_method(params, method), **kw, "seed": seed}
         if semi:
             keywords["semi_supervised"] = True
+        else:  # --ssl-weight is for the semi-supervised rankings only (the SSL protocol's supervised ones too)
+            keywords.pop("ssl_weight", None)
         t0 = time.perf_counter()
         targets = data.target_columns if tasks.get(task).supervised else None
         ranking = rank(subset, targets=targets, task=task, spark=spark, **keywords)
