@@ -721,6 +721,13 @@ def _tree_arrays(cap, n, D, K, track_columns):
 
 
 @njit(cache=True, nogil=True)
+def leaf_weight_floor(min_leaf, fractional):
+    """The weight a side must reach: ``min_leaf``, less 1e-9 of it for fractional trees, whose weights (sums of
+    products of shares) carry rounding: a side of whole rows weighing min_leaf stays valid."""
+    return min_leaf * (1.0 - 1e-9) if fractional else min_leaf
+
+
+@njit(cache=True, nogil=True)
 def node_capacity(m, total_weight, min_leaf, fractional):
     """Nodes a tree of m rows can have: 2m - 1 when a row is in one leaf; with fractional splits a row may be
     in several, but every leaf but the root weighs at least ``min_leaf`` and the leaves' weights add up to the
@@ -751,7 +758,8 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     rows : int64[m]
         Indices of the rows with positive weight (learned: modified in place, partitioned by node).
     min_leaf : float
-        Minimal total weight of a leaf (fractional: of the rows with a known value on each side of a test).
+        Minimal total weight of a leaf (fractional: of the rows with a known value on each side of a test, up to
+        rounding: :func:`leaf_weight_floor`).
     max_depth : int
         Maximal depth (root = 0); negative = unlimited.
     max_features : int
@@ -795,6 +803,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     for i in range(m):
         total_weight += w[rows[i]]
     cap = node_capacity(m, total_weight, min_leaf, fractional)
+    min_leaf = leaf_weight_floor(min_leaf, fractional)
     (feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
      column_gain, left_share) = _tree_arrays(cap, n, D, K, track_columns)
     nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m)

@@ -38,7 +38,7 @@ from numba import njit
 
 from .grow import (MISSING, MISSING_FRACTIONAL, MISSING_LEARNED, SPLITTER_RANDOM, _best_subset, _clear_histogram,
                    _draw_feature, _keep_better, _make_leaf, _push_children, _random_threshold, _record_split,
-                   _split_rows, _tree_arrays, node_capacity)
+                   _split_rows, _tree_arrays, leaf_weight_floor, node_capacity)
 from .node_rows import free_start, new_members, node_rows
 
 
@@ -409,6 +409,7 @@ def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, ro
     for i in range(m):
         total_weight += w[rows[i]]
     cap = node_capacity(m, total_weight, min_leaf, fractional)
+    min_leaf = leaf_weight_floor(min_leaf, fractional)
     (feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
      column_gain, left_share) = _tree_arrays(cap, n, D, K, track_columns)
     nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m)
