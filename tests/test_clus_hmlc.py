@@ -45,11 +45,11 @@ Data
   so ``--missing`` changes nothing there (fractional trees are learned ones to the bit without missing values).
 
 Measured, cellcycle with its missing values (3 CLUS seeds x 3 of ours, as asserted; with 4 CLUS seeds in
-brackets): ``--missing fractional`` Genie3 0.830 against 0.821 (0.834 / 0.838), Symbolic 0.836 against 0.804
-(0.833 / 0.817); ``learned`` Genie3 0.633 (one seed 0.638), Symbolic 0.780. Median-imputed file, before:
-Genie3 0.846 against 0.844, Symbolic 0.827 against 0.818. derisi: Genie3 0.726 against 0.699, Symbolic 0.783
-against 0.776. The thesis' normalised impurity: cellcycle 0.57 / 0.18 (fractional; imputed file 0.59 /
-0.26), derisi 0.63 / 0.46.
+brackets): ``--missing fractional`` Genie3 0.822 against 0.821 (0.828 / 0.838), Symbolic 0.835 against 0.804
+(0.831 / 0.817); ``learned`` Genie3 0.638 (one seed, as asserted; 3 seeds 0.633), Symbolic 0.780. On the
+median-imputed file (before): Genie3 0.846 against 0.844, Symbolic 0.827 against 0.818. derisi: Genie3 0.706
+against 0.696, Symbolic 0.771 against 0.779 (4 CLUS seeds: 0.726 / 0.699, 0.783 / 0.776). The thesis'
+normalised impurity: cellcycle Genie3 0.57, Symbolic 0.18 (imputed file 0.59 / 0.26), derisi 0.63 / 0.46.
 """
 from __future__ import annotations
 
