@@ -43,7 +43,7 @@ def ranking(df, task, mode, **kw):
 
 
 @pytest.mark.parametrize("task,missing", [("mtr", "learned"), ("classification", "learned"), ("mlc", "learned"),
-                                          ("mtr", "fractional"), ("classification", "fractional")])
+                                          ("mtr", "fractional")])
 def test_partitioned_mode_gives_exactly_the_broadcast_ranking(spark, task, missing):
     df = spark.createDataFrame(frame(task=task))
     a, meta_a = ranking(df, task, "broadcast", missing=missing)

@@ -41,7 +41,8 @@ loop; each step is one helper below:
                 prediction time; h = P - |E_L| impu(E_L) - |E_R| impu(E_R), valid if both sides weigh
                 >= min_leaf
                 fractional (CLUS): h = |E_k| impu(E_k) - |E_k,L| impu(E_k,L) - |E_k,R| impu(E_k,R) on the
-                known rows E_k, valid if the known rows of both sides weigh >= min_leaf; as h is a sum over
+                known rows E_k, valid if the known rows of both sides weigh >= min_leaf (less 1e-9 of it
+                for rounding, leaf_weight_floor: the weights are products of shares); as h is a sum over
                 the known rows, not a mean, a feature known on a share s of the weight scores s times the
                 mean reduction of its known rows
             _keep_better: the node's best split becomes f's if h is strictly greater (first one wins ties)
@@ -57,8 +58,8 @@ loop; each step is one helper below:
             learned one, to the bit
         _push_children
 
-The tree records, per node, the feature, the test, the weight |E(N)|, the depth and h*(N): everything the
-Symbolic and Genie3 scores need. Per-column reductions can be accumulated for per-target Genie3
+The tree records, per node, the feature, the test, the weight |E(N)|, the depth and h*(N) (fractional: the
+weighted reduction above, and the share s_L): everything the Symbolic and Genie3 scores need. Per-column reductions can be accumulated for per-target Genie3
 (_add_column_gain).
 """
 from __future__ import annotations
