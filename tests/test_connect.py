@@ -63,11 +63,11 @@ def case_ensemble_broadcast(spark, path):
     return _table(r), _meta(r)
 
 
-def case_ensemble_partitioned(spark, pdf):
+def case_ensemble_partitioned(spark, pdf, **kw):
     """Classification from a DataFrame, partitioned mode (rows shuffled to their tree groups)."""
     df = spark.createDataFrame(pdf).repartition(3)
     r = spark_fr.rank(df, targets="label", trees=10, seed=2, scores="symbolic,genie3,rf",
-                      ensemble_mode="partitioned", spark=spark)
+                      ensemble_mode="partitioned", spark=spark, **kw)
     return _table(r), _meta(r)
 
 
@@ -162,6 +162,16 @@ def test_ensemble_partitioned_mode_same_bits(spark, connect):
     same(classic, remote)
     assert meta_r["ensemble_mode"] == "partitioned" and meta_r["session"] == "connect"
     assert meta_c["tree_groups"] == meta_r["tree_groups"] == 4  # 2 cores x 2 groups: the parallelism agrees
+
+
+def test_fractional_missing_values_same_bits(spark, connect):
+    """--missing fractional on features with missing values, partitioned mode: the same bits in both sessions."""
+    pdf = class_frame(seed=2)
+    pdf[pdf.columns[:6]] = pdf[pdf.columns[:6]].mask(np.random.default_rng(3).random((len(pdf), 6)) < 0.2)
+    classic, meta_c = case_ensemble_partitioned(spark, pdf, missing="fractional")
+    remote, meta_r = connect.run(case_ensemble_partitioned, pdf, missing="fractional")
+    same(classic, remote)
+    assert meta_r["session"] == "connect" and meta_r["ensemble_mode"] == meta_c["ensemble_mode"] == "partitioned"
 
 
 @pytest.mark.parametrize("mode", ["broadcast", "tall"])

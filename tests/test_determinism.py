@@ -35,6 +35,16 @@ def test_same_ranking_for_1_2_and_8_input_partitions(spark):
         pd.testing.assert_frame_equal(tables[0], t, check_exact=True)
 
 
+def test_fractional_missing_values_give_the_same_ranking_for_any_partitioning(spark):
+    """--missing fractional (rows with a missing value down both branches): 1 or 8 input partitions, the same
+    bits; and not the learned rule's ranking."""
+    df = synthetic_df(spark, seed=2)
+    one = rank_table(df.repartition(1), spark=spark, missing="fractional")
+    eight = rank_table(df.repartition(8), spark=spark, missing="fractional")
+    pd.testing.assert_frame_equal(one, eight, check_exact=True)
+    assert not np.allclose(one.importance, rank_table(df, spark=spark).importance)
+
+
 def test_same_ranking_for_any_number_of_tree_groups(spark, monkeypatch):
     """Trees grouped 1 per task or all in one task: identical sums (exact accumulation)."""
     df = synthetic_df(spark, seed=1)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import spark_fr.pct.grow as g
+from spark_fr.pct.node_rows import NodeRows, node_rows, partition
 from grow_cases import N_CASES, case, input_digest, load, run
 
 MISSING = 255
@@ -108,13 +109,14 @@ class Node:
         self.in_a = np.zeros(256, np.bool_)
         self.mask = np.zeros(4, np.uint64)
         self.state = np.array([rng.integers(0, 2**63)], np.uint64)
-        self.TW, self.P, self.sT2 = g._node_totals(self.rows, self.start, self.end, self.Z, self.w,
+        self.nr = node_rows(rows, self.w, rows.size)  # the grower's (row, weight) pairs; rows in place
+        self.TW, self.P, self.sT2 = g._node_totals(self.nr, self.start, self.end, self.Z,
                                                    self.has_missing, self.TS, self.TQ, self.TN)
-        self.nt, self.n_known, self.MW = g._histogram(self.X, 0, self.rows, self.start, self.end, self.Z, self.w,
+        self.nt, self.n_known, self.MW = g._histogram(self.X, 0, self.nr, self.start, self.end, self.Z,
                                                       self.has_missing, self.hw, self.hs, self.hq, self.hn,
                                                       self.touched)
-        node_rows = self.rows[self.start:self.end]
-        self.c, self.Zs, self.ws = self.X[0, node_rows], self.Z[node_rows], self.w[node_rows]
+        in_node = self.rows[self.start:self.end]
+        self.c, self.Zs, self.ws = self.X[0, in_node], self.Z[in_node], self.w[in_node]
         self.known_codes = np.unique(self.c[self.c != MISSING])
 
     def subset_args(self, min_leaf):
@@ -340,7 +342,9 @@ def test_routing_and_partition_match_numpy_masks():
         start, end = int(rng.integers(0, n + 1)), n
         start, end = min(start, int(rng.integers(0, n + 1))), max(start, int(rng.integers(0, n + 1)))
         before = rows.copy()
-        mid = g._partition(X, f, nominal_f, node, threshold, missing_left, mask, rows, start, end)
+        weights = rows * 0.5  # a weight per pair, moved with its row
+        mid = partition(X, f, nominal_f, node, threshold, missing_left, mask, NodeRows(rows, weights), start, end)
+        assert (weights == rows * 0.5).all()
         seg = before[start:end]
         assert mid == start + expected[seg].sum()
         assert set(rows[start:mid]) == set(seg[expected[seg]])
@@ -364,7 +368,7 @@ def test_draw_feature_is_a_fisher_yates_shuffle_and_children_are_pushed_right_fi
     depth = np.zeros(8, np.int32)
     depth[1] = 3
     stack = np.zeros((8, 3), np.int64)
-    assert g._push_children(1, 10, 14, 20, 5, left, right, depth, stack, 2) == (7, 4)
+    assert g._push_children(1, 10, 14, 14, 20, 5, left, right, depth, stack, 2) == (7, 4)
     assert (left[1], right[1], depth[5], depth[6]) == (5, 6, 4, 4)
     assert stack[2].tolist() == [6, 14, 20] and stack[3].tolist() == [5, 10, 14]  # left child popped first
 
@@ -377,8 +381,8 @@ def test_column_gain_is_the_per_column_reduction():
         nd.rows[nd.start:nd.end] = np.concatenate([nrows[left], nrows[~left]])
         mid = nd.start + int(left.sum())
         column_gain = np.zeros((2, nd.Z.shape[1]))
-        g._add_column_gain(column_gain, 1, nd.rows, nd.start, mid, nd.Z, nd.w, nd.has_missing, nd.TW, nd.TS,
-                           nd.TQ, nd.TN, nd.LS, nd.LQ, nd.LN)
+        g._add_column_gain(column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size), nd.start, mid, nd.Z,
+                           nd.has_missing, nd.TW, nd.TS, nd.TQ, nd.TN, nd.LS, nd.LQ, nd.LN)
         Zs, ws = nd.Z[nrows], nd.w[nrows]
         ref = [gain_ref(Zs[:, [k]], ws, left) for k in range(Zs.shape[1])]
         np.testing.assert_allclose(column_gain[1], ref, rtol=1e-9, atol=1e-9 * nd.P)

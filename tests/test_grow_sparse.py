@@ -304,9 +304,11 @@ def hmlc_tree_data(Y, X, sparse_targets):
                     np.arange(Y.shape[0], dtype=np.uint64), fitted)
 
 
-def test_label_sparse_targets_score_trees_bit_for_bit_as_dense_ones():
+@pytest.mark.parametrize("missing", ["learned", "fractional"])
+def test_label_sparse_targets_score_trees_bit_for_bit_as_dense_ones(missing):
     """Leaf frequencies, predicted sets and error counts of the label-sparse form: the same Symbolic, Genie3
-    and RF scores, joint and per label, as the dense label matrix."""
+    and RF scores, joint and per label, as the dense label matrix. Fractional trees (features with missing
+    values): the mixed label frequencies of the leaves a row reaches, sparse and dense, to the bit."""
     from spark_fr.ensemble.params import EnsembleParams
     from spark_fr.ensemble.trees import score_tree
     from spark_fr.results import ScoreKey
@@ -315,7 +317,9 @@ def test_label_sparse_targets_score_trees_bit_for_bit_as_dense_ones():
     X = rng.random((300, 6))
     Y = random_labels(7, n=300)
     Y[:, 10:14] = (X[:, [0]] > 0.5) & (rng.random((300, 4)) < 0.9)  # labels driven by x0
-    params = EnsembleParams(trees=4, seed=3, scores="symbolic,genie3,rf", per_target=True)
+    if missing == "fractional":
+        X[rng.random(X.shape) < 0.2] = np.nan
+    params = EnsembleParams(trees=4, seed=3, scores="symbolic,genie3,rf", per_target=True, missing=missing)
     dense, sparse = hmlc_tree_data(Y, X, False), hmlc_tree_data(Y, X, True)
     assert isinstance(sparse.proto, SparseColumns) and isinstance(dense.proto, np.ndarray)
     for t in range(4):

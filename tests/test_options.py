@@ -26,6 +26,7 @@ def test_every_option_is_on_the_command_line_and_in_yaml_or_api():
     ("relief_iterations", "1.0", 1.0), ("relief_iterations", "1", 1), ("relief_influence", "0.2,0.9", (0.2, 0.9)),
     ("scores", "genie3, rf", ["genie3", "rf"]), ("targets", "a,b", ["a", "b"]), ("seed", "-4", -4),
     ("symbolic_weight", "1", 1.0), ("hmlc_w0", "0.5", 0.5), ("task", "mtr", "mtr"),
+    ("missing", "fractional", "fractional"),
 ])
 def test_command_line_text_is_parsed(name, text, value):
     opt = O.option(name)
@@ -50,6 +51,7 @@ def test_command_line_text_is_parsed(name, text, value):
     ("relief_iterations", math.inf, "--relief-iterations must be a count or a fraction"),
     ("relief_influence", "0.9,0.1", "--relief-influence must be w0,w1 with 0 <= w0 <= w1 <= 1"),
     ("relief_influence", [0.1, math.nan], "--relief-influence must be"), ("input", "", "a non-empty string"),
+    ("missing", "impute", "--missing must be one of learned, fractional"),
 ])
 def test_bad_values_are_one_line_errors_naming_the_option(name, value, fragment):
     with pytest.raises(InputError) as info:
@@ -98,6 +100,7 @@ def test_parameter_objects_are_derived_from_the_table():
                                                                                             "broadcast_limit"}
     p = EnsembleParams.from_options({"trees": 7, "resample_constant_features": True, "relief_neighbours": 3})
     assert p.trees == 7 and p.resample_constant and p.bootstrap  # rf bootstraps by default
+    assert p.missing == "learned" and EnsembleParams.from_options({"missing": "fractional"}).missing == "fractional"
     assert EnsembleParams(ensemble="extra_trees").bootstrap is False
     assert ReliefParams.from_options({"relief_neighbours": 4, "relief_influence": "0.1,0.2"}).influence == (0.1, 0.2)
     with pytest.raises(InputError, match="--relief-neighbours must be a positive integer"):
@@ -121,6 +124,8 @@ def test_estimator_params_are_derived_from_the_table():
     assert not ranker.isDefined("numTrees")  # its default depends on the task (spark_fr.rank resolves it)
     ranker.setParams(numTrees=7, reliefInfluence=[0.1, 0.3])
     assert ranker.rank_keywords() == {"trees": 7, "relief_influence": (0.1, 0.3)}
+    ranker.setParams(missing="fractional")
+    assert ranker.rank_keywords()["missing"] == "fractional"
 
 
 def test_defaults_yaml_lists_every_job_option():

@@ -42,11 +42,12 @@ def ranking(df, task, mode, **kw):
     return r.to_pandas()[COLS], r.metadata
 
 
-@pytest.mark.parametrize("task", ["mtr", "classification", "mlc"])
-def test_partitioned_mode_gives_exactly_the_broadcast_ranking(spark, task):
+@pytest.mark.parametrize("task,missing", [("mtr", "learned"), ("classification", "learned"), ("mlc", "learned"),
+                                          ("mtr", "fractional")])
+def test_partitioned_mode_gives_exactly_the_broadcast_ranking(spark, task, missing):
     df = spark.createDataFrame(frame(task=task))
-    a, meta_a = ranking(df, task, "broadcast")
-    b, meta_b = ranking(df.repartition(3), task, "partitioned")
+    a, meta_a = ranking(df, task, "broadcast", missing=missing)
+    b, meta_b = ranking(df.repartition(3), task, "partitioned", missing=missing)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     assert meta_a["ensemble_mode"] == "broadcast" and meta_b["ensemble_mode"] == "partitioned"
     assert meta_b["repeated_rows"] == 30 and meta_a["n_rows"] == meta_b["n_rows"] == 530

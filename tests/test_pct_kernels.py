@@ -268,8 +268,8 @@ def test_prediction_and_path_kernels_match_a_python_walk():
     for f in range(codes.shape[0]):
         got = tree.apply_permuted(XR, rows, perm, f)
         assert list(got) == [_route(tree, codes, r, (f, perm[r])) for r in rows]
-    indptr, positions, first_nodes, leaves = tree.rows_by_path_feature(XR, rows)
-    assert list(leaves) == [_route(tree, codes, r) for r in rows]
+    indptr, positions, first_nodes, routes = tree.rows_by_path_feature(XR, rows)
+    assert routes.single and list(routes.leaves) == [_route(tree, codes, r) for r in rows]
     for f in range(codes.shape[0]):
         expected = {}
         for r in rows:

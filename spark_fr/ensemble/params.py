@@ -40,7 +40,7 @@ def features_per_node(max_features, n_features: int) -> int:
 class EnsembleParams(MethodParams):
     """Ensemble settings; attributes as in :mod:`spark_fr.options` (``ensemble``, ``trees``, ``scores``,
     ``per_target``, ``max_features``, ``min_samples_leaf``, ``max_depth``, ``bootstrap``,
-    ``resample_constant``, ``symbolic_weight``, ``ssl_weight``, ``seed``).
+    ``resample_constant``, ``missing``, ``symbolic_weight``, ``ssl_weight``, ``seed``).
 
     Options the user leaves unset take the general defaults (:data:`GENERAL_DEFAULTS`) until the task is
     known; :meth:`for_task` then applies the target type's recommended settings to them.

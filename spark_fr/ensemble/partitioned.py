@@ -169,7 +169,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
 
     engine = engine_for(spark)
     t0 = time.perf_counter()
-    warm_up_kernels()
+    warm_up_kernels(params.missing)
     target_type, enc = target_type or prep.target_type, prep.encoder
     classes = enc.classes
     bins = prep.plan.bins

@@ -86,8 +86,9 @@ def _merge_folds(a: dict, b: dict) -> dict:
     return a
 
 
-def warm_up_kernels() -> None:
-    """Compile (or load from numba's cache) the tree kernels in this process on a tiny problem."""
+def warm_up_kernels(missing: str = "learned") -> None:
+    """Compile (or load from numba's cache) the tree kernels in this process on a tiny problem (grown with
+    ``--missing missing``: fractional trees predict with their own kernels)."""
     from .local import rank_arrays
 
     rng = np.random.default_rng(0)
@@ -95,8 +96,8 @@ def warm_up_kernels() -> None:
     X[0, 0] = np.nan
     X[:, 2] = rng.integers(0, 3, 40)
     Y = X[:, :1] + rng.normal(size=(40, 1))
-    rank_arrays(X, Y, "mtr", EnsembleParams(trees=1, scores=["symbolic", "genie3", "rf"], per_target=True),
-                nominal=np.array([False, False, True]))
+    rank_arrays(X, Y, "mtr", EnsembleParams(trees=1, scores=["symbolic", "genie3", "rf"], per_target=True,
+                                            missing=missing), nominal=np.array([False, False, True]))
 
 
 def _score_group(data: TreeData, group, params: EnsembleParams) -> ScoreAccumulator:
@@ -114,7 +115,7 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
     """
     if "rf" in params.effective_scores():
         data.with_row_major()
-    warm_up_kernels()
+    warm_up_kernels(params.missing)
     per_tree = estimate_tree_seconds(data, params)
 
     def work(payload, group):

@@ -64,7 +64,7 @@ def fold_error(data: TreeData, zt: np.ndarray, zd: np.ndarray, params: EnsembleP
         weights[test] = 0.0
         tree = grow_tree_of(fold_data, params, t, weights, False)
         protos = leaf_prototypes(tree, fold_data.proto, weights, default)
-        total += protos[tree.apply(fold_data.codes_rows, test)]
+        total += tree.routes(fold_data.codes_rows, test).take(protos)
     return task.target_error(fold_data.Y[test], task.predict(total / n_trees))
 
 

@@ -130,7 +130,8 @@ def grow_tree_of(data: TreeData, params: EnsembleParams, index: int, weights: np
     size = params.patch_size(D_all)
     depth = -1 if params.max_depth is None else params.max_depth
     options = dict(min_leaf=params.min_samples_leaf, max_depth=depth, splitter=params.splitter,
-                   track_columns=track, seed=seed, resample_constant=params.resample_constant)
+                   track_columns=track, seed=seed, resample_constant=params.resample_constant,
+                   missing=params.missing)
     if size is None and data.feature_ids is None:
         return grow(data.codes, data.nominal, data.lower, data.upper, data.Z, weights, max_features=per_node,
                     **options)

@@ -240,7 +240,7 @@ def ensemble_fold_predictions(data: TreeData, params: EnsembleParams, folds: np.
         weights = bagging.counts(t, data.row_keys)
         weights[held_out] = 0.0
         tree = grow_tree_of(fold_data, params, t, weights, False)
-        total += leaf_prototypes(tree, data.proto, weights, default)[tree.apply(XR, local)]
+        total += tree.routes(XR, local).take(leaf_prototypes(tree, data.proto, weights, default))
     return data.task.predict(total / params.trees)
 
 

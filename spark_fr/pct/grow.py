@@ -12,8 +12,9 @@ by the square roots of those weights, so for any set of rows E
 with W the total weight of E, and N_k, S_k, Q_k the weight, weighted sum and weighted sum of squares of the
 rows whose column k is known (for complete columns N_k = W and the term is the plain sum of squares).
 
-Depth-first, with an explicit stack of row ranges (rows are partitioned in place, as in scikit-learn).
-``grow_tree`` is this loop; each step is one helper below:
+Depth-first, with an explicit stack of ranges of a buffer of (row, weight in the node) pairs
+(:mod:`spark_fr.pct.node_rows`; rows are partitioned in place, as in scikit-learn). ``grow_tree`` is this
+loop; each step is one helper below:
 
     node(E):
         W, S, Q, N, P <- _node_totals(E)                                     one pass over E; P by (*)
@@ -23,6 +24,8 @@ Depth-first, with an explicit stack of row ranges (rows are partitioned in place
         sampled feature that is constant in the node counts, so the node can become a leaf; optionally,
         as in scikit-learn, constant features are skipped and more are drawn):
             _histogram: (w, w*z, w*z^2 [, w*known]) per code of f over E
+            the totals a test is scored against: E's, or with ``--missing fractional`` those of E's rows
+            whose value of f is known (E_known = E minus the missing code's cell, _known_totals)
             the best test on f (h = -inf if none is valid):
                 numeric f: every threshold "code <= t" between present codes     (best splitter)
                            _scan_numeric_complete (complete targets, the hot path) / _scan_numeric_missing
@@ -32,16 +35,31 @@ Depth-first, with an explicit stack of row ranges (rows are partitioned in place
                            _subset_exhaustive for <= 8 categories, _subset_greedy above (add the category
                            that helps most, stop when nothing helps, as CLUS does); _subset_random for
                            extra trees
-                missing values go, as a block, to the side that gives the larger reduction (learned default
-                direction, as in XGBoost / LightGBM / scikit-learn >= 1.3; _evaluate_partition); if the
-                node had no missing values they go to the heavier child at prediction time
-                h = P - |E_L| impu(E_L) - |E_R| impu(E_R), valid if both sides weigh >= min_leaf
+                learned: missing values go, as a block, to the side that gives the larger reduction
+                (learned default direction, as in XGBoost / LightGBM / scikit-learn >= 1.3;
+                _evaluate_partition); if the node had no missing values they go to the heavier child at
+                prediction time; h = P - |E_L| impu(E_L) - |E_R| impu(E_R), valid if both sides weigh
+                >= min_leaf
+                fractional (CLUS): h = |E_k| impu(E_k) - |E_k,L| impu(E_k,L) - |E_k,R| impu(E_k,R) on the
+                known rows E_k, valid if the known rows of both sides weigh >= min_leaf (less 1e-9 of it
+                for rounding, leaf_weight_floor: the weights are products of shares); as h is a sum over
+                the known rows, not a mean, a feature known on a share s of the weight scores s times the
+                mean reduction of its known rows
             _keep_better: the node's best split becomes f's if h is strictly greater (first one wins ties)
-        leaf if best h <= 1e-12 * P, else _record_split, _partition E (rows going left first, by
-        _goes_left, the routing test prediction uses too) and _push_children
+        leaf if best h <= 1e-12 * P, else _record_split and _split_rows:
+            learned: partition E in place, rows going left first (by _goes_left, the routing test
+            prediction uses too)
+            fractional: the rows with a known value go to their side; those without go to both children,
+            their weight times s_L = W(known, left) / W(known) on the left and 1 - s_L on the right
+            (s_L is recorded: prediction sends a row with a missing value down both branches and mixes
+            the leaves' prototypes with these shares); the node's gain becomes the reduction of |E| impu
+            over the weighted rows of the node and of its children (_children_reduction), as CLUS's Genie3
+            computes it from the nodes' statistics; without missing values in the node the split is the
+            learned one, to the bit
+        _push_children
 
-The tree records, per node, the feature, the test, the weight |E(N)|, the depth and h*(N): everything the
-Symbolic and Genie3 scores need. Per-column reductions can be accumulated for per-target Genie3
+The tree records, per node, the feature, the test, the weight |E(N)|, the depth and h*(N) (fractional: the
+weighted reduction above, and the share s_L): everything the Symbolic and Genie3 scores need. Per-column reductions can be accumulated for per-target Genie3
 (_add_column_gain).
 """
 from __future__ import annotations
@@ -50,12 +68,18 @@ import numpy as np
 from numba import njit
 
 from ..runtime.rng import rand_below, rand_uniform
+from .node_rows import (MISSING, add_members, free_start, goes_left, new_members, node_rows, partition,
+                        split_fractional)
 
-MISSING = 255
 MAX_EXHAUSTIVE_CATEGORIES = 8
 
 SPLITTER_BEST = 0
 SPLITTER_RANDOM = 1
+
+#: ``--missing``: a missing feature value goes as a block to the better side (learned), or down both branches
+#: with fractional weights, the heuristic being computed on the known values (fractional, CLUS)
+MISSING_LEARNED = 0
+MISSING_FRACTIONAL = 1
 
 
 # ---- node totals and the impurity (*) ----------------------------------------------------------------
@@ -73,8 +97,8 @@ def _has_missing_targets(Z, rows):
 
 
 @njit(cache=True, nogil=True)
-def _totals(rows, start, end, Z, w, has_missing, S, Q, N):
-    """Weighted totals of the rows ``rows[start:end]``; returns the total weight."""
+def _totals(nr, start, end, Z, has_missing, S, Q, N):
+    """Weighted totals of the node rows ``[start, end)`` of ``nr``; returns the total weight."""
     K = Z.shape[1]
     for k in range(K):
         S[k] = 0.0
@@ -82,8 +106,8 @@ def _totals(rows, start, end, Z, w, has_missing, S, Q, N):
         N[k] = 0.0
     W = 0.0
     for i in range(start, end):
-        r = rows[i]
-        wr = w[r]
+        r = nr.rows[i]
+        wr = nr.weights[i]
         W += wr
         for k in range(K):
             z = Z[r, k]
@@ -122,12 +146,12 @@ def _impurity_sum(W, S, Q, N):
 
 
 @njit(cache=True, nogil=True)
-def _node_totals(rows, start, end, Z, w, has_missing, TS, TQ, TN):
-    """Totals of the node ``rows[start:end]`` into TS, TQ, TN; returns (W, P = |E| impu(E), |S|^2).
+def _node_totals(nr, start, end, Z, has_missing, TS, TQ, TN):
+    """Totals of the node rows ``[start, end)`` into TS, TQ, TN; returns (W, P = |E| impu(E), |S|^2).
 
     |S|^2 = sum_k S_k^2 is all the complete-target gain needs besides S (0.0 when targets are missing).
     """
-    TW = _totals(rows, start, end, Z, w, has_missing, TS, TQ, TN)
+    TW = _totals(nr, start, end, Z, has_missing, TS, TQ, TN)
     P = _impurity_sum(TW, TS, TQ, TN)
     sT2 = 0.0
     if not has_missing:
@@ -136,11 +160,31 @@ def _node_totals(rows, start, end, Z, w, has_missing, TS, TQ, TN):
     return TW, P, sT2
 
 
+@njit(cache=True, nogil=True)
+def _known_totals(TW, TS, TQ, TN, MW, hs, hq, hn, has_missing, KS, KQ, KN):
+    """Totals of the node's rows whose value of the feature is known, into KS, KQ, KN: the node's totals
+    minus the missing code's histogram cell (what CLUS's heuristic compares a test with). Returns
+    (W_known, P_known, |S_known|^2) as :func:`_node_totals` does (P with missing targets, |S|^2 without)."""
+    K = TS.shape[0]
+    for k in range(K):
+        KS[k] = TS[k] - hs[MISSING, k]
+        if has_missing:
+            KQ[k] = TQ[k] - hq[MISSING, k]
+            KN[k] = TN[k] - hn[MISSING, k]
+    Wk = TW - MW
+    if has_missing:
+        return Wk, _impurity_sum(Wk, KS, KQ, KN), 0.0
+    s2 = 0.0
+    for k in range(K):
+        s2 += KS[k] * KS[k]
+    return Wk, 0.0, s2
+
+
 # ---- the histogram of a feature ----------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touched):
-    """Per-code histogram of feature f over rows[start:end].
+def _histogram(X, f, nr, start, end, Z, has_missing, hw, hs, hq, hn, touched):
+    """Per-code histogram of feature f over the node rows ``[start, end)``.
 
     Returns (nt, n_known, MW): the present codes are ``touched[:nt]`` in increasing order, the missing code
     (if present) last, so ``touched[:n_known]`` are the known ones; MW is the weight of the missing block.
@@ -150,9 +194,9 @@ def _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touche
     K = Z.shape[1]
     nt = 0
     for i in range(start, end):
-        r = rows[i]
+        r = nr.rows[i]
         b = X[f, r]
-        wr = w[r]
+        wr = nr.weights[i]
         if hw[b] == 0.0:
             touched[nt] = b
             nt += 1
@@ -570,17 +614,9 @@ def _draw_feature(state, feats, visited):
     return feats[visited]
 
 
-# ---- routing, partitioning, children ---------------------------------------------------------------
+# ---- routing, splitting, children ------------------------------------------------------------------
 
-@njit(cache=True, nogil=True, inline="always")
-def _goes_left(node, code, nominal_f, threshold, missing_left, mask):
-    """Whether a row with this code of the node's feature goes left: a missing code as the node learned,
-    a nominal code if it is in the node's subset mask, a numeric code if ``code <= threshold``."""
-    if code == MISSING:
-        return missing_left[node]
-    if nominal_f:
-        return (mask[node, code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
-    return code <= threshold[node]
+_goes_left = goes_left
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -600,35 +636,49 @@ def _record_split(node, f, thr, ml, h, nominal_f, best_mask, feature, threshold,
 
 
 @njit(cache=True, nogil=True)
-def _partition(X, f, nominal_f, node, threshold, missing_left, mask, rows, start, end):
-    """Reorder ``rows[start:end]`` in place so that the rows going left come first (a right-going row is
-    swapped with the last unchecked one); returns the position of the first right-going row."""
-    i = start
-    j = end - 1
-    while i <= j:
-        if _goes_left(node, X[f, rows[i]], nominal_f, threshold, missing_left, mask):
-            i += 1
-        else:
-            tmp = rows[i]
-            rows[i] = rows[j]
-            rows[j] = tmp
-            j -= 1
-    return i
+def _split_rows(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, end, fractional, top, left_share):
+    """The children's rows of the node ``[start, end)`` split on its recorded test: learned, the in-place
+    partition; fractional, :func:`~spark_fr.pct.node_rows.split_fractional` (the share going left is
+    recorded in ``left_share``). Returns (nr, rows with a missing value sent both ways, left start, left end,
+    right start, right end)."""
+    if not fractional:
+        mid = partition(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, end)
+        return nr, 0, start, mid, mid, end
+    nr, share, n_missing, ls, le, rs, re = split_fractional(X, f, nominal_f, node, threshold, missing_left, mask,
+                                                            nr, start, end, top)
+    left_share[node] = share
+    return nr, n_missing, ls, le, rs, re
 
 
 @njit(cache=True, nogil=True)
-def _add_column_gain(column_gain, f, rows, start, mid, Z, w, has_missing, TW, TS, TQ, TN, LS, LQ, LN):
-    """Per-column reductions of the split of node ``rows[start:end]`` at ``mid`` added to ``column_gain[f]``."""
-    LWc = _totals(rows, start, mid, Z, w, has_missing, LS, LQ, LN)
+def _add_column_gain(column_gain, f, nr, start, mid, Z, has_missing, TW, TS, TQ, TN, LS, LQ, LN):
+    """Per-column reductions of the split of the node ``[start, end)`` at ``mid`` (children ``[start, mid)`` and
+    ``[mid, end)``) added to ``column_gain[f]``."""
+    LWc = _totals(nr, start, mid, Z, has_missing, LS, LQ, LN)
     RWc = TW - LWc
     for k in range(TS.shape[0]):
         column_gain[f, k] += (_ss(TW, TS[k], TQ[k], TN[k]) - _ss(LWc, LS[k], LQ[k], LN[k])
                               - _ss(RWc, TS[k] - LS[k], TQ[k] - LQ[k], TN[k] - LN[k]))
 
 
+@njit(cache=True, nogil=True)
+def _children_reduction(column_gain, f, track_columns, nr, ls, le, rs, re, Z, has_missing, TW, P, TS, TQ, TN,
+                        LS, LQ, LN, RS, RQ, RN):
+    """|E| impu(E) - |E_L| impu(E_L) - |E_R| impu(E_R) over the weighted rows of the node and of its children
+    ``[ls, le)``, ``[rs, re)`` (a fractional split: the missing rows are in both, with their shares); the
+    per-column reductions are added to ``column_gain[f]`` when tracked."""
+    LW = _totals(nr, ls, le, Z, has_missing, LS, LQ, LN)
+    RW = _totals(nr, rs, re, Z, has_missing, RS, RQ, RN)
+    if track_columns:
+        for k in range(TS.shape[0]):
+            column_gain[f, k] += (_ss(TW, TS[k], TQ[k], TN[k]) - _ss(LW, LS[k], LQ[k], LN[k])
+                                  - _ss(RW, RS[k], RQ[k], RN[k]))
+    return P - _impurity_sum(LW, LS, LQ, LN) - _impurity_sum(RW, RS, RQ, RN)
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp):
-    """Create the children of ``node`` (left: rows[start:mid], right: rows[mid:end]) and push them, the
+def _push_children(node, ls, le, rs, re, n_nodes, left, right, depth, stack, sp):
+    """Create the children of ``node`` (left: rows ``[ls, le)``, right: ``[rs, re)``) and push them, the
     right one first so the left subtree is grown first. Returns (n_nodes, sp)."""
     lc = n_nodes
     rc = n_nodes + 1
@@ -637,12 +687,23 @@ def _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp
     depth[lc] = depth[node] + 1
     depth[rc] = depth[node] + 1
     stack[sp, 0] = rc
-    stack[sp, 1] = mid
-    stack[sp, 2] = end
+    stack[sp, 1] = rs
+    stack[sp, 2] = re
     stack[sp + 1, 0] = lc
-    stack[sp + 1, 1] = start
-    stack[sp + 1, 2] = mid
+    stack[sp + 1, 1] = ls
+    stack[sp + 1, 2] = le
     return n_nodes + 2, sp + 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _make_leaf(node, nr, start, end, fractional, leaf_of_row, members, n_members):
+    """Record the rows of leaf ``node``: ``leaf_of_row`` (learned), or (row, node, weight) memberships
+    (fractional). Returns (members, n_members)."""
+    if fractional:
+        return add_members(members, n_members, nr, start, end, node)
+    for i in range(start, end):
+        leaf_of_row[nr.rows[i]] = node
+    return members, n_members
 
 
 # ---- the tree ----------------------------------------------------------------------------------------
@@ -650,17 +711,37 @@ def _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp
 @njit(cache=True, nogil=True)
 def _tree_arrays(cap, n, D, K, track_columns):
     """The node arrays of a tree of at most ``cap`` nodes (feature -1 = leaf, children -1), the leaf of each
-    of the n rows (-1 = not in the bag) and the per-feature, per-column gains ((D, K) if tracked, else 1 x 1)."""
+    of the n rows (-1 = not in the bag), the per-feature, per-column gains ((D, K) if tracked, else 1 x 1)
+    and the share of each node's known weight that went left (fractional splits)."""
     return (np.full(cap, -1, np.int32), np.zeros(cap, np.int32), np.zeros(cap, np.bool_),
             np.zeros((cap, 4), np.uint64), np.full(cap, -1, np.int32), np.full(cap, -1, np.int32),
             np.zeros(cap, np.float64), np.zeros(cap, np.int32), np.zeros(cap, np.float64),
             np.full(n, -1, np.int32),
-            np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64))
+            np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64),
+            np.zeros(cap, np.float64))
+
+
+@njit(cache=True, nogil=True)
+def leaf_weight_floor(min_leaf, fractional):
+    """The weight a side must reach: ``min_leaf``, less 1e-9 of it for fractional trees, whose weights (sums of
+    products of shares) carry rounding: a side of whole rows weighing min_leaf stays valid."""
+    return min_leaf * (1.0 - 1e-9) if fractional else min_leaf
+
+
+@njit(cache=True, nogil=True)
+def node_capacity(m, total_weight, min_leaf, fractional):
+    """Nodes a tree of m rows can have: 2m - 1 when a row is in one leaf; with fractional splits a row may be
+    in several, but every leaf but the root weighs at least ``min_leaf`` and the leaves' weights add up to the
+    total weight W, so at most 2 W / min_leaf - 1 (plus one leaf of slack for rounding)."""
+    cap = 2 * m + 1
+    if fractional and min_leaf > 0.0:
+        cap = max(cap, 2 * int(total_weight / min_leaf) + 3)
+    return cap
 
 
 @njit(cache=True, nogil=True)
 def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_features, splitter,
-              track_columns, seed, resample_constant=False):
+              track_columns, seed, resample_constant=False, missing=MISSING_LEARNED):
     """Grow one PCT.
 
     Parameters
@@ -676,9 +757,10 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     w : float64[n]
         Row weights (bootstrap counts); rows with weight 0 are not used.
     rows : int64[m]
-        Indices of the rows with positive weight (modified in place: partitioned by node).
+        Indices of the rows with positive weight (learned: modified in place, partitioned by node).
     min_leaf : float
-        Minimal total weight of a leaf.
+        Minimal total weight of a leaf (fractional: of the rows with a known value on each side of a test, up to
+        rounding: :func:`leaf_weight_floor`).
     max_depth : int
         Maximal depth (root = 0); negative = unlimited.
     max_features : int
@@ -693,30 +775,48 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     resample_constant : bool
         False (the thesis, CLUS): the ``max_features`` sampled features are the candidates, and the node
         is a leaf when none of them can split it. True (scikit-learn): a feature that is constant in the
-        node does not count, and more are drawn until ``max_features`` non-constant ones were evaluated.
+        node (fractional: on its rows with a known value) does not count, and more are drawn until
+        ``max_features`` non-constant ones were evaluated.
+    missing : int
+        MISSING_LEARNED (missing values as a block to the better side) or MISSING_FRACTIONAL (CLUS: the
+        heuristic on the known values, the missing ones down both branches with fractional weights).
 
     Returns
     -------
     tuple
         (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
-        column_gain) with node arrays of capacity 2m+1 (the first n_nodes entries are used), ``leaf_of_row``
-        (n,) giving the leaf of each in-bag row (-1 for out-of-bag rows) and ``column_gain`` (D, K) (zeros
-        unless ``track_columns``).
+        column_gain, left_share, member_rows, member_nodes, member_weights) with node arrays of capacity
+        :func:`node_capacity` (the first n_nodes entries are used), ``leaf_of_row`` (n,) giving the leaf of
+        each in-bag row (-1 for out-of-bag rows; learned) and ``column_gain`` (D, K) (zeros unless
+        ``track_columns``). Fractional: ``left_share`` is the share of each internal node's known weight that
+        went left, ``leaf_of_row`` is unused (-1) and the leaves' rows are the memberships (row, leaf,
+        weight in the leaf); ``missing_left`` is False everywhere (a missing value goes both ways), and
+        ``gain`` is the reduction of |E| impu(E) over the weighted rows of the node and its children (the
+        heuristic when no row of the node had a missing value of its test).
     """
     D, n = X.shape
     K = Z.shape[1]
     m = rows.shape[0]
+    fractional = missing == MISSING_FRACTIONAL
     has_missing = _has_missing_targets(Z, rows)
 
-    cap = 2 * m + 1
+    total_weight = 0.0
+    for i in range(m):
+        total_weight += w[rows[i]]
+    cap = node_capacity(m, total_weight, min_leaf, fractional)
+    min_leaf = leaf_weight_floor(min_leaf, fractional)
     (feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
-     column_gain) = _tree_arrays(cap, n, D, K, track_columns)
+     column_gain, left_share) = _tree_arrays(cap, n, D, K, track_columns)
+    nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m)
+    members = new_members(m if fractional else 0)
+    n_members = 0
 
     state = np.empty(1, np.uint64)
     state[0] = seed
     feats = np.arange(D)
     TS, TQ, TN = np.empty(K), np.empty(K), np.empty(K)        # node totals
     LS, LQ, LN = np.empty(K), np.empty(K), np.empty(K)        # left-side totals (scratch)
+    KS, KQ, KN = np.empty(K), np.empty(K), np.empty(K)        # fractional: totals of the known rows / right side
     hw = np.zeros(256)                                        # histogram of a feature over the node
     hs = np.zeros((256, K))
     hq = np.zeros((256, K))
@@ -734,7 +834,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
     while sp > 0:
         sp -= 1
         node, start, end = stack[sp, 0], stack[sp, 1], stack[sp, 2]
-        TW, P, sT2 = _node_totals(rows, start, end, Z, w, has_missing, TS, TQ, TN)
+        TW, P, sT2 = _node_totals(nr, start, end, Z, has_missing, TS, TQ, TN)
         weight[node] = TW
         if node == 0:
             root_impurity = P / TW if TW > 0.0 else 0.0
@@ -746,41 +846,52 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
             n_eval = 0
             for visited in range(D):
                 f = _draw_feature(state, feats, visited)
-                nt, n_known, MW = _histogram(X, f, rows, start, end, Z, w, has_missing, hw, hs, hq, hn, touched)
-                if nt >= 2 or not resample_constant:  # a feature constant in the node counts, unless resampled
+                nt, n_known, MW = _histogram(X, f, nr, start, end, Z, has_missing, hw, hs, hq, hn, touched)
+                varies = n_known >= 2 if fractional else nt >= 2
+                if varies or not resample_constant:  # a feature constant in the node counts, unless resampled
                     n_eval += 1
-                if nt >= 2:
+                if varies:
+                    # the totals a test of f is scored against: the node's, or (fractional) its known rows'
+                    cW, cP, cT2, cS, cQ, cN, cMW = TW, P, sT2, TS, TQ, TN, MW
+                    if fractional and MW > 0.0:
+                        cW, cP, cT2 = _known_totals(TW, TS, TQ, TN, MW, hs, hq, hn, has_missing, KS, KQ, KN)
+                        cS, cQ, cN, cMW = KS, KQ, KN, 0.0
                     if nominal[f]:
-                        h, ml = _best_subset(splitter, state, touched, n_known, in_a, hw, hs, hq, hn, has_missing, P,
-                                             sT2, TW, TS, TQ, TN, MW, min_leaf, LS, LQ, LN, cand_mask)
+                        h, ml = _best_subset(splitter, state, touched, n_known, in_a, hw, hs, hq, hn, has_missing,
+                                             cP, cT2, cW, cS, cQ, cN, cMW, min_leaf, LS, LQ, LN, cand_mask)
                         thr = -1
                     elif splitter == SPLITTER_RANDOM:
                         h, thr, ml = _split_at_random_threshold(state, f, lower, upper, touched, n_known, hw, hs, hq,
-                                                                hn, has_missing, P, sT2, TW, TS, TQ, TN, MW, min_leaf,
-                                                                LS, LQ, LN)
+                                                                hn, has_missing, cP, cT2, cW, cS, cQ, cN, cMW,
+                                                                min_leaf, LS, LQ, LN)
                     elif has_missing:
-                        h, thr, ml = _scan_numeric_missing(touched, n_known, hw, hs, hq, hn, P, TW, TS, TQ, TN, MW,
+                        h, thr, ml = _scan_numeric_missing(touched, n_known, hw, hs, hq, hn, cP, cW, cS, cQ, cN, cMW,
                                                            min_leaf, LS, LQ, LN)
                     else:
-                        h, thr, ml = _scan_numeric_complete(touched, n_known, hw, hs, TW, TS, sT2, MW, min_leaf, LS)
+                        h, thr, ml = _scan_numeric_complete(touched, n_known, hw, hs, cW, cS, cT2, cMW, min_leaf, LS)
                     best_h, best_f, best_thr, best_ml = _keep_better(best_h, best_f, best_thr, best_ml, best_mask,
                                                                      h, f, thr, ml, nominal[f], cand_mask)
                 _clear_histogram(hw, touched, nt)
                 if n_eval >= max_features:
                     break
         if best_f < 0 or best_h <= 1e-12 * P:
-            for i in range(start, end):
-                leaf_of_row[rows[i]] = node
+            members, n_members = _make_leaf(node, nr, start, end, fractional, leaf_of_row, members, n_members)
             continue
-        _record_split(node, best_f, best_thr, best_ml, best_h, nominal[best_f], best_mask, feature, threshold,
-                      missing_left, gain, mask)
-        mid = _partition(X, best_f, nominal[best_f], node, threshold, missing_left, mask, rows, start, end)
-        if track_columns:
-            _add_column_gain(column_gain, best_f, rows, start, mid, Z, w, has_missing, TW, TS, TQ, TN, LS, LQ, LN)
-        n_nodes, sp = _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp)
+        _record_split(node, best_f, best_thr, best_ml and not fractional, best_h, nominal[best_f], best_mask,
+                      feature, threshold, missing_left, gain, mask)
+        top = free_start(end, stack, sp) if fractional else end
+        nr, n_missing, ls, le, rs, re = _split_rows(X, best_f, nominal[best_f], node, threshold, missing_left, mask,
+                                                    nr, start, end, fractional, top, left_share)
+        if n_missing > 0:
+            gain[node] = _children_reduction(column_gain, best_f, track_columns, nr, ls, le, rs, re, Z, has_missing,
+                                             TW, P, TS, TQ, TN, LS, LQ, LN, KS, KQ, KN)
+        elif track_columns:
+            _add_column_gain(column_gain, best_f, nr, ls, le, Z, has_missing, TW, TS, TQ, TN, LS, LQ, LN)
+        n_nodes, sp = _push_children(node, ls, le, rs, re, n_nodes, left, right, depth, stack, sp)
 
     return (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth, gain,
-            leaf_of_row, column_gain)
+            leaf_of_row, column_gain, left_share, members.rows[:n_members], members.nodes[:n_members],
+            members.weights[:n_members])
 
 
 @njit(cache=True, nogil=True)

@@ -22,6 +22,10 @@ absent labels are zeros and cost nothing. Per node:
     numeric f, extra trees: one random threshold; S_L summed over the rows below it.
     nominal f: a dense histogram over the node's present labels only, searched by the dense kernels.
     per-column gains (per-target Genie3): (**) per present label.
+    ``--missing fractional``: a test is scored with (**) on the node's rows whose value is known (S minus
+        the missing bucket's sums, W minus its weight); the rows are split as in the dense grower
+        (:mod:`spark_fr.pct.node_rows`), and the node's gain is Q - |S|^2 / W of the node minus that of its
+        weighted children.
 
 Cost per feature and node: O(rows + stored values of the rows) instead of O(rows x columns), and scratch
 space O(columns), never rows x columns. The sums are mathematically those of the dense grower; they are
@@ -32,15 +36,17 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .grow import (MISSING, SPLITTER_RANDOM, _best_subset, _clear_histogram, _draw_feature, _keep_better,
-                   _partition, _push_children, _random_threshold, _record_split, _tree_arrays)
+from .grow import (MISSING, MISSING_FRACTIONAL, MISSING_LEARNED, SPLITTER_RANDOM, _best_subset, _clear_histogram,
+                   _draw_feature, _keep_better, _make_leaf, _push_children, _random_threshold, _record_split,
+                   _split_rows, _tree_arrays, leaf_weight_floor, node_capacity)
+from .node_rows import free_start, new_members, node_rows
 
 
 # ---- node totals ---------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def _sparse_totals(rows, start, end, indptr, indices, values, w, TS, present, is_present, pos):
-    """Weighted sums of the node ``rows[start:end]``: returns (W, Q, number of present labels).
+def _sparse_totals(nr, start, end, indptr, indices, values, TS, present, is_present, pos):
+    """Weighted sums of the node rows ``[start, end)``: returns (W, Q, number of present labels).
 
     ``TS[l]`` is set for the present labels ``present[:n]`` (marked in ``is_present``; ``pos[l]`` is l's
     place in ``present``); other entries of TS are stale and never read. Q = sum of w * v^2.
@@ -49,8 +55,8 @@ def _sparse_totals(rows, start, end, indptr, indices, values, w, TS, present, is
     Q = 0.0
     npres = 0
     for i in range(start, end):
-        r = rows[i]
-        wr = w[r]
+        r = nr.rows[i]
+        wr = nr.weights[i]
         W += wr
         for p in range(indptr[r], indptr[r + 1]):
             lab = indices[p]
@@ -84,22 +90,23 @@ def _clear_present(is_present, present, npres):
 # ---- rows by code ----------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def _bucket_rows(X, f, rows, start, end, w, hw, cnt, off, order, touched):
+def _bucket_rows(X, f, nr, start, end, hw, cnt, off, order, order_w, touched):
     """Counting sort of the node's rows by their code of feature f.
 
     Fills ``hw`` (weight per code; reset by :func:`spark_fr.pct.grow._clear_histogram`), ``cnt`` and ``off``
-    (rows per code and their first position in ``order``) and the present codes ``touched[:nt]`` in
-    increasing order (the missing code last). Returns (nt, n_known, MW) as the dense histogram does.
+    (rows per code and their first position in ``order``, their weights in ``order_w``) and the present codes
+    ``touched[:nt]`` in increasing order (the missing code last). Returns (nt, n_known, MW) as the dense
+    histogram does.
     """
     nt = 0
     for i in range(start, end):
-        b = X[f, rows[i]]
+        b = X[f, nr.rows[i]]
         if cnt[b] == 0:
             touched[nt] = b
             nt += 1
             hw[b] = 0.0
         cnt[b] += 1
-        hw[b] += w[rows[i]]
+        hw[b] += nr.weights[i]
     if nt > 24:
         nt = 0
         for b in range(256):
@@ -120,9 +127,10 @@ def _bucket_rows(X, f, rows, start, end, w, hw, cnt, off, order, touched):
         off[b] = o
         o += cnt[b]
     for i in range(start, end):
-        r = rows[i]
+        r = nr.rows[i]
         b = X[f, r]
         order[off[b]] = r
+        order_w[off[b]] = nr.weights[i]
         off[b] += 1
     for t in range(nt):  # back to the first position of each code
         b = touched[t]
@@ -166,21 +174,21 @@ def _two_sided(sl2, sr2, cross, crossT, sM2, LW, TW, MW, base, min_leaf):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _add_bucket(order, o, count, indptr, indices, values, w, S):
+def _add_bucket(order, order_w, o, count, indptr, indices, values, S):
     """Add the weighted values of the rows ``order[o:o + count]`` (one code's bucket) to the sums S."""
     for i in range(o, o + count):
         r = order[i]
-        wr = w[r]
+        wr = order_w[i]
         for p in range(indptr[r], indptr[r + 1]):
             S[indices[p]] += wr * values[p]
 
 
 @njit(cache=True, nogil=True)
-def _missing_block(order, off, cnt, indptr, indices, values, w, TS, MS, present, npres):
+def _missing_block(order, order_w, off, cnt, indptr, indices, values, TS, MS, present, npres):
     """Sums M of the rows with a missing code (bucket MISSING of ``order``) into MS; returns (|M|^2, S.M)."""
     for j in range(npres):
         MS[present[j]] = 0.0
-    _add_bucket(order, off[MISSING], cnt[MISSING], indptr, indices, values, w, MS)
+    _add_bucket(order, order_w, off[MISSING], cnt[MISSING], indptr, indices, values, MS)
     sM2 = 0.0
     crossT = 0.0
     for j in range(npres):
@@ -193,8 +201,8 @@ def _missing_block(order, off, cnt, indptr, indices, values, w, TS, MS, present,
 # ---- numeric features ------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def _sweep_numeric(order, off, cnt, touched, n_known, hw, indptr, indices, values, w, TS, sT2, TW, MW, min_leaf,
-                   LS, MS, present, npres):
+def _sweep_numeric(order, order_w, off, cnt, touched, n_known, hw, indptr, indices, values, TS, sT2, TW, MW,
+                   min_leaf, LS, MS, present, npres):
     """Best threshold "code <= t" of a numeric feature (best splitter): (h, t, missing_left), h = -inf if
     no threshold is valid. The rows are added to the left side in code order, updating (**) incrementally."""
     for j in range(npres):
@@ -202,7 +210,7 @@ def _sweep_numeric(order, off, cnt, touched, n_known, hw, indptr, indices, value
     sM2 = 0.0
     crossT = 0.0
     if MW > 0.0:
-        sM2, crossT = _missing_block(order, off, cnt, indptr, indices, values, w, TS, MS, present, npres)
+        sM2, crossT = _missing_block(order, order_w, off, cnt, indptr, indices, values, TS, MS, present, npres)
     base = sT2 / TW
     sl2 = 0.0
     sr2 = sT2
@@ -216,7 +224,7 @@ def _sweep_numeric(order, off, cnt, touched, n_known, hw, indptr, indices, value
         o = off[b]
         for i in range(o, o + cnt[b]):
             r = order[i]
-            wr = w[r]
+            wr = order_w[i]
             for p in range(indptr[r], indptr[r + 1]):
                 lab = indices[p]
                 a = wr * values[p]
@@ -236,8 +244,8 @@ def _sweep_numeric(order, off, cnt, touched, n_known, hw, indptr, indices, value
 
 
 @njit(cache=True, nogil=True)
-def _random_numeric(state, f, lower, upper, order, off, cnt, touched, n_known, hw, indptr, indices, values, w,
-                    TS, sT2, TW, MW, min_leaf, LS, MS, present, npres):
+def _random_numeric(state, f, lower, upper, order, order_w, off, cnt, touched, n_known, hw, indptr, indices,
+                    values, TS, sT2, TW, MW, min_leaf, LS, MS, present, npres):
     """The extra-trees test of a numeric feature (threshold drawn as in the dense grower):
     (h, threshold code, missing_left), h = -inf if invalid."""
     t_bin = _random_threshold(state, f, touched, n_known, lower, upper)
@@ -246,14 +254,14 @@ def _random_numeric(state, f, lower, upper, order, off, cnt, touched, n_known, h
     sM2 = 0.0
     crossT = 0.0
     if MW > 0.0:
-        sM2, crossT = _missing_block(order, off, cnt, indptr, indices, values, w, TS, MS, present, npres)
+        sM2, crossT = _missing_block(order, order_w, off, cnt, indptr, indices, values, TS, MS, present, npres)
     LW = 0.0
     for t in range(n_known):
         b = touched[t]
         if b > t_bin:
             break
         LW += hw[b]
-        _add_bucket(order, off[b], cnt[b], indptr, indices, values, w, LS)
+        _add_bucket(order, order_w, off[b], cnt[b], indptr, indices, values, LS)
     sl2 = 0.0
     sr2 = 0.0
     cross = 0.0
@@ -272,7 +280,7 @@ def _random_numeric(state, f, lower, upper, order, off, cnt, touched, n_known, h
 # ---- nominal features: a dense histogram over the node's present labels ----------------------------------
 
 @njit(cache=True, nogil=True)
-def _compact_histogram(order, off, cnt, touched, nt, indptr, indices, values, w, pos, hs):
+def _compact_histogram(order, order_w, off, cnt, touched, nt, indptr, indices, values, pos, hs):
     """``hs[b, pos[l]]``: the weighted sum of label l over the node's rows with code b (present codes only)."""
     P = hs.shape[1]
     for t in range(nt):
@@ -282,7 +290,7 @@ def _compact_histogram(order, off, cnt, touched, nt, indptr, indices, values, w,
         o = off[b]
         for i in range(o, o + cnt[b]):
             r = order[i]
-            wr = w[r]
+            wr = order_w[i]
             for p in range(indptr[r], indptr[r + 1]):
                 hs[b, pos[indices[p]]] += wr * values[p]
 
@@ -290,15 +298,14 @@ def _compact_histogram(order, off, cnt, touched, nt, indptr, indices, values, w,
 # ---- per-column reductions (per-target Genie3) -----------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def _sparse_column_gain(column_gain, f, rows, start, mid, indptr, indices, values, w, TW, TS, LS, present,
-                        npres):
+def _sparse_column_gain(column_gain, f, nr, start, mid, indptr, indices, values, TW, TS, LS, present, npres):
     """Per-column reductions (**) of the split of the node at ``mid``, added to ``column_gain[f]``."""
     for j in range(npres):
         LS[present[j]] = 0.0
     LW = 0.0
     for i in range(start, mid):
-        r = rows[i]
-        wr = w[r]
+        r = nr.rows[i]
+        wr = nr.weights[i]
         LW += wr
         for p in range(indptr[r], indptr[r + 1]):
             LS[indices[p]] += wr * values[p]
@@ -313,27 +320,106 @@ def _sparse_column_gain(column_gain, f, rows, start, mid, indptr, indices, value
         column_gain[f, lab] += a * a / LW + c * c / RW - s * s / TW
 
 
+# ---- fractional splits (--missing fractional) ------------------------------------------------------------
+
+@njit(cache=True, nogil=True)
+def _known_sums(order, order_w, off, cnt, indptr, indices, values, TS, MS, KS, present, npres):
+    """The sums KS of the node's rows whose value of the feature is known (TS minus the missing bucket's
+    sums, MS), over the present labels; returns |KS|^2."""
+    for j in range(npres):
+        MS[present[j]] = 0.0
+    _add_bucket(order, order_w, off[MISSING], cnt[MISSING], indptr, indices, values, MS)
+    s2 = 0.0
+    for j in range(npres):
+        lab = present[j]
+        a = TS[lab] - MS[lab]
+        KS[lab] = a
+        s2 += a * a
+    return s2
+
+
+@njit(cache=True, nogil=True)
+def _known_compact(TSc, hs_c, KSc):
+    """:func:`_known_sums` for the compact histogram of a nominal feature: KSc = TSc - hs_c[MISSING]."""
+    for j in range(TSc.shape[0]):
+        KSc[j] = TSc[j] - hs_c[MISSING, j]
+
+
+@njit(cache=True, nogil=True)
+def _side_sums(nr, start, end, indptr, indices, values, S, present, npres):
+    """Weighted sums S (present labels) of the pairs ``[start, end)``: returns (W, Q)."""
+    for j in range(npres):
+        S[present[j]] = 0.0
+    W = 0.0
+    Q = 0.0
+    for i in range(start, end):
+        r = nr.rows[i]
+        wr = nr.weights[i]
+        W += wr
+        for p in range(indptr[r], indptr[r + 1]):
+            a = wr * values[p]
+            S[indices[p]] += a
+            Q += a * values[p]
+    return W, Q
+
+
+@njit(cache=True, nogil=True)
+def _sparse_children_reduction(column_gain, f, track_columns, nr, ls, le, rs, re, indptr, indices, values, TW, P,
+                               TS, LS, RS, present, npres):
+    """P - P_L - P_R over the weighted rows of the node and of its children (a fractional split, the missing
+    rows in both with their shares), P_side = Q - |S|^2 / W; the per-label reductions (**) are added to
+    ``column_gain[f]`` when tracked."""
+    LW, LQ = _side_sums(nr, ls, le, indptr, indices, values, LS, present, npres)
+    RW, RQ = _side_sums(nr, rs, re, indptr, indices, values, RS, present, npres)
+    sl2 = 0.0
+    sr2 = 0.0
+    for j in range(npres):
+        lab = present[j]
+        a = LS[lab]
+        c = RS[lab]
+        sl2 += a * a
+        sr2 += c * c
+        if track_columns:
+            s = TS[lab]
+            column_gain[f, lab] += a * a / LW + c * c / RW - s * s / TW
+    PL = max(LQ - sl2 / LW, 0.0)
+    PR = max(RQ - sr2 / RW, 0.0)
+    return P - PL - PR
+
+
 # ---- the tree ------------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
 def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, rows, min_leaf, max_depth,
-                     max_features, splitter, track_columns, seed, resample_constant=False):
+                     max_features, splitter, track_columns, seed, resample_constant=False, missing=MISSING_LEARNED):
     """Grow one PCT on sparse, complete clustering columns.
 
     Parameters are those of :func:`spark_fr.pct.grow.grow_tree`, with the clustering matrix given as CSR
-    arrays (``indptr`` (n + 1,), ``indices``, ``values``) of K columns. Returns the same tuple.
+    arrays (``indptr`` (n + 1,), ``indices``, ``values``) of K columns. Returns the same tuple. With
+    ``missing=MISSING_FRACTIONAL`` a test is scored on the node's rows with a known value (their sums: the
+    node's minus the missing code's bucket, :func:`_known_sums`) and the node's gain is the reduction over
+    the weighted rows of the node and its children (:func:`_sparse_children_reduction`), as in the dense
+    grower.
     """
     D, n = X.shape
     m = rows.shape[0]
+    fractional = missing == MISSING_FRACTIONAL
 
-    cap = 2 * m + 1
+    total_weight = 0.0
+    for i in range(m):
+        total_weight += w[rows[i]]
+    cap = node_capacity(m, total_weight, min_leaf, fractional)
+    min_leaf = leaf_weight_floor(min_leaf, fractional)
     (feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
-     column_gain) = _tree_arrays(cap, n, D, K, track_columns)
+     column_gain, left_share) = _tree_arrays(cap, n, D, K, track_columns)
+    nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m)
+    members = new_members(m if fractional else 0)
+    n_members = 0
 
     state = np.empty(1, np.uint64)
     state[0] = seed
     feats = np.arange(D)
-    TS, LS, MS = np.zeros(K), np.zeros(K), np.zeros(K)
+    TS, LS, MS, KS = np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K)
     is_present = np.zeros(K, np.bool_)
     present = np.zeros(K, np.int64)
     pos = np.zeros(K, np.int64)
@@ -341,6 +427,7 @@ def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, ro
     cnt = np.zeros(256, np.int64)
     off = np.zeros(256, np.int64)
     order = np.zeros(max(m, 1), np.int64)
+    order_w = np.zeros(max(m, 1), np.float64)
     touched = np.zeros(256, np.int64)
     in_a = np.zeros(256, np.bool_)
     best_mask = np.zeros(4, np.uint64)
@@ -355,7 +442,7 @@ def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, ro
     while sp > 0:
         sp -= 1
         node, start, end = stack[sp, 0], stack[sp, 1], stack[sp, 2]
-        TW, Q, npres = _sparse_totals(rows, start, end, indptr, indices, values, w, TS, present, is_present, pos)
+        TW, Q, npres = _sparse_totals(nr, start, end, indptr, indices, values, TS, present, is_present, pos)
         sT2 = _sum_of_squares(TS, present, npres)
         P = Q - sT2 / TW if TW > 0.0 else 0.0
         if P < 0.0:
@@ -369,6 +456,7 @@ def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, ro
         if can_split:
             # the node's totals over its present labels, for the dense nominal search
             TSc = np.empty(npres)
+            KSc = np.empty(npres if fractional else 0)
             for j in range(npres):
                 TSc[j] = TS[present[j]]
             hs_c = np.zeros((0, 0))
@@ -376,26 +464,39 @@ def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, ro
             n_eval = 0
             for visited in range(D):
                 f = _draw_feature(state, feats, visited)
-                nt, n_known, MW = _bucket_rows(X, f, rows, start, end, w, hw, cnt, off, order, touched)
-                if nt >= 2 or not resample_constant:
+                nt, n_known, MW = _bucket_rows(X, f, nr, start, end, hw, cnt, off, order, order_w, touched)
+                varies = n_known >= 2 if fractional else nt >= 2
+                if varies or not resample_constant:
                     n_eval += 1
-                if nt >= 2:
+                if varies:
+                    # the sums a test of f is scored against: the node's, or (fractional) its known rows'
+                    known = fractional and MW > 0.0
+                    cW, cT2, cS, cMW = TW, sT2, TS, MW
+                    if known:
+                        cT2 = _known_sums(order, order_w, off, cnt, indptr, indices, values, TS, MS, KS, present,
+                                          npres)
+                        cW, cS, cMW = TW - MW, KS, 0.0
                     if nominal[f]:
                         if hs_c.shape[0] == 0:
                             hs_c = np.zeros((256, npres))
                             LSc, LQc, LNc = np.zeros(npres), np.zeros(npres), np.zeros(npres)
-                        _compact_histogram(order, off, cnt, touched, nt, indptr, indices, values, w, pos, hs_c)
+                        _compact_histogram(order, order_w, off, cnt, touched, nt, indptr, indices, values, pos,
+                                           hs_c)
+                        cSc = TSc
+                        if known:
+                            _known_compact(TSc, hs_c, KSc)
+                            cSc = KSc
                         h, ml = _best_subset(splitter, state, touched, n_known, in_a, hw, hs_c, unused, unused,
-                                             False, P, sT2, TW, TSc, TSc, TSc, MW, min_leaf, LSc, LQc, LNc,
+                                             False, P, cT2, cW, cSc, cSc, cSc, cMW, min_leaf, LSc, LQc, LNc,
                                              cand_mask)
                         thr = -1
                     elif splitter == SPLITTER_RANDOM:
-                        h, thr, ml = _random_numeric(state, f, lower, upper, order, off, cnt, touched, n_known, hw,
-                                                     indptr, indices, values, w, TS, sT2, TW, MW, min_leaf, LS, MS,
-                                                     present, npres)
+                        h, thr, ml = _random_numeric(state, f, lower, upper, order, order_w, off, cnt, touched,
+                                                     n_known, hw, indptr, indices, values, cS, cT2, cW, cMW,
+                                                     min_leaf, LS, MS, present, npres)
                     else:
-                        h, thr, ml = _sweep_numeric(order, off, cnt, touched, n_known, hw, indptr, indices, values,
-                                                    w, TS, sT2, TW, MW, min_leaf, LS, MS, present, npres)
+                        h, thr, ml = _sweep_numeric(order, order_w, off, cnt, touched, n_known, hw, indptr, indices,
+                                                    values, cS, cT2, cW, cMW, min_leaf, LS, MS, present, npres)
                     best_h, best_f, best_thr, best_ml = _keep_better(best_h, best_f, best_thr, best_ml, best_mask,
                                                                      h, f, thr, ml, nominal[f], cand_mask)
                 _clear_histogram(hw, touched, nt)
@@ -403,18 +504,22 @@ def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, ro
                 if n_eval >= max_features:
                     break
         if best_f < 0 or best_h <= 1e-12 * P:
-            for i in range(start, end):
-                leaf_of_row[rows[i]] = node
+            members, n_members = _make_leaf(node, nr, start, end, fractional, leaf_of_row, members, n_members)
             _clear_present(is_present, present, npres)
             continue
-        _record_split(node, best_f, best_thr, best_ml, best_h, nominal[best_f], best_mask, feature, threshold,
-                      missing_left, gain, mask)
-        mid = _partition(X, best_f, nominal[best_f], node, threshold, missing_left, mask, rows, start, end)
-        if track_columns:
-            _sparse_column_gain(column_gain, best_f, rows, start, mid, indptr, indices, values, w, TW, TS, LS,
-                                present, npres)
+        _record_split(node, best_f, best_thr, best_ml and not fractional, best_h, nominal[best_f], best_mask,
+                      feature, threshold, missing_left, gain, mask)
+        top = free_start(end, stack, sp) if fractional else end
+        nr, n_missing, ls, le, rs, re = _split_rows(X, best_f, nominal[best_f], node, threshold, missing_left, mask,
+                                                    nr, start, end, fractional, top, left_share)
+        if n_missing > 0:
+            gain[node] = _sparse_children_reduction(column_gain, best_f, track_columns, nr, ls, le, rs, re, indptr,
+                                                    indices, values, TW, P, TS, LS, MS, present, npres)
+        elif track_columns:
+            _sparse_column_gain(column_gain, best_f, nr, ls, le, indptr, indices, values, TW, TS, LS, present, npres)
         _clear_present(is_present, present, npres)
-        n_nodes, sp = _push_children(node, start, mid, end, n_nodes, left, right, depth, stack, sp)
+        n_nodes, sp = _push_children(node, ls, le, rs, re, n_nodes, left, right, depth, stack, sp)
 
     return (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth, gain,
-            leaf_of_row, column_gain)
+            leaf_of_row, column_gain, left_share, members.rows[:n_members], members.nodes[:n_members],
+            members.weights[:n_members])

@@ -9,7 +9,9 @@ For one tree T grown on a bag with weights w (|E_train| = n rows):
   reductions of the target's clustering columns, scaled by the task's ``per_target_scale``.
 * RF score: on the out-of-bag rows (weight 0), ``(Err(OOB with x_i permuted) - Err(OOB)) / Err(OOB)``,
   one permutation per tree and feature; features the tree does not use score 0 (permuting them changes
-  nothing). Per target, the same with the target's own error. A zero OOB error is replaced by the task's
+  nothing). A tree grown with ``--missing fractional`` predicts a row with a missing value by mixing the
+  prototypes (label-sparse: the label frequencies) of the leaves it reaches down both branches
+  (:class:`spark_fr.pct.tree.Routes`). Per target, the same with the target's own error. A zero OOB error is replaced by the task's
   error floor (one unit mistake), so the score stays finite. With label-sparse prototype columns (HMLC) the
   leaves' predicted label sets are compared with the rows' label sets directly (per-label error counts in
   O(positive and predicted labels) per row); the counts are those of the dense form.
@@ -111,25 +113,29 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     if oob.size < 2:
         return joint, per_t
     y_oob = Y[oob]
-    indptr, positions, first_nodes, leaves = tree.rows_by_path_feature(XR, oob)
+    indptr, positions, first_nodes, routes = tree.rows_by_path_feature(XR, oob)
     if isinstance(proto_columns, SparseColumns):  # label-sparse (HMLC): label sets, error counts per label
-        predicted = task.predicted_sets(leaf_label_frequencies(tree, proto_columns, weights))
+        frequencies = leaf_label_frequencies(tree, proto_columns, weights)
+        predicted = task.predicted_sets(frequencies)
         counts = np.full(Y.shape[1], float(oob.size))
 
-        def error_sums(pos, nodes):
-            return label_errors(y_oob[pos], predicted, nodes)
+        def error_sums(pos, r):
+            if r.single:
+                return label_errors(y_oob[pos], predicted, r.leaves)
+            # a fractional tree: the label frequencies of a row's leaves mixed, then thresholded
+            return label_errors(y_oob[pos], task.predicted_sets(r.take_sparse(frequencies)), np.arange(len(pos)))
 
         def base_part(pos):
-            return error_sums(pos, leaves[pos])
+            return error_sums(pos, routes.subset(pos))
 
-        base_sum = error_sums(np.arange(oob.size), leaves)
+        base_sum = error_sums(np.arange(oob.size), routes)
     else:
         proto = leaf_prototypes(tree, proto_columns, weights, task.default_prototype())
         counts = (~np.isnan(y_oob)).sum(axis=0)
-        e_base = task.elementwise_errors(y_oob, task.predict(proto[leaves]))
+        e_base = task.elementwise_errors(y_oob, task.predict(routes.take(proto)))
 
-        def error_sums(pos, nodes):
-            return task.elementwise_errors(y_oob[pos], task.predict(proto[nodes])).sum(axis=0)
+        def error_sums(pos, r):
+            return task.elementwise_errors(y_oob[pos], task.predict(r.take(proto))).sum(axis=0)
 
         def base_part(pos):
             return e_base[pos].sum(axis=0)
@@ -145,12 +151,13 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         pos, starts = positions[indptr[f]:indptr[f + 1]], first_nodes[indptr[f]:indptr[f + 1]]
         fid = int(f) if feature_ids is None else int(feature_ids[f])
         perm = permutation(np.uint64(derive_seed(seed, fid, Stream.PERMUTATION)), oob.size)
-        new_leaves = tree.apply_permuted(XR, oob[pos], oob[perm[pos]], int(f), starts)
-        changed = new_leaves != leaves[pos]
+        new_routes = tree.routes(XR, oob[pos], oob[perm[pos]], int(f), starts)
+        changed = new_routes.differs(routes.subset(pos))
         if not changed.any():
             continue
         pos = pos[changed]
-        err_t = task.errors_from_sums(base_sum - base_part(pos) + error_sums(pos, new_leaves[changed]), counts)
+        err_t = task.errors_from_sums(base_sum - base_part(pos) + error_sums(pos, new_routes.subset(
+            np.flatnonzero(changed))), counts)
         joint[f] = (task.combine(err_t) - base) / max(base, floor)
         if per_target:
             with np.errstate(invalid="ignore"):

@@ -5,9 +5,12 @@ Sketch
 :func:`grow` calls the numba grower (:func:`spark_fr.pct.grow.grow_tree`, or
 :func:`spark_fr.pct.grow_sparse.grow_tree_sparse` for label-sparse clustering columns) on the in-bag rows and
 wraps the node arrays in a :class:`Tree`. :func:`leaf_prototypes` averages the task's prototype columns over the
-in-bag rows of every leaf (weighted by the bootstrap counts; a leaf without a known value in a column
-takes its nearest ancestor's value). :meth:`Tree.apply` sends rows down the tree; predictions are the task's
-prediction from the leaf prototypes.
+in-bag rows of every leaf (weighted by the bootstrap counts, and with ``--missing fractional`` by the shares
+of the splits that sent a row down both branches: :meth:`Tree.memberships`; a leaf without a known value in
+a column takes its nearest ancestor's value). :meth:`Tree.routes` sends rows down the tree: to one leaf each
+(learned), or to several leaves with proportions where a tested value is missing (fractional,
+:mod:`spark_fr.pct.route_fractional`); :meth:`Routes.take` gives each row its leaf's values or the mixture
+of its leaves' values, and predictions are the task's prediction from these prototypes.
 """
 from __future__ import annotations
 
@@ -16,11 +19,73 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tasks.sparse_columns import SparseColumns
-from .grow import (SPLITTER_BEST, SPLITTER_RANDOM, apply_tree, apply_tree_permuted, grow_tree,
-                   rows_by_path_feature)
+from .grow import (MISSING_FRACTIONAL, MISSING_LEARNED, SPLITTER_BEST, SPLITTER_RANDOM, apply_tree,
+                   apply_tree_permuted, grow_tree, rows_by_path_feature)
 from .grow_sparse import grow_tree_sparse
+from .route_fractional import mix_sparse, mix_values, route_fractional, rows_reaching_feature
 
 SPLITTERS = {"best": SPLITTER_BEST, "random": SPLITTER_RANDOM}
+#: ``--missing``: learned (a missing value goes as a block to the better side) or fractional (CLUS's rule)
+MISSING_MODES = {"learned": MISSING_LEARNED, "fractional": MISSING_FRACTIONAL}
+
+
+@dataclass
+class Routes:
+    """Where rows end in a tree: one leaf each (``props`` None), or (fractional trees) (leaf, proportion)
+    pairs per row in CSR form: row i reaches ``leaves[indptr[i]:indptr[i + 1]]`` with proportions
+    ``props[indptr[i]:indptr[i + 1]]`` (they add up to 1)."""
+
+    leaves: np.ndarray
+    indptr: np.ndarray | None = None
+    props: np.ndarray | None = None
+
+    @property
+    def single(self) -> bool:
+        """Whether every row reaches exactly one leaf (the learned form)."""
+        return self.props is None
+
+    def __len__(self) -> int:
+        return int(self.leaves.shape[0] if self.single else self.indptr.shape[0] - 1)
+
+    def take(self, node_values: np.ndarray) -> np.ndarray:
+        """Per row, its leaf's row of ``node_values`` (n_nodes, P), or the proportions' mixture of its leaves'
+        rows (a row reaching one leaf gets that leaf's row exactly)."""
+        if self.single:
+            return node_values[self.leaves]
+        return mix_values(self.indptr, self.leaves, self.props, np.ascontiguousarray(node_values, np.float64))
+
+    def take_sparse(self, node_values: SparseColumns) -> SparseColumns:
+        """:meth:`take` for node values in CSR form (rows = nodes); a row per route."""
+        if self.single:
+            indptr, leaves, props = np.arange(len(self) + 1, dtype=np.int64), self.leaves, np.ones(len(self))
+        else:
+            indptr, leaves, props = self.indptr, self.leaves, self.props
+        out = mix_sparse(indptr, leaves, props, node_values.indptr, node_values.indices, node_values.values,
+                         node_values.n_columns)
+        return SparseColumns(*out, node_values.n_columns)
+
+    def subset(self, positions: np.ndarray) -> "Routes":
+        """The routes of the rows at ``positions``."""
+        positions = np.asarray(positions, np.int64)
+        if self.single:
+            return Routes(self.leaves[positions])
+        counts = self.indptr[positions + 1] - self.indptr[positions]
+        indptr = np.zeros(positions.shape[0] + 1, np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        take = np.repeat(self.indptr[positions] - indptr[:-1], counts) + np.arange(indptr[-1])
+        return Routes(self.leaves[take], indptr, self.props[take])
+
+    def differs(self, other: "Routes") -> np.ndarray:
+        """Per row, whether its leaves or proportions differ from its route in ``other`` (the same rows)."""
+        if self.single:
+            return self.leaves != other.leaves
+        out = np.diff(self.indptr) != np.diff(other.indptr)
+        same = np.flatnonzero(~out)
+        if same.size:
+            a, b = self.subset(same), other.subset(same)
+            pair_differs = (a.leaves != b.leaves) | (a.props != b.props)
+            out[same] = np.add.reduceat(pair_differs.astype(np.int64), a.indptr[:-1]) > 0
+        return out
 
 
 @dataclass
@@ -31,17 +96,25 @@ class Tree:
     ----------
     feature, threshold, missing_left, mask, left, right : ndarray
         The test of each internal node: numeric ``code <= threshold``, nominal ``code in mask``; missing
-        values go left when ``missing_left``.
+        values go left when ``missing_left`` (learned trees).
     weight : ndarray
-        |E(N)|: total (bootstrap-weighted) number of training rows reaching the node.
+        |E(N)|: total (bootstrap-weighted, for fractional trees with the shares of the rows sent down both
+        branches) number of training rows reaching the node.
     depth : ndarray
         Node depth (root = 0).
     gain : ndarray
-        h*(N), the impurity reduction of the node's test (0 for leaves).
+        h*(N), the impurity reduction of the node's test (0 for leaves); fractional trees: the reduction of
+        |E| impu(E) over the weighted rows of the node and of its children (what Genie3 sums, as CLUS).
     leaf_of_row : ndarray
-        Leaf of every in-bag training row (-1 for the others).
+        Leaf of every in-bag training row (-1 for the others); learned trees.
     column_gain : ndarray
         (D, K) summed reductions per feature and clustering column (if tracked).
+    left_share : ndarray or None
+        Fractional trees (``--missing fractional``): the share of each node's known training weight that went
+        left; a row with a missing value goes down both branches with these shares. None: a learned tree.
+    members : tuple or None
+        Fractional trees: the leaves' training rows as (rows, leaves, weights) arrays, the weight being the
+        row's bootstrap count times the shares of the splits that sent it down both branches.
     """
 
     feature: np.ndarray
@@ -56,10 +129,17 @@ class Tree:
     leaf_of_row: np.ndarray
     column_gain: np.ndarray
     nominal: np.ndarray
+    left_share: np.ndarray | None = None
+    members: tuple | None = None
 
     @property
     def n_nodes(self) -> int:
         return int(self.feature.shape[0])
+
+    @property
+    def fractional(self) -> bool:
+        """Whether the tree was grown with ``--missing fractional``."""
+        return self.left_share is not None
 
     @property
     def internal(self) -> np.ndarray:
@@ -75,10 +155,45 @@ class Tree:
             column_gain = np.zeros((n_columns, column_gain.shape[1]))
             column_gain[columns] = self.column_gain
         return Tree(feature.astype(self.feature.dtype), self.threshold, self.missing_left, self.mask, self.left,
-                    self.right, self.weight, self.depth, self.gain, self.leaf_of_row, column_gain, nominal)
+                    self.right, self.weight, self.depth, self.gain, self.leaf_of_row, column_gain, nominal,
+                    self.left_share, self.members)
+
+    def memberships(self, weights: np.ndarray) -> tuple:
+        """The leaves' training rows: (rows, leaves, weights), grouped by leaf, rows increasing within one.
+
+        Learned trees: each in-bag row once, with its bootstrap count ``weights[row]``; fractional trees: the
+        grower's memberships (a row whose value was missing at a test is in several leaves, with fractional
+        weights; ``weights`` is not needed).
+        """
+        if self.fractional:
+            rows, leaves, w = self.members
+            order = np.lexsort((rows, leaves))
+            return rows[order], leaves[order], w[order]
+        rows = np.flatnonzero(self.leaf_of_row >= 0)
+        rows = rows[np.argsort(self.leaf_of_row[rows], kind="stable")]  # grouped by leaf, in row order within one
+        return rows, self.leaf_of_row[rows], weights[rows]
+
+    def routes(self, XR: np.ndarray, rows: np.ndarray, perm_rows: np.ndarray | None = None, feature: int = -1,
+               starts: np.ndarray | None = None) -> Routes:
+        """Where each of ``rows`` ends (:class:`Routes`); ``XR`` is the row-major code matrix (n, D). With
+        ``feature`` >= 0, where it ends when that feature takes the value of the row ``perm_rows[i]`` instead
+        (a learned tree routes row i from node ``starts[i]``, see :meth:`rows_by_path_feature`; a fractional
+        tree from the root)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if not self.fractional:
+            if feature < 0:
+                return Routes(self.apply(XR, rows))
+            return Routes(self.apply_permuted(XR, rows, perm_rows, feature, starts))
+        perm = rows if perm_rows is None else np.asarray(perm_rows, dtype=np.int64)
+        indptr, leaves, props = route_fractional(XR, rows, perm, int(feature), self.feature, self.threshold,
+                                                 self.mask, self.left, self.right, self.nominal, self.left_share)
+        return Routes(leaves, indptr, props)
 
     def apply(self, XR: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """Leaf index of each of ``rows``; ``XR`` is the row-major code matrix (n, D)."""
+        """Leaf index of each of ``rows``; ``XR`` is the row-major code matrix (n, D). Learned trees (a
+        fractional tree sends a row with a missing value to several leaves: :meth:`routes`)."""
+        if self.fractional:
+            raise ValueError("a tree grown with --missing fractional sends rows to several leaves: use routes()")
         return apply_tree(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
                           self.missing_left, self.mask, self.left, self.right, self.nominal)
 
@@ -104,7 +219,7 @@ class Tree:
     def apply_permuted(self, XR: np.ndarray, rows: np.ndarray, perm_rows: np.ndarray, feature: int,
                        starts: np.ndarray | None = None):
         """Leaf of each row when feature ``feature`` takes the value of the row ``perm_rows[i]``; row i is
-        routed from node ``starts[i]`` (default: the root; see :meth:`rows_by_path_feature`)."""
+        routed from node ``starts[i]`` (default: the root; see :meth:`rows_by_path_feature`). Learned trees."""
         rows = np.asarray(rows, dtype=np.int64)
         starts = np.zeros(rows.shape[0], np.int64) if starts is None else np.asarray(starts, np.int64)
         return apply_tree_permuted(XR, rows, np.asarray(perm_rows, dtype=np.int64), int(feature), starts,
@@ -112,15 +227,22 @@ class Tree:
                                    self.left, self.right, self.nominal)
 
     def rows_by_path_feature(self, XR: np.ndarray, rows: np.ndarray):
-        """(indptr, positions, first_nodes, leaves): for each feature, the rows whose path tests it and the
-        first node of that path testing it (CSR), and the leaf of every row."""
-        return rows_by_path_feature(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
-                                    self.missing_left, self.mask, self.left, self.right, self.nominal,
-                                    XR.shape[1])
+        """(indptr, positions, first_nodes, routes): for each feature, the rows whose path tests it and the
+        first node of that path testing it (CSR), and the :class:`Routes` of every row. Fractional trees: the
+        rows that reach a node testing it (down both branches at a missing value); first nodes the root."""
+        rows = np.asarray(rows, dtype=np.int64)
+        if self.fractional:
+            indptr, positions = rows_reaching_feature(XR, rows, self.feature, self.threshold, self.mask, self.left,
+                                                      self.right, self.nominal, XR.shape[1])
+            return indptr, positions, np.zeros(positions.shape[0], np.int64), self.routes(XR, rows)
+        indptr, positions, first_nodes, leaves = rows_by_path_feature(
+            XR, rows, self.feature, self.threshold, self.missing_left, self.mask, self.left, self.right,
+            self.nominal, XR.shape[1])
+        return indptr, positions, first_nodes, Routes(leaves)
 
 
 def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, max_features=None,
-         splitter="best", track_columns=False, seed=0, resample_constant=False) -> Tree:
+         splitter="best", track_columns=False, seed=0, resample_constant=False, missing="learned") -> Tree:
     """Grow one PCT on the rows with positive weight.
 
     Parameters
@@ -136,7 +258,8 @@ def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, ma
     weights : ndarray of float64, shape (n,)
         Row weights (bootstrap counts).
     min_leaf : float
-        Minimal (weighted) number of examples in a leaf.
+        Minimal (weighted) number of examples in a leaf; fractional: of the examples with a known value of
+        the test on each side (as CLUS); must be positive then.
     max_depth : int
         Maximal depth; negative for unlimited.
     max_features : int, optional
@@ -150,26 +273,36 @@ def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, ma
     resample_constant : bool
         Skip features that are constant in a node and draw others (scikit-learn's behaviour) instead of
         counting them as candidates (the thesis' and CLUS's).
+    missing : {'learned', 'fractional'}
+        A missing feature value goes as a block to the better side of a test (learned), or down both
+        branches with fractional weights, the test being scored on the known values (fractional, CLUS);
+        see :mod:`spark_fr.pct.grow`.
 
     Returns
     -------
     Tree
     """
     D = X.shape[0]
+    if missing == "fractional" and not min_leaf > 0:
+        raise ValueError(f"--missing fractional needs a positive minimal leaf weight, not {min_leaf}")
     w = np.ascontiguousarray(weights, dtype=np.float64)
     rows = np.flatnonzero(w > 0).astype(np.int64)
     mf = D if max_features is None else int(max_features)
     settings = (float(min_leaf), int(max_depth), mf, SPLITTERS[splitter], bool(track_columns), np.uint64(seed),
-                bool(resample_constant))
+                bool(resample_constant), MISSING_MODES[missing])
     if isinstance(Z, SparseColumns):
         out = grow_tree_sparse(X, nominal, lower, upper, Z.indptr, Z.indices, Z.values, Z.n_columns, w, rows,
                                *settings)
     else:
         out = grow_tree(X, nominal, lower, upper, Z, w, rows, *settings)
     n = out[0]
-    (feature, threshold, missing_left, mask, left, right, weight, depth, gain) = (a[:n] for a in out[1:10])
+    (feature, threshold, missing_left, mask, left, right, weight, depth, gain, _, _,
+     left_share) = (a[:n] for a in out[1:13])
+    if missing == "learned":
+        return Tree(feature, threshold, missing_left, mask, left, right, weight, depth, gain, out[10], out[11],
+                    nominal)
     return Tree(feature, threshold, missing_left, mask, left, right, weight, depth, gain, out[10], out[11],
-                nominal)
+                nominal, left_share, (out[13], out[14], out[15]))
 
 
 def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, default: np.ndarray) -> np.ndarray:
@@ -185,7 +318,7 @@ def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, defaul
     columns : ndarray (n, P)
         Prototype columns of all rows (NaN = missing).
     weights : ndarray (n,)
-        Bootstrap counts used to grow the tree.
+        Bootstrap counts used to grow the tree (a fractional tree's leaves hold their rows' weights).
     default : ndarray (P,)
         Prototype used where not even the root has a known value.
 
@@ -193,11 +326,7 @@ def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, defaul
     -------
     ndarray (n_nodes, P)
     """
-    rows = np.flatnonzero(tree.leaf_of_row >= 0)
-    order = np.argsort(tree.leaf_of_row[rows], kind="stable")  # rows grouped by leaf, in row order within one
-    rows = rows[order]
-    leaf = tree.leaf_of_row[rows]
-    w = weights[rows]
+    rows, leaf, w = tree.memberships(weights)  # grouped by leaf, in row order within one
     vals = columns[rows]
     complete = not np.isnan(vals).any()
     # without missing values a node's weight is the same for every column: one column of weights
@@ -238,14 +367,14 @@ def leaf_label_frequencies(tree: Tree, columns: SparseColumns, weights: np.ndarr
     With integer weights the sums are exact, so the frequencies are those of the dense computation, bit for
     bit; labels absent from a leaf have frequency 0 and are not stored.
     """
-    rows = np.flatnonzero(tree.leaf_of_row >= 0)
+    rows, row_leaf, w = tree.memberships(weights)
     counts = columns.indptr[rows + 1] - columns.indptr[rows]
     starts = np.repeat(columns.indptr[rows], counts)
     take = starts + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
-    leaf = np.repeat(tree.leaf_of_row[rows].astype(np.int64), counts)
+    leaf = np.repeat(row_leaf.astype(np.int64), counts)
     label = columns.indices[take]
-    terms = columns.values[take] * np.repeat(weights[rows], counts)
-    den = np.bincount(tree.leaf_of_row[rows], weights=weights[rows], minlength=tree.n_nodes)
+    terms = columns.values[take] * np.repeat(w, counts)
+    den = np.bincount(row_leaf, weights=w, minlength=tree.n_nodes)
     key = leaf * columns.n_columns + label
     order = np.argsort(key, kind="stable")
     key, terms = key[order], terms[order]

@@ -1,0 +1,214 @@
+"""The rows of the nodes being grown, with their weights in the node: numba kernels, no Spark.
+
+Sketch
+------
+A :data:`NodeRows` is a buffer of (row, weight) pairs; a node being grown is a range ``[start, end)`` of it.
+The weight of a pair is the row's weight in that node: its bootstrap count, times the shares of the splits
+that sent it down both branches (``--missing fractional``). Every kernel of the growers reads a node's rows
+and weights by position, so the two ways of handling a missing feature value share them:
+
+* ``learned`` (:func:`partition`): a row goes to one child, so a node's range is partitioned in place,
+  rows going left first (as scikit-learn does); the children are ``[start, mid)`` and ``[mid, end)``.
+* ``fractional`` (:func:`split_fractional`, CLUS's rule): the range is partitioned in place into
+  ``[known left | missing | known right]``; a row whose value is missing goes to both children, its weight
+  multiplied by the share of the node's known weight going to each. The larger child keeps its part of the
+  parent's range (the missing rows' weights scaled in place), the smaller one is copied to the top of the
+  buffer, above every range still to be grown (:func:`free_start`), which grows by doubling when needed.
+  Without missing values in the node the split is the learned partition, to the bit.
+
+Memory: ``learned`` never copies. ``fractional`` holds, besides the n rows, the copied smaller children of
+the nodes on the current path: at most about n more pairs, plus the duplicated missing rows.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+MISSING = 255
+
+#: rows (int64) and their weights in the node holding each position (float64)
+NodeRows = namedtuple("NodeRows", ["rows", "weights"])
+
+
+@njit(cache=True, nogil=True)
+def node_rows(rows, w, capacity):
+    """The buffer of a tree's root: ``rows`` (used in place when ``capacity`` is its length) and ``w[rows]``."""
+    m = rows.shape[0]
+    buf = rows if capacity <= m else np.empty(capacity, np.int64)
+    weights = np.empty(max(capacity, m), np.float64)
+    for i in range(m):
+        buf[i] = rows[i]
+        weights[i] = w[rows[i]]
+    return NodeRows(buf, weights)
+
+
+@njit(cache=True, nogil=True)
+def reserve(nr, size):
+    """``nr``, or a copy with at least ``size`` positions (capacity doubled) when it has fewer."""
+    cap = nr.rows.shape[0]
+    if size <= cap:
+        return nr
+    new_cap = max(size, 2 * cap)
+    rows = np.empty(new_cap, np.int64)
+    weights = np.empty(new_cap, np.float64)
+    rows[:cap] = nr.rows
+    weights[:cap] = nr.weights
+    return NodeRows(rows, weights)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _swap(nr, i, j):
+    r = nr.rows[i]
+    nr.rows[i] = nr.rows[j]
+    nr.rows[j] = r
+    v = nr.weights[i]
+    nr.weights[i] = nr.weights[j]
+    nr.weights[j] = v
+
+
+@njit(cache=True, nogil=True, inline="always")
+def goes_left(node, code, nominal_f, threshold, missing_left, mask):
+    """Whether a row with this code of the node's feature goes left: a missing code as the node learned,
+    a nominal code if it is in the node's subset mask, a numeric code if ``code <= threshold``."""
+    if code == MISSING:
+        return missing_left[node]
+    if nominal_f:
+        return (mask[node, code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
+    return code <= threshold[node]
+
+
+@njit(cache=True, nogil=True)
+def partition(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, end):
+    """Reorder the node's pairs ``[start, end)`` in place so that the rows going left come first (a
+    right-going pair is swapped with the last unchecked one); returns the position of the first right-going
+    row."""
+    i = start
+    j = end - 1
+    while i <= j:
+        if goes_left(node, X[f, nr.rows[i]], nominal_f, threshold, missing_left, mask):
+            i += 1
+        else:
+            _swap(nr, i, j)
+            j -= 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _missing_first(X, f, nr, start, end):
+    """Reorder ``[start, end)`` so that the rows with a missing code of f come first; returns where they
+    end. Nothing moves when none is missing."""
+    any_missing = False
+    for i in range(start, end):
+        if X[f, nr.rows[i]] == MISSING:
+            any_missing = True
+            break
+    if not any_missing:
+        return start
+    i = start
+    j = end - 1
+    while i <= j:
+        if X[f, nr.rows[i]] == MISSING:
+            i += 1
+        else:
+            _swap(nr, i, j)
+            j -= 1
+    return i
+
+
+@njit(cache=True, nogil=True)
+def _weight_sum(nr, start, end):
+    s = 0.0
+    for i in range(start, end):
+        s += nr.weights[i]
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _copy_scaled(nr, src, end, dst, m_start, m_end, share):
+    """Copy the pairs ``[src, end)`` to ``dst``; the weights of those in ``[m_start, m_end)`` times ``share``."""
+    for i in range(src, end):
+        k = dst + i - src
+        nr.rows[k] = nr.rows[i]
+        v = nr.weights[i]
+        nr.weights[k] = v * share if m_start <= i < m_end else v
+
+
+@njit(cache=True, nogil=True)
+def free_start(end, stack, sp):
+    """The first buffer position no range still to be grown uses: after the popped node's ``end`` and every
+    range on the stack ``stack[:sp]`` of (node, start, end)."""
+    top = end
+    for s in range(sp):
+        if stack[s, 2] > top:
+            top = stack[s, 2]
+    return top
+
+
+@njit(cache=True, nogil=True)
+def split_fractional(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, end, top):
+    """Split the node ``[start, end)`` by CLUS's rule for missing values (module sketch); the node's
+    ``missing_left`` must be False (the missing rows are first partitioned to the right).
+
+    The share of the node's known weight going left, ``share``, is the weight of the rows going left over
+    that of the rows with a known value; the missing rows go left with weight ``w * share`` and right with
+    ``w * (1 - share)``.
+
+    Returns
+    -------
+    tuple
+        ``(nr, share, n_missing, left_start, left_end, right_start, right_end)``: the buffer (reallocated if it
+        had to grow), the share, the number of rows with a missing value, and the children's ranges.
+    """
+    mid = partition(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, end)
+    b = _missing_first(X, f, nr, mid, end)
+    wl = _weight_sum(nr, start, mid)
+    wr = _weight_sum(nr, b, end)
+    share = wl / (wl + wr) if wl + wr > 0.0 else 0.5
+    n_missing = b - mid
+    if n_missing == 0:
+        return nr, share, 0, start, mid, mid, end
+    n_left = b - start
+    n_right = end - mid
+    if n_left <= n_right:  # the left child is copied, the right one keeps [mid, end)
+        nr = reserve(nr, top + n_left)
+        _copy_scaled(nr, start, b, top, mid, b, share)
+        for i in range(mid, b):
+            nr.weights[i] *= 1.0 - share
+        return nr, share, n_missing, top, top + n_left, mid, end
+    nr = reserve(nr, top + n_right)
+    _copy_scaled(nr, mid, end, top, mid, b, 1.0 - share)
+    for i in range(mid, b):
+        nr.weights[i] *= share
+    return nr, share, n_missing, start, b, top, top + n_right
+
+
+#: the (row, node, weight) memberships of the leaves of a fractional tree
+Members = namedtuple("Members", ["rows", "nodes", "weights"])
+
+
+@njit(cache=True, nogil=True)
+def new_members(capacity):
+    """Room for ``capacity`` leaf memberships (0: a learned tree, whose leaves are ``leaf_of_row``)."""
+    return Members(np.empty(capacity, np.int64), np.empty(capacity, np.int32), np.empty(capacity, np.float64))
+
+
+@njit(cache=True, nogil=True)
+def add_members(mb, count, nr, start, end, node):
+    """Append the pairs ``[start, end)`` of leaf ``node`` to the memberships; returns (mb, count)."""
+    need = count + end - start
+    cap = mb.rows.shape[0]
+    if need > cap:
+        new_cap = max(need, 2 * cap)
+        grown = new_members(new_cap)
+        grown.rows[:count] = mb.rows[:count]
+        grown.nodes[:count] = mb.nodes[:count]
+        grown.weights[:count] = mb.weights[:count]
+        mb = grown
+    for i in range(start, end):
+        mb.rows[count] = nr.rows[i]
+        mb.nodes[count] = node
+        mb.weights[count] = nr.weights[i]
+        count += 1
+    return mb, count
