@@ -251,7 +251,7 @@ def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timing
         spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
         targets=opts.get("targets"), features_col=opts.get("features_col"), table=opts.get("input_table"),
         version=opts.get("version"), timestamp=opts.get("timestamp"), where=opts.get("where"),
-        exclude=opts.get("exclude"))
+        exclude=opts.get("exclude"), duplicate_names=opts.get("duplicate_names", "error"))
     if opts.get("hierarchy") is not None:
         _attach_hierarchy(dataset, opts["hierarchy"], opts.get("targets"))
     dataset.feature_relations = feature_relations
@@ -276,8 +276,8 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
                   **method_params.to_dict(), **run.params}
     for key in ("format", "labels_xml", "features_col", "input_table", "version", "timestamp", "where", "exclude",
-                "run_id"):
-        if opts.get(key) is not None and (key != "format" or params.get(key)):
+                "duplicate_names", "run_id"):
+        if opts.get(key) is not None and (key not in ("format", "duplicate_names") or params.get(key)):
             run_params[key] = opts[key]
     names = run.feature_names
     information = informative(run.results, run.usable, run.target_names, ALL_TARGETS)
@@ -293,6 +293,8 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
                 "created_at": datetime.now(timezone.utc)}
     if opts.get("run_id"):
         metadata["run_id"] = opts["run_id"]
+    if dataset.extra.get("renamed"):  # --duplicate-names rename: {new name: the name the input gives}
+        metadata["renamed_columns"] = {r.new_name: r.name for r in dataset.extra["renamed"]}
     return build(names, run.usable, run.results, run.target_names, run_params, metadata)
 
 

@@ -380,6 +380,10 @@ OPTIONS = (
            "only those partitions)", IO, estimator=None),
     Option("exclude", Names(), None, "columns that are neither features nor targets (ids, timestamps), "
            "comma-separated", IO, estimator=None),
+    Option("duplicate_names", Choice(("error", "rename")), "error", "an input naming two columns alike (some "
+           "yeast HMLC ARFF files do; CLUS reads them by position): refuse it, naming both positions, or rename the "
+           "k-th occurrence of a name NAME__k (the next free number when the input has that name already), said in "
+           "one warning line; every input format (a relational schema's tables: refused)", IO, estimator=None),
     Option("features_col", Text(), None, "vector column holding the features (Parquet/Delta input, a DataFrame)", IO),
     Option("targets", Names(), None, "target column(s), comma-separated; absent for unsupervised", IO,
            estimator="targetCols"),

@@ -54,7 +54,8 @@ def test_nominal_with_space_separated_braces(tmp_path):
     [
         ("@relation r\n@attribute a numeric\n", "t.arff line 2: no @data line found"),
         ("@relation r\n@attribute a numeric\n\n@attribute a real\n@data\n",
-         "t.arff line 4: attribute 'a': duplicate attribute name (first declared on line 2)"),
+         "t.arff line 4: duplicate attribute name 'a' (attributes 1 and 2; the first on line 2); pass "
+         "--duplicate-names rename to read the repeat as 'a__2'"),
         ("@relation r\n@attribute a\n@data\n", "t.arff line 2: attribute 'a': missing type"),
         ("@relation r\n@attribute a numbers\n@data\n", "t.arff line 2: attribute 'a': unknown type 'numbers'"),
         ("@relation r\n@attribute a numeric extra\n@data\n",

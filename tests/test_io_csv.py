@@ -164,8 +164,9 @@ def test_separator_of():
     ("a,,y\n1,2,3\n", "line 1: column 2 of the header has no name"),
     (",a,y\n0,1,2\n", "line 1: column 1 of the header has no name (an index written by pandas' to_csv?)"),
     ("a,y,\n0,1,\n", "line 1: column 3 of the header has no name (a separator at the end of the line?)"),
-    ("a,b,a\n1,2,3\n", "line 1: duplicate column name 'a' in the header (columns 1 and 3)"),
-    ("A,b,a\n1,2,3\n", "duplicate column name 'a' in the header (columns 1 and 3) (as 'A'"),
+    ("a,b,a\n1,2,3\n", "line 1: duplicate column name 'a' (columns 1 and 3); pass --duplicate-names rename to "
+                       "read the repeat as 'a__2'"),
+    ("A,b,a\n1,2,3\n", "duplicate column name 'a' (columns 1 and 3) (as 'A'"),
     ('\n\n"a\nb",y\n1,2\n', "line 3: a quoted column name holds a line break"),
     ('"a,y\n1,2\n', "line 1: a quoted column name opens here and is never closed"),
 ])

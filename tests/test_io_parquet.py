@@ -129,7 +129,7 @@ def test_check_footer(tmp_path):
     pq.write_table(pa.Table.from_arrays([pa.array([1]), pa.array([2])], names=["X", "x"]), ci)
     ns = write_table(tmp_path / "ns.parquet", {"when": pa.array([1], pa.timestamp("ns")), "a": [1.0]})
     half = write_table(tmp_path / "half.parquet", {"h": pa.array(np.array([1.0], np.float16)), "a": [1.0]})
-    for f, fragment in [(dup, "duplicate column name 'x'"), (ci, "duplicate column name 'x' (as 'X'"),
+    for f, fragment in [(dup, "duplicate column name 'x'"), (ci, "duplicate column name 'x' (columns 1 and 2) (as 'X'"),
                         (ns, "column 'when' holds nanosecond timestamps"), (half, "column 'h' holds 16-bit floats")]:
         with pytest.raises(InputError) as err:
             P.check_footer(P.Footer(str(f), df_file(f), P.read_footer(None, df_file(f))))

@@ -1,5 +1,6 @@
 """Semi-supervised and unsupervised PCT-ensemble ranking end to end on Spark: planted features, fewer labels,
-the automatic SSL weight, the per-task defaults, determinism for any partitioning and in partitioned mode."""
+the per-task defaults, determinism for any partitioning and in partitioned mode (the automatic SSL weight:
+tests/test_ssl_weight.py)."""
 import json
 
 import numpy as np
@@ -7,7 +8,6 @@ import pandas as pd
 import pytest
 
 import spark_fr
-from spark_fr.ensemble.ssl_weight import WEIGHTS, best_weight
 
 COLS = ["feature", "score", "target", "importance", "rank", "importance_std"]
 
@@ -84,37 +84,6 @@ def test_semi_supervised_ranking_finds_the_relevant_features_from_fewer_labels(s
         assert ssl.params["ssl_weight"] == 0.5 and ssl.metadata["n_rows"] == 600
     assert all(ssl_hits), ssl_hits
     assert np.mean(sup_ranks) > 3.0, sup_ranks
-
-
-def test_ssl_weight_auto_keeps_supervised_ranking_when_the_unlabelled_rows_are_noise(spark):
-    """Unlabelled rows whose features form clusters unrelated to the class: clustering on them does not help,
-    and the cross-validated choice is w = 1."""
-    for seed in range(2):
-        rng = np.random.default_rng(seed)
-        n, D, lab = 800, 10, 200
-        X = rng.uniform(size=(n, D))
-        X[lab:, 1:] = rng.integers(0, 2, (n - lab, D - 1)) * 0.5 + 0.25 + rng.normal(0, 0.02, (n - lab, D - 1))
-        pdf = pd.DataFrame(X, columns=[f"x{i}" for i in range(D)])
-        pdf["y"] = np.where(X[:, 0] > 0.5, "hi", "lo").astype(object)
-        pdf.loc[lab:, "y"] = None
-        r = spark_fr.rank(spark.createDataFrame(pdf), targets="y", trees=20, seed=seed, scores="genie3",
-                          semi_supervised=True, ssl_weight="auto", spark=spark)
-        search = r.metadata["ssl_weight_search"]
-        assert search["chosen"] == 1.0 and r.params["ssl_weight"] == 1.0, search["errors"]
-        assert len(search["fold_errors"]) == 4 and len(search["errors"]) == 11
-        assert top(r.to_pandas(), "genie3", 1) == ["x0"]
-
-
-def test_best_weight_prefers_supervised_unless_a_weight_is_clearly_better():
-    rng = np.random.default_rng(0)
-    flat = 0.1 + rng.normal(0, 0.01, (4, len(WEIGHTS)))
-    assert best_weight(flat) == 1.0
-    better = flat.copy()
-    better[:, 3] = flat[:, -1] - 0.05 + rng.normal(0, 0.002, 4)  # clearly better on every fold
-    assert best_weight(better) == WEIGHTS[3]
-    lucky = flat.copy()
-    lucky[0, 2] = flat[0, -1] - 0.05  # better on one fold only: noise
-    assert best_weight(lucky) == 1.0
 
 
 def test_semi_supervised_is_bit_identical_for_any_partitioning_and_mode(spark):

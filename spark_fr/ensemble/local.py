@@ -14,7 +14,7 @@ from .trees import TreeData, score_tree_group
 
 
 def tree_data_from_arrays(X, Y, task: str, nominal=None, target_names=None, classes=None,
-                          row_keys=None) -> tuple:
+                          row_keys=None, label_weights=None) -> tuple:
     """Bin ``X`` and fit ``task`` on ``Y``; return (TreeData, list of FeatureBins).
 
     Parameters
@@ -28,6 +28,8 @@ def tree_data_from_arrays(X, Y, task: str, nominal=None, target_names=None, clas
     target_names, classes : list, optional
     row_keys : ndarray of uint64, optional
         Stable row keys (default: the row positions).
+    label_weights : ndarray, optional
+        HMLC: the hierarchy weights w(l) of the label columns (:meth:`spark_fr.hierarchy.Hierarchy.weights`).
     """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
@@ -39,7 +41,7 @@ def tree_data_from_arrays(X, Y, task: str, nominal=None, target_names=None, clas
     codes = np.ascontiguousarray(np.stack([b.encode(X[:, f]) for f, b in enumerate(bins)]))
     lower, upper, _ = stack_bins(bins)
     target_names = target_names or [f"y{j}" for j in range(Y.shape[1])]
-    fitted = tasks.get(task).fit(Y, target_names, classes)
+    fitted = tasks.get(task).fit(Y, target_names, classes, label_weights)
     Y = fitted.targets(Y)
     keys = np.arange(n, dtype=np.uint64) if row_keys is None else np.asarray(row_keys, np.uint64)
     data = TreeData(codes, nominal, lower, upper, fitted.clustering_input(Y), Y,

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..pct import scores as pct_scores
 from ..pct.relation_scores import node_rewards, relation_scores
-from ..pct.tree import grow
+from ..pct.tree import Tree, grow
 from ..runtime.rng import Stream, derive_seed
 from ..results import ScoreKey
 from .aggregate import ScoreAccumulator
@@ -141,19 +141,64 @@ def grow_tree_of(data: TreeData, params: EnsembleParams, index: int, weights: np
     return tree.on_columns(cols, data.n_features, data.nominal)
 
 
+@dataclass
+class GrownTree:
+    """One tree of a run as its scores see it (what :func:`score_tree` scores; :func:`forest` gives all of them).
+
+    Attributes
+    ----------
+    index : int
+        The tree's index in the ensemble.
+    tree : Tree
+        Its tests refer to the rows of ``data.codes`` (the input's features when ``feature_ids`` is None).
+    weights : ndarray (n,)
+        Bootstrap counts of the rows (0: out of bag).
+    oob : ndarray of int
+        The out-of-bag rows the RF score evaluates, increasing (all of them up to ``--max-oob-rows``).
+    seed : int
+        The tree's seed (its growth and its RF score's permutations).
+    """
+
+    index: int
+    tree: Tree
+    weights: np.ndarray
+    oob: np.ndarray
+    seed: int
+
+    def permutation(self, feature_id: int) -> np.ndarray:
+        """The permutation the RF score applies to the input's feature ``feature_id`` on ``oob``: out-of-bag row
+        ``oob[i]`` takes the value of row ``oob[p[i]]``."""
+        return pct_scores.oob_permutation(self.seed, feature_id, self.oob.size)
+
+
+def grow_scored_tree(data: TreeData, params: EnsembleParams, index: int, track: bool = False) -> GrownTree:
+    """Grow tree ``index`` of a run with its bootstrap counts, and find the out-of-bag rows its RF score uses."""
+    bagging = data.sampling(params)
+    weights = bagging.counts(index, data.row_keys)
+    tree = grow_tree_of(data, params, index, weights, track)
+    oob = np.flatnonzero(bagging.evaluated(index, data.row_keys, weights))
+    return GrownTree(index, tree, weights, oob, derive_seed(params.seed, index, Stream.GROW))
+
+
+def forest(data: TreeData, params: EnsembleParams, indices=None):
+    """The trees of a run (``range(params.trees)`` by default), one :class:`GrownTree` at a time, as the run grows
+    and scores them (inspection, and checks of the scores against references written from their definitions)."""
+    for index in range(params.trees) if indices is None else indices:
+        yield grow_scored_tree(data, params, int(index))
+
+
 def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
     """Grow tree ``index`` and return its score arrays ``{ScoreKey: array}``.
 
     Joint scores 'symbolic', 'genie3', 'rf' have shape (D,); with ``per_target``, the per-target Genie3 and
     RF scores have shape (T, D); D is the input's number of features.
     """
-    bagging = data.sampling(params)
-    weights = bagging.counts(index, data.row_keys)
     D = data.n_features
     scores = params.effective_scores()
     per_target = params.per_target and data.task.n_targets > 1
     track = per_target and "genie3" in scores
-    tree = grow_tree_of(data, params, index, weights, track)
+    grown = grow_scored_tree(data, params, index, track)
+    tree, weights = grown.tree, grown.weights
     out = {}
     if "symbolic" in scores:
         out[ScoreKey("symbolic")] = pct_scores.symbolic(tree, D, data.n_training_rows, params.symbolic_weight)
@@ -165,10 +210,8 @@ def score_tree(data: TreeData, params: EnsembleParams, index: int) -> dict:
     if data.relations is not None:
         out.update(relation_scores_of(tree, data, params, [s for s in scores if s in ("symbolic", "genie3")]))
     if "rf" in scores:
-        oob = np.flatnonzero(bagging.evaluated(index, data.row_keys, weights))
-        seed = derive_seed(params.seed, index, Stream.GROW)
         joint, per_t = pct_scores.permutation_scores(tree, data.with_row_major().codes_rows, data.Y, data.proto,
-                                                     weights, data.task, seed, per_target, oob=oob,
+                                                     weights, data.task, grown.seed, per_target, oob=grown.oob,
                                                      feature_ids=data.feature_ids)
         out[ScoreKey("rf")] = joint
         if per_target:

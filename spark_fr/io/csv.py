@@ -9,8 +9,9 @@ Sketch
   and skipped in a directory.
 * **Headers are matched by name.** Every file's header (its first non-blank line) is parsed on the driver,
   as RFC 4180 CSV, with a UTF-8 byte-order mark dropped and any line end (LF, CRLF, CR). A column without
-  a name, a name given twice (compared without case, as Spark compares names), or a name holding a line
-  break is an error naming the file and column. Every file must have the same column names as the first
+  a name, a name given twice (compared without case, as Spark compares names; ``--duplicate-names rename``
+  renames the repeat instead, :mod:`spark_fr.data.names`), or a name holding a line break is an error
+  naming the file and column. Every file must have the same column names as the first
   one: a renamed, missing or extra column is an error naming the file and the column. Decision: a file
   whose header lists the same names **in another order** is the same table (as ``pandas.concat`` would
   make it): files are read in groups of equal header order, each with its own schema, and every group's
@@ -49,6 +50,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..data.columns import qcol, try_cast, try_date
+from ..data.names import deduplicate
 from ..data.schema import Dataset, columns_of_dataframe
 from ..errors import InputError, one_line
 from . import csv_types as CT
@@ -229,13 +231,15 @@ def scan_records(lines, sep: str = ",", values: bool = False):
 
 class Header(NamedTuple):
     """A file's header: its column names and the line they are on (``sep`` is the file's separator);
-    ``present`` is False for a headerless file (names made up, every line is data)."""
+    ``present`` is False for a headerless file (names made up, every line is data); ``renamed``: the repeated
+    names renamed (:mod:`spark_fr.data.names`)."""
 
     file: DataFile
     names: list
     line: int
     sep: str
     present: bool = True
+    renamed: tuple = ()
 
 
 def separator_of(path: str) -> str:
@@ -292,14 +296,18 @@ def _records(spark, file: DataFile, sep: str, values: bool):
         raise InputError(f"{file.path}: cannot read the file ({one_line(err)})") from None
 
 
-def read_header(spark, file: DataFile, sep: str, case_sensitive: bool = False) -> Header | None:
+def read_header(spark, file: DataFile, sep: str, case_sensitive: bool = False,
+                duplicate_names: str = "error") -> Header | None:
     """Parse and check a file's header line; None for a file with no non-blank line.
+
+    A name given twice (compared without case unless ``case_sensitive``) is an error, or with
+    ``duplicate_names='rename'`` the repeat is renamed (:mod:`spark_fr.data.names`; ``Header.renamed``).
 
     Raises
     ------
     InputError
-        A name that is empty, given twice (compared without case unless ``case_sensitive``), or holds a
-        line break (or a quote that never closes).
+        A name that is empty, given twice (``duplicate_names='error'``), or holds a line break (or a quote
+        that never closes).
     """
     rec = next(_records(spark, file, sep, values=True), None)
     if rec is None:
@@ -313,20 +321,13 @@ def read_header(spark, file: DataFile, sep: str, case_sensitive: bool = False) -
     if any("\x00" in n or "\ufffd" in n for n in names):
         raise InputError(f"{where}: the header is not UTF-8 text (UTF-16, another encoding, or not a CSV file); "
                          f"save the file as UTF-8 CSV")
-    seen = {}
     for j, name in enumerate(names):
         if not name.strip():
             hint = (" (an index written by pandas' to_csv?)" if j == 0 else
                     " (a separator at the end of the line?)" if j == len(names) - 1 else "")
             raise InputError(f"{where}: column {j + 1} of the header has no name{hint}; name it or drop it")
-        key = name if case_sensitive else name.lower()
-        if key in seen:
-            other = names[seen[key]]
-            also = "" if other == name else f" (as '{other}': Spark compares column names without case)"
-            raise InputError(f"{where}: duplicate column name '{name}' in the header (columns {seen[key] + 1} "
-                             f"and {j + 1}){also}")
-        seen[key] = j
-    return Header(file, names, rec.line, sep)
+    names, renamed = deduplicate(names, duplicate_names, source=where, case_sensitive=case_sensitive)
+    return Header(file, names, rec.line, sep, renamed=tuple(renamed))
 
 
 def check_same_columns(headers: list) -> None:
@@ -513,7 +514,7 @@ def _free_name(base: str, names: list) -> str:
 
 
 def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None, typed: bool = False,
-             declared: dict | None = None) -> Dataset:
+             declared: dict | None = None, duplicate_names: str = "error") -> Dataset:
     """Read CSV input with header lines (or a scikit-learn bundled CSV) as a :class:`Dataset`.
 
     Parameters
@@ -531,6 +532,10 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
     declared : dict, optional
         {column: 'numeric' | 'nominal' | 'date' | 'id'}: declared types, which win over inference
         (:func:`spark_fr.io.csv_types.column_type`).
+    duplicate_names : {'error', 'rename'}
+        A header naming a column twice: an error, or the repeat renamed in every file by the rule of
+        :mod:`spark_fr.data.names` (``extra['renamed']`` lists the renamings); Spark reads the columns by
+        position, under the renamed names.
 
     Returns
     -------
@@ -550,7 +555,7 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
     headerless = headerless_numeric(spark, files[0], ",") if single_comma and sk is None else None
     headers = []
     for f in files:
-        h = read_header(spark, f, sep or separator_of(f.path), case_sensitive) \
+        h = read_header(spark, f, sep or separator_of(f.path), case_sensitive, duplicate_names) \
             if sk is None and not headerless and columns is None else None
         if columns is not None:
             h = Header(f, list(columns), 0, sep or separator_of(f.path), False)
@@ -621,7 +626,7 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
         default_target = "target"
         log.info("%s: scikit-learn CSV layout: %d features x1..x%d, class column 'target'", source, sk[0], sk[0])
     return Dataset(typed_df, columns_of_dataframe(typed_df, quiet=typed), source, default_target=default_target,
-                   class_column=default_target)
+                   class_column=default_target, extra={"renamed": [r for h in headers for r in h.renamed]})
 
 
 def _known(c):

@@ -11,7 +11,9 @@ Sketch
   marker), an encrypted file, a truncated or damaged footer, a column type Spark cannot read (nanosecond
   timestamps, 16-bit floats), or a name given twice in one file (compared without case, as Spark does) is
   an error naming the file (and column). Spark would otherwise fail inside a task, with its ERROR log and
-  Java stacks, or pick one file's schema and drop or mis-read the others' columns.
+  Java stacks, or pick one file's schema and drop or mis-read the others' columns. With
+  ``--duplicate-names rename`` a repeated name is renamed instead (:mod:`spark_fr.data.names`) and the files
+  are read by position with pyarrow (Spark cannot read them at all).
 * **Schemas across files.** Types are compared as the Spark types they read as (``int32`` is ``int``,
   ``large_string`` is ``string``, ...). Decisions:
 
@@ -38,6 +40,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..data.columns import qcol
+from ..data.names import deduplicate
 from ..data.schema import ColumnInfo, Dataset, columns_of_dataframe
 from ..data.source import BatchSource
 from ..errors import InputError, one_line
@@ -98,11 +101,22 @@ def merge_type(a: str, b: str) -> str | None:
 
 
 class Footer:
-    """One file's footer: the input path it came from, the file, its Arrow schema and Spark types."""
+    """One file's footer: the input path it came from, the file, its Arrow schema and Spark types.
+
+    ``names`` are the file's column names in order, unique once :func:`check_footer` has renamed repeats
+    (``renamed``); ``types`` maps them to their Spark types.
+    """
 
     def __init__(self, source: str, file: DataFile, schema: pa.Schema):
         self.source, self.file, self.schema = source, file, schema
+        self.renamed: list = []
+        self.names = list(schema.names)
         self.types = {f.name: spark_type(f.type) for f in schema}
+
+    def rename(self, names: list, renamed: list) -> None:
+        """Give the columns the unique ``names`` (same order)."""
+        self.names, self.renamed = list(names), list(renamed)
+        self.types = {n: spark_type(f.type) for n, f in zip(self.names, self.schema)}
 
 
 def read_footer(spark, file: DataFile) -> pa.Schema:
@@ -135,22 +149,21 @@ def read_footer(spark, file: DataFile) -> pa.Schema:
         raise InputError(f"{path}: damaged Parquet footer ({one_line(err)})") from None
 
 
-def check_footer(footer: Footer, case_sensitive: bool = False) -> None:
-    """Names given twice and column types Spark cannot read are errors naming the file and column."""
-    seen = {}
-    for f in footer.schema:
-        key = f.name if case_sensitive else f.name.lower()
-        if key in seen:
-            also = "" if seen[key] == f.name else f" (as '{seen[key]}': Spark compares names without case)"
-            raise InputError(f"{footer.file.path}: duplicate column name '{f.name}'{also}")
-        seen[key] = f.name
+def check_footer(footer: Footer, case_sensitive: bool = False, duplicate_names: str = "error") -> None:
+    """Names given twice (unless ``duplicate_names='rename'``: the repeats are renamed, :mod:`spark_fr.data.names`)
+    and column types Spark cannot read are errors naming the file and column."""
+    names, renamed = deduplicate(footer.schema.names, duplicate_names, source=footer.file.path,
+                                 case_sensitive=case_sensitive)
+    if renamed:
+        footer.rename(names, renamed)
+    for name, f in zip(footer.names, footer.schema):
         t = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
         if pa.types.is_timestamp(t) and t.unit == "ns":
-            raise InputError(f"{footer.file.path}: column '{f.name}' holds nanosecond timestamps, which Spark "
+            raise InputError(f"{footer.file.path}: column '{name}' holds nanosecond timestamps, which Spark "
                              f"cannot read; write them in microseconds (pandas: to_parquet(..., "
                              f"coerce_timestamps='us', allow_truncated_timestamps=True))")
         if pa.types.is_float16(t):
-            raise InputError(f"{footer.file.path}: column '{f.name}' holds 16-bit floats, which Spark cannot "
+            raise InputError(f"{footer.file.path}: column '{name}' holds 16-bit floats, which Spark cannot "
                              f"read; write it as float32 or float64")
 
 
@@ -241,7 +254,7 @@ def parquet_footers(spark, paths: list) -> list:
     return [one(e) for e in entries]
 
 
-def read_parquet(spark, paths, features_col: str | None = None) -> Dataset:
+def read_parquet(spark, paths, features_col: str | None = None, duplicate_names: str = "error") -> Dataset:
     """Read one or several Parquet files or directories as a :class:`Dataset`, after checking every footer.
 
     Parameters
@@ -250,6 +263,11 @@ def read_parquet(spark, paths, features_col: str | None = None) -> Dataset:
     paths : str or list of str
     features_col : str, optional
         A vector column holding the features.
+    duplicate_names : {'error', 'rename'}
+        A file naming a column twice: an error, or the repeat renamed (:mod:`spark_fr.data.names`;
+        ``extra['renamed']`` lists the renamings). Spark cannot read such a file at all, so renamed files are
+        read with pyarrow, by position (:class:`ParquetSource`: local files without partition directories);
+        other inputs with a repeated name stay an error that says so.
 
     Returns
     -------
@@ -265,14 +283,23 @@ def read_parquet(spark, paths, features_col: str | None = None) -> Dataset:
     case_sensitive = conf_value(spark, "spark.sql.caseSensitive", "false").lower() == "true"
     footers = parquet_footers(spark, paths)
     for ft in footers:
-        check_footer(ft, case_sensitive)
+        check_footer(ft, case_sensitive, duplicate_names)
     order, merged, missing = merge_schemas(footers, case_sensitive)
     for name, files in missing.items():
         log.warning("Parquet column '%s' is not in %d of %d files (e.g. %s): read as missing values there",
                     name, len(files), len(footers), files[0])
     direct = ParquetSource.for_footers(footers, order, merged, features_col)
+    renamed = [r for ft in footers for r in ft.renamed]
     if direct is not None:
-        return Dataset(None, direct.column_infos(), paths[0], batches=direct, skipped_columns=direct.skipped())
+        return Dataset(None, direct.column_infos(), paths[0], batches=direct, skipped_columns=direct.skipped(),
+                       extra={"renamed": renamed})
+    if renamed:
+        ft = next(ft for ft in footers if ft.renamed)
+        r = ft.renamed[0]
+        raise InputError(f"{ft.file.path}: duplicate column name '{r.name}' (columns {r.first + 1} and "
+                         f"{r.position + 1}): Spark cannot read a Parquet file naming a column twice, and "
+                         f"--duplicate-names rename reads one only as a local file without partition directories, "
+                         f"nested columns or --features-col; copy it to local disk or rewrite it with unique names")
     if all(ft.types == footers[0].types for ft in footers):
         df = _spark_read(lambda: spark.read.parquet(*paths), paths)
     else:
@@ -304,7 +331,7 @@ class ParquetSource(BatchSource):
     """
 
     def __init__(self, files, order, merged, names=None):
-        self.files = files
+        self.files = files  # each file's columns in file order (unique: repeats renamed), read by position
         self.order = list(order)
         self.merged = dict(merged)
         self.names = list(names) if names is not None else list(order)
@@ -320,7 +347,7 @@ class ParquetSource(BatchSource):
                 return None
         if any(t.startswith(("struct", "array", "map")) for t in merged.values()):
             return None
-        return cls([(ft.file.path, list(ft.types)) for ft in footers], order, merged)
+        return cls([(ft.file.path, list(ft.names)) for ft in footers], order, merged)
 
     def _kind(self, name: str) -> str | None:
         t = self.merged[name]
@@ -347,14 +374,16 @@ class ParquetSource(BatchSource):
 
     def read(self, units):
         """Arrow batches of some (file, row group) units, with the merged types and every needed column."""
-        have = {path: set(names) for path, names in self.files}  # sets: 20,000 columns are no quadratic scan
+        # each file's column positions (dicts: 20,000 columns are no quadratic scan); read by position, so a
+        # file naming a column twice (renamed) reads as well as any other
+        position = {path: {n: i for i, n in enumerate(names)} for path, names in self.files}
         for path, group in units:
-            present = [n for n in self.names if n in have[path]]
-            present_set = set(present)
-            table = pq.ParquetFile(path).read_row_group(group, columns=present)
+            where = position[path]
+            present = [n for n in self.names if n in where]
+            table = pq.ParquetFile(path).reader.read_row_group(group, column_indices=[where[n] for n in present])
             for batch in table.to_batches(max_chunksize=10_000):
-                at = {n: i for i, n in enumerate(batch.schema.names)}  # by position: a name lookup scans
-                arrays = [batch.column(at[n]) if n in present_set else pa.nulls(batch.num_rows) for n in self.names]
+                at = {n: i for i, n in enumerate(present)}  # the batch's columns, in the order asked for
+                arrays = [batch.column(at[n]) if n in at else pa.nulls(batch.num_rows) for n in self.names]
                 yield pa.RecordBatch.from_arrays(arrays, names=self.names)
 
     def driver_batches(self):

@@ -15,8 +15,10 @@ import os
 import numpy as np
 import pyarrow as pa
 
+from ..data.names import check_policy, deduplicate, rename_frame, renamed_warning
 from ..data.schema import ColumnInfo, Dataset, columns_of_dataframe
 from ..errors import InputError
+from ..runtime.session import conf_value
 from .delta_read import read_delta  # noqa: F401 (where readers of other inputs find it)
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,8 @@ def detect_format(path: str) -> str:
 
 def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None = None, targets=None,
                  features_col: str | None = None, table: str | None = None, version: int | None = None,
-                 timestamp: str | None = None, where: str | None = None, exclude=None) -> Dataset:
+                 timestamp: str | None = None, where: str | None = None, exclude=None,
+                 duplicate_names: str = "error") -> Dataset:
     """Read the input of a ranking run.
 
     Parameters
@@ -85,17 +88,50 @@ def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None 
         A row filter (Delta paths and catalog tables; :mod:`spark_fr.io.tables`).
     exclude : list of str, optional
         Columns that are neither features nor targets.
+    duplicate_names : {'error', 'rename'}
+        A name the input gives to two columns (or vector elements): an error naming the input and both
+        positions, or the repeats renamed ``name__2``, ... by one rule for every format
+        (:mod:`spark_fr.data.names`), said in one warning line. Delta and catalog tables cannot hold a name
+        twice.
 
     Returns
     -------
     Dataset
-        ``extra['fingerprint']`` says what was read (:func:`fingerprint`).
+        ``extra['fingerprint']`` says what was read (:func:`fingerprint`); ``extra['renamed']`` the renamings.
     """
-    ds = _read(spark, source, format, labels_xml, targets, features_col, table, version, timestamp, where)
+    check_policy(duplicate_names)
+    ds = _read(spark, source, format, labels_xml, targets, features_col, table, version, timestamp, where,
+               duplicate_names)
+    unique_feature_names(ds, duplicate_names)
+    line = renamed_warning(ds.source, ds.extra.get("renamed") or ())
+    if line:
+        log.warning("%s", line)
     if exclude:
         exclude_columns(ds, exclude, targets)
     ds.extra["fingerprint"] = fingerprint(spark, ds, source, table)
     return ds
+
+
+def unique_feature_names(ds: Dataset, policy: str) -> None:
+    """Give the dataset's columns unique names (the elements of a vector column are named by its metadata, and
+    may repeat each other or an ordinary column's name); renamings are added to ``extra['renamed']``.
+
+    The readers have made the names of ordinary columns unique already; names are compared exactly here (the
+    features are reached by column and position, never resolved by name).
+    """
+    def unit(i: int) -> str:
+        c = ds.columns[i]
+        return "column" if c.index is None else f"element {c.index} of the vector column '{c.column}'"
+
+    def where(first: int, position: int) -> str:
+        return f": {unit(first)} and {unit(position)}"
+
+    names, renamed = deduplicate([c.name for c in ds.columns], policy, source=ds.source, unit="feature",
+                                 detail=where)
+    if renamed:
+        for c, name in zip(ds.columns, names):
+            c.name = name
+        ds.extra["renamed"] = list(ds.extra.get("renamed") or []) + renamed
 
 
 def exclude_columns(ds: Dataset, exclude, targets=None) -> None:
@@ -157,7 +193,8 @@ def fingerprint(spark, ds: Dataset, source, table=None) -> dict:
 FINGERPRINT_FILES = 1000
 
 
-def _read(spark, source, format, labels_xml, targets, features_col, table, version, timestamp, where) -> Dataset:
+def _read(spark, source, format, labels_xml, targets, features_col, table, version, timestamp, where,
+          duplicate_names="error") -> Dataset:
     if format not in FORMATS:
         raise InputError(f"--format must be one of {', '.join(FORMATS)}, not '{format}'")
     label_names = None
@@ -186,7 +223,9 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
         if version is not None or timestamp is not None or where is not None:
             raise InputError("--version, --timestamp and --where apply to Delta tables and catalog tables, not to a "
                              "DataFrame (filter it yourself)")
-        ds = Dataset(source, columns_of_dataframe(source, features_col), "DataFrame")
+        case_sensitive = conf_value(spark, "spark.sql.caseSensitive", "false").lower() == "true"
+        df, renamed = rename_frame(source, duplicate_names, "DataFrame", case_sensitive)
+        ds = Dataset(df, columns_of_dataframe(df, features_col), "DataFrame", extra={"renamed": renamed})
         ds.label_names = label_names
         return ds
     paths = split_inputs(source)
@@ -209,15 +248,16 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
         from .arff.spark import read_arff
 
         local = [extract_single(p) if p.lower().endswith(".zip") else p for p in paths]
-        ds = read_arff(spark, local if len(local) > 1 else local[0], targets=targets, label_names=label_names)
+        ds = read_arff(spark, local if len(local) > 1 else local[0], targets=targets, label_names=label_names,
+                       duplicate_names=duplicate_names)
     elif fmt == "csv":
         from .csv import read_csv
 
-        ds = read_csv(spark, paths if len(paths) > 1 else path)
+        ds = read_csv(spark, paths if len(paths) > 1 else path, duplicate_names=duplicate_names)
     elif fmt == "parquet":
         from .parquet import read_parquet
 
-        ds = read_parquet(spark, paths, features_col)
+        ds = read_parquet(spark, paths, features_col, duplicate_names)
     elif fmt == "delta":
         from .delta_read import read_delta
 

@@ -7,12 +7,15 @@ For one tree T grown on a bag with weights w (|E_train| = n rows):
 * Symbolic: ``sum_{N in T(x_i)} |E(N)| / n`` (default), or ``sum w_s^depth(N)`` with a weight w_s.
 * Genie3: ``sum_{N in T(x_i)} h*(N)`` (canonical form: h* already scales with |E(N)|). Per target, the
   reductions of the target's clustering columns, scaled by the task's ``per_target_scale``.
-* RF score: on the out-of-bag rows (weight 0), ``(Err(OOB with x_i permuted) - Err(OOB)) / Err(OOB)``,
-  one permutation per tree and feature; features the tree does not use score 0 (permuting them changes
-  nothing). A tree grown with ``--missing fractional`` predicts a row with a missing value by mixing the
-  prototypes (label-sparse: the label frequencies) of the leaves it reaches down both branches
-  (:class:`spark_fr.pct.tree.Routes`). Per target, the same with the target's own error. A zero OOB error is replaced by the task's
-  error floor (one unit mistake), so the score stays finite. With label-sparse prototype columns (HMLC) the
+* RF score (thesis Sec. 4.3): on the out-of-bag rows (weight 0), ``(Err(OOB with x_i permuted) - Err(OOB)) /
+  ref``, one permutation per tree and feature (:func:`oob_permutation`); features the tree does not use score 0
+  (permuting them changes nothing). ``ref`` is the task's :meth:`~spark_fr.tasks.FittedTask.increase_reference`:
+  ``Err(OOB)`` itself, except for classification, scored by the relative *decrease of the accuracy* (the thesis'
+  x(-1) convention for a higher-is-better measure, as CLUS computes it), so there ``ref`` is the accuracy.
+  A tree grown with ``--missing fractional`` predicts a row with a missing value by mixing the prototypes
+  (label-sparse: the label frequencies) of the leaves it reaches down both branches
+  (:class:`spark_fr.pct.tree.Routes`). Per target, the same with the target's own error. A zero ``ref`` is replaced by the task's error floor (one
+  unit mistake), so the score stays finite. With label-sparse prototype columns (HMLC) the
   leaves' predicted label sets are compared with the rows' label sets directly (per-label error counts in
   O(positive and predicted labels) per row); the counts are those of the dense form.
 
@@ -69,6 +72,12 @@ def genie3_per_target(tree: Tree, column_target: np.ndarray, per_target_scale: n
     return out * per_target_scale[:, None]
 
 
+def oob_permutation(tree_seed: int, feature_id: int, n_oob: int) -> np.ndarray:
+    """The permutation the RF score of the tree of seed ``tree_seed`` applies to the input's feature ``feature_id``
+    on its ``n_oob`` out-of-bag rows: out-of-bag row ``i`` takes the value of out-of-bag row ``p[i]``."""
+    return permutation(np.uint64(derive_seed(tree_seed, int(feature_id), Stream.PERMUTATION)), int(n_oob))
+
+
 def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns: np.ndarray,
                        weights: np.ndarray, task, seed: int, per_target: bool = False, oob: np.ndarray | None = None,
                        feature_ids: np.ndarray | None = None):
@@ -91,7 +100,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         Bootstrap counts used for the tree (0 = out of bag).
     task : FittedTask
     seed : int
-        Tree seed; the permutation of feature f uses ``derive_seed(seed, feature_ids[f], Stream.PERMUTATION)``.
+        Tree seed; the permutation of feature f is ``oob_permutation(seed, feature_ids[f], len(oob))``.
     per_target : bool
         Also return per-target scores.
     oob : ndarray of int, optional
@@ -145,12 +154,13 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     base = task.combine(base_t)
     if np.isnan(base):
         return joint, per_t
-    floor = task.error_floor(oob.size, Y.shape[1])
-    floor_t = task.error_floor(oob.size, 1)
+    ref = max(task.increase_reference(base), task.error_floor(oob.size, Y.shape[1]))
+    with np.errstate(invalid="ignore"):
+        ref_t = np.maximum(task.increase_reference(base_t[:T]), task.error_floor(oob.size, 1))
     for f in np.flatnonzero(np.diff(indptr)):
         pos, starts = positions[indptr[f]:indptr[f + 1]], first_nodes[indptr[f]:indptr[f + 1]]
         fid = int(f) if feature_ids is None else int(feature_ids[f])
-        perm = permutation(np.uint64(derive_seed(seed, fid, Stream.PERMUTATION)), oob.size)
+        perm = oob_permutation(seed, fid, oob.size)
         new_routes = tree.routes(XR, oob[pos], oob[perm[pos]], int(f), starts)
         changed = new_routes.differs(routes.subset(pos))
         if not changed.any():
@@ -158,9 +168,9 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         pos = pos[changed]
         err_t = task.errors_from_sums(base_sum - base_part(pos) + error_sums(pos, new_routes.subset(
             np.flatnonzero(changed))), counts)
-        joint[f] = (task.combine(err_t) - base) / max(base, floor)
+        joint[f] = (task.combine(err_t) - base) / ref
         if per_target:
             with np.errstate(invalid="ignore"):
-                per_t[:, f] = np.nan_to_num((err_t[:T] - base_t[:T]) / np.maximum(base_t[:T], floor_t))
+                per_t[:, f] = np.nan_to_num((err_t[:T] - base_t[:T]) / ref_t)
     return joint, per_t
 

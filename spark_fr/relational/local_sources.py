@@ -35,6 +35,7 @@ import re
 import numpy as np
 import pandas as pd
 
+from ..data.names import REFUSE, deduplicate
 from ..errors import InputError, one_line
 from ..io import csv_types as CT
 from ..io.csv import field_count_message, infinite_message
@@ -301,6 +302,7 @@ def read_parquet_local(path: str, table_label: str | None = None) -> LocalTable:
             schemas.append(pq.read_schema(f))
         except (pa.ArrowException, OSError) as e:
             raise InputError(f"{f}: not a readable Parquet file ({one_line(str(e))})") from None
+    deduplicate(schemas[0].names, REFUSE, source=files[0], case_sensitive=False)  # as the Spark engine's reader
     types0 = [(f.name, spark_type(f.type)) for f in schemas[0]]
     for f, s in zip(files, schemas):
         if [(x.name, spark_type(x.type)) for x in s] != types0:

@@ -46,7 +46,9 @@ NOT_RELATIONAL = {"targets": "the schema's 'target' names the table and column",
                   "version": "each table's source is in the schema",
                   "timestamp": "each table's source is in the schema",
                   "where": "each table's source is in the schema",
-                  "exclude": "the schema's columns: lists choose what is used"}
+                  "exclude": "the schema's columns: lists choose what is used",
+                  "duplicate_names": "the schema names each table's columns, so a table naming a column twice is "
+                                     "refused; rename it in the source"}
 RELATIONAL_DEFAULTS = {"ensemble": {"ensemble": "bagging", "trees": 50}, "boosting": {}, "relief": {}}
 CV_FOLDS = 10
 

@@ -16,9 +16,10 @@ Each table comes from (first match wins):
    Parquet (:func:`spark_fr.io.parquet.read_parquet`), Delta (:func:`spark_fr.io.delta_read.read_delta`) or JSON
    (``spark.read.json``; a file that starts with ``[`` is one multi-line document).
 
-A table without a declared key uses its column ``<table>_id`` if it has one, else gets it generated as
-``monotonically_increasing_id()`` (partition index and row position: the same for the same files and Spark
-configuration). Nothing here runs a Spark job
+A table naming a column twice is refused (the schema refers to columns by name), by the readers' rule
+(:mod:`spark_fr.data.names`), whatever its source. A table without a declared key uses its column
+``<table>_id`` if it has one, else gets it generated as ``monotonically_increasing_id()`` (partition index
+and row position: the same for the same files and Spark configuration). Nothing here runs a Spark job
 except what the readers need to type columns (a header or type pass), so loading stays lazy.
 """
 from __future__ import annotations
@@ -31,6 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from ..data.columns import qcol
+from ..data.names import REFUSE, deduplicate
 from ..errors import InputError
 from .schema import RelationalSchema, TableSpec
 
@@ -94,6 +96,7 @@ def load_tables(spark, schema: RelationalSchema, tables: dict | None = None) -> 
             df = read[name]
         else:
             raise InputError(f"{schema.origin}: table '{name}' has no source and no DataFrame was given for it")
+        deduplicate(df.columns, REFUSE, source=f"{schema.origin}: table '{name}'")  # the schema names columns
         if spec.generated_key and spec.key not in df.columns:
             df = df.withColumn(spec.key, F.monotonically_increasing_id())
         out[name] = df
@@ -193,11 +196,11 @@ def read_path(spark, spec: TableSpec, origin: str, declared: dict | None = None)
 
         sep = src.separator or ("\t" if fmt == "tsv" else ",")
         columns = list(src.columns) if src.columns else None
-        return read_csv(spark, path, sep, columns=columns, typed=True, declared=declared).df
+        return read_csv(spark, path, sep, columns=columns, typed=True, declared=declared, duplicate_names=REFUSE).df
     if fmt == "parquet":
         from ..io.parquet import read_parquet
 
-        ds = read_parquet(spark, path)
+        ds = read_parquet(spark, path, duplicate_names=REFUSE)
         return ds.df if ds.df is not None else spark.read.parquet(path)
     if fmt == "delta":
         from ..io.delta_read import read_delta

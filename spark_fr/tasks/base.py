@@ -448,6 +448,11 @@ class FittedTask:
             raise TaskError("--method boosting takes one target (a class or a number)")
         return SquaredLoss(self.target_names[0])
 
+    def increase_reference(self, errors):
+        """What the RF score divides an out-of-bag error increase by (thesis Sec. 4.3, ``Err(OOB)``): the error
+        itself here (the relative increase of a lower-is-better error); a float or an array of per-target errors."""
+        return errors
+
     @staticmethod
     def error_floor(n_rows: int, n_targets: int = 1) -> float:
         """Smallest error a relative increase is divided by: one unit mistake among ``n_rows`` rows.

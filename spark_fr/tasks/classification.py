@@ -7,7 +7,8 @@ Sketch
   its values; a numeric target with more values is refused (it looks continuous).
 * Trees: one 0/1 clustering column per class, weight 1: ``sum_c Var(1[y = c]) = 1 - sum_c p_c^2`` is the
   Gini index. The prototype is the class distribution; the prediction its arg-max (ties go to the lower
-  class index); the error (RF score) the misclassification rate.
+  class index); the error the misclassification rate; the RF score the relative decrease of the accuracy
+  (thesis Sec. 4.3, CLUS), :meth:`FittedClassification.increase_reference`.
 * Boosting: the multinomial log-loss over the classes present in the training rows (binomial for two), see
   :mod:`spark_fr.tasks.losses`.
 * Relief: ReliefF (Kononenko: k hits and k misses per class, misses weighted by the class priors); in a
@@ -47,6 +48,13 @@ class FittedClassification(FittedTask):
 
     def errors_from_sums(self, sums, counts):
         return mean_known(sums, counts)
+
+    def increase_reference(self, errors):
+        """The accuracy ``1 - error``: the thesis scores classification by the relative *decrease of the accuracy*
+        (``-(acc_perm - acc) / acc``, its x(-1) convention for a higher-is-better measure), as CLUS does. The
+        decrease of the accuracy is the increase of the misclassification rate, so only the divisor differs
+        from the relative increase of the error (which divides by the error, often a few mistakes)."""
+        return 1.0 - errors
 
     def default_errors(self):
         """The misclassification rate of the majority class."""

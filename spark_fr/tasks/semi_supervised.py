@@ -181,6 +181,18 @@ class FittedClustering(FittedTask):
         measure = self.inner.predictive_measure()
         return TargetPart(measure, self.n_target_columns) if measure.computed else measure
 
+    def row_target_errors(self, Y, pred) -> np.ndarray:
+        """The target part's error of each row alone (a row's own per-target errors combined as the type
+        combines them), NaN for a row without a known target or without targets; over rows whose targets are all
+        known, their mean is :meth:`target_error`."""
+        Y = np.asarray(Y, dtype=np.float64)
+        if self.inner is None:
+            return np.full(Y.shape[0], np.nan)
+        Yt, _ = self._split(Y)
+        e = self.inner.elementwise_errors(Yt, np.asarray(pred)[:, :self.n_target_columns])
+        known = (~np.isnan(Yt)).astype(np.float64)
+        return np.array([self.inner.combine(self.inner.errors_from_sums(e[i], known[i])) for i in range(e.shape[0])])
+
     def target_error(self, Y, pred) -> float:
         """The target part's error alone (``--ssl-weight auto`` compares weights by it), NaN without targets."""
         if self.inner is None:

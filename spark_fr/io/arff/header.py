@@ -17,13 +17,16 @@ Sketch
 * Keywords are case-insensitive; names may be quoted (:mod:`spark_fr.io.arff.tokens`).
 * :func:`read_header` streams the file line by line up to ``@data`` (it never reads the whole
   file), then peeks at the first data row to tell dense data from sparse data.
+* An attribute name declared twice is an error naming both attributes and their lines, or (with
+  ``duplicate_names='rename'``) the repeat becomes ``name__2`` (:mod:`spark_fr.data.names`); CLUS reads
+  such files by position, as the renamed header does.
 * Every error is one :class:`ArffError` line ``FILE line N: attribute 'x': reason``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .errors import ArffError, Problem, file_label, shorten
 from .source import open_text, read_lines
@@ -78,6 +81,8 @@ class ArffHeader:
     sparse : bool or None
         True if the first data row is sparse (``{...}``), False if dense,
         None if the file has no data rows.
+    renamed : tuple of spark_fr.data.names.Renamed
+        Attributes whose name repeats an earlier one's, renamed (``duplicate_names='rename'``).
     """
 
     path: str
@@ -85,15 +90,19 @@ class ArffHeader:
     attributes: tuple[ArffAttribute, ...]
     data_line: int
     sparse: bool | None
+    renamed: tuple = ()
 
 
-def read_header(path: str) -> ArffHeader:
+def read_header(path: str, duplicate_names: str = "error") -> ArffHeader:
     """Read the header of an ARFF file, streaming it up to ``@data``.
 
     Parameters
     ----------
     path : str
         ARFF file (UTF-8; undecodable bytes are replaced), plain or gzip-compressed (``.gz``).
+    duplicate_names : {'error', 'rename'}
+        An attribute name declared twice (two different columns, which CLUS reads by position) is an error,
+        or the repeat is renamed by the rule of :mod:`spark_fr.data.names` (names compared exactly).
 
     Returns
     -------
@@ -104,7 +113,7 @@ def read_header(path: str) -> ArffHeader:
     Raises
     ------
     ArffError
-        Missing file, no ``@data``, no attributes, duplicate attribute name,
+        Missing file, no ``@data``, no attributes, duplicate attribute name (with ``'error'``),
         malformed ``@attribute``/``@relation``, unknown type or unexpected
         header line, compression not matching the name; the message names the file and the
         1-based line.
@@ -112,7 +121,7 @@ def read_header(path: str) -> ArffHeader:
     label = file_label(path)
     relation = ""
     attributes: list[ArffAttribute] = []
-    first_line: dict[str, int] = {}
+    lines_of: list[int] = []
     with open_text(path) as handle:
         lines = read_lines(handle, label)
         line_no = 0
@@ -126,25 +135,41 @@ def read_header(path: str) -> ArffHeader:
                 if word == "@relation":
                     relation = parse_relation(rest)
                 elif word == "@attribute":
-                    attribute = parse_attribute(rest)
-                    if attribute.name in first_line:
-                        raise Problem(
-                            f"attribute {attribute.name!r}: duplicate attribute name "
-                            f"(first declared on line {first_line[attribute.name]})"
-                        )
-                    first_line[attribute.name] = line_no
-                    attributes.append(attribute)
+                    attributes.append(parse_attribute(rest))
+                    lines_of.append(line_no)
                 elif word == "@data":
                     _expect_end(rest, "@data")
                     if not attributes:
                         raise Problem("no @attribute declared before @data")
+                    attributes, renamed = _unique_names(label, attributes, lines_of, duplicate_names)
                     sparse = _peek_sparse(line for _, line in lines)
-                    return ArffHeader(path, relation, tuple(attributes), line_no, sparse)
+                    return ArffHeader(path, relation, tuple(attributes), line_no, sparse, tuple(renamed))
                 else:
                     raise Problem(f"unexpected header line {shorten(stripped, 60)}")
             except Problem as exc:
                 raise ArffError(f"{label} line {line_no}: {exc}") from None
     raise ArffError(f"{label} line {line_no}: no @data line found")
+
+
+def _unique_names(label: str, attributes: list, lines_of: list, policy: str) -> tuple:
+    """The attributes with repeated names renamed (:func:`spark_fr.data.names.deduplicate`), or an ArffError."""
+    from ...data.names import deduplicate
+    from ...errors import InputError
+
+    def source(position: int) -> str:
+        return f"{label} line {lines_of[position]}"
+
+    def first_line(first: int, position: int) -> str:
+        return f"; the first on line {lines_of[first]}"
+
+    try:
+        names, renamed = deduplicate([a.name for a in attributes], policy, source=source, unit="attribute",
+                                     detail=first_line)
+    except InputError as err:
+        raise ArffError(str(err)) from None
+    if renamed:
+        attributes = [a if a.name == n else replace(a, name=n) for a, n in zip(attributes, names)]
+    return attributes, renamed
 
 
 def parse_relation(rest: str) -> str:

@@ -125,7 +125,7 @@ def _error_batch(err, schema, vector_size):
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
-def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
+def read_arff(spark, path, targets=None, label_names=None, duplicate_names: str = "error") -> Dataset:
     """Read an ARFF file (or several with the same attributes) as a :class:`Dataset`.
 
     Parameters
@@ -138,6 +138,9 @@ def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
         Target attributes (they stay ordinary columns when the features go into a vector column).
     label_names : list of str, optional
         Mulan labels (targets when ``targets`` is not given).
+    duplicate_names : {'error', 'rename'}
+        An attribute name declared twice: an error, or the repeat renamed (:mod:`spark_fr.data.names`;
+        ``extra['renamed']`` lists the renamings).
 
     Returns
     -------
@@ -146,10 +149,10 @@ def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
     paths = [path] if isinstance(path, str) else list(path)
     path = paths[0]
     try:
-        header = read_header(path)
+        header = read_header(path, duplicate_names)
         data_lines = {path: header.data_line}
         for other in paths[1:]:
-            h = read_header(other)
+            h = read_header(other, duplicate_names)
             _check_same_attributes(path, header, other, h)
             data_lines[other] = h.data_line
         for p in paths:
@@ -234,7 +237,8 @@ def read_arff(spark, path, targets=None, label_names=None) -> Dataset:
                 break
     return Dataset(None, columns, ", ".join(paths), label_names=label_names, default_target=default_target,
                    error_column=ERROR_COLUMN, hierarchy=hierarchy,
-                   extra={"locate_error": locate, "arff_header": header, "open_text": open_text}, batches=batches,
+                   extra={"locate_error": locate, "arff_header": header, "open_text": open_text,
+                          "renamed": list(header.renamed)}, batches=batches,
                    skipped_columns={n: "string" for n in skipped})
 
 
