@@ -51,6 +51,11 @@ def test_wilcoxon_equals_scipy(seed):
     assert S.wilcoxon(a, b) == pytest.approx(stats.wilcoxon(a, b, zero_method="zsplit").pvalue)
     assert S.wilcoxon(a, a) == 1.0
     assert S.wilcoxon([1.0], [2.0]) == 1.0
+    # ties and zeros (values rounded as the evaluation's are): the normal approximation, not a permutation test
+    c, e = np.round(a, 1), np.round(b, 1)
+    c[0] = e[0]
+    ref = stats.wilcoxon(c, e, zero_method="zsplit", method="asymptotic").pvalue
+    assert S.wilcoxon(c, e) == pytest.approx(ref)
 
 
 def test_benjamini_hochberg_by_hand():
