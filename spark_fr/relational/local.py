@@ -10,9 +10,11 @@ every to-many hop the aggregates planned by ``plan.innermost`` / ``plan.outer`` 
 same :class:`Value` bookkeeping, bounds and grid exponents from ``plan.derived``, names and lineage), which
 hand them to a recorder (:class:`_Group`) instead of Spark's ``GroupAggregates``. Only the execution differs:
 
-* **Reading** (:mod:`spark_fr.relational.local_sources`): headerless CSV/TSV sources (``columns:``) by a
-  driver-side scanner that types the columns as Spark's reader does, Parquet sources through pyarrow with
-  the Spark types of their columns; that module also holds the engine choice (:func:`local_possible`).
+* **Reading** (:mod:`spark_fr.relational.local_sources`, which also holds the engine choice
+  :func:`~spark_fr.relational.local_sources.choose_engine`): CSV/TSV files with or without a header line by
+  pyarrow's CSV reader typed as Spark's reader types them (:mod:`spark_fr.relational.local_csv`), Parquet files,
+  Delta tables and the caller's DataFrames through Arrow (:mod:`spark_fr.relational.local_arrow`); generated keys
+  number the rows as read (:mod:`spark_fr.relational.row_keys`).
 * **Profiles** (``generate._profile``): a table's rows, the largest ``|x|`` of each numeric or date
   attribute over its prepared values, its frequent nominal values; the bounds give the grid exponents.
 * **Aggregating** a hop (:mod:`spark_fr.relational.local_kernels`): ``sum``, ``mean`` and ``std`` of a
@@ -29,13 +31,14 @@ not shared code.
 
 Decisions
 ---------
-* Anything whose Spark result we cannot reproduce exactly raises :class:`Unsupported`, and the engine
-  choice (:func:`local_possible`) then keeps Spark: DataFrames or catalog tables from the caller, nested JSON
-  (``explode``), Delta, JSON and headered CSV sources, partitioned Parquet directories, generated keys,
-  gzip'd or quoted files, values Spark parses as numbers but a plain decimal pattern does not (``1d``,
-  ``Infinity``, hex), NaN, integers beyond 2^53, timestamps, decimals, nominal attributes of type double
-  that are not small integers (Java's double formatting), dates declared on string columns, and keys
-  compared as text (:mod:`spark_fr.relational.keys`) that are non-integral numbers.
+* Anything whose Spark result we cannot reproduce exactly raises :class:`Unsupported`, and ``engine='auto'``
+  then runs Spark: catalog tables, nested JSON (``explode``), JSON sources, partitioned Parquet directories,
+  Delta tables with reader features ``deltalake`` cannot read (and generated keys on those it reads only through
+  its query engine), CSV files whose quoting or escapes Spark may parse otherwise, values Spark parses as
+  numbers but a plain decimal pattern does not (``1d``, ``Infinity``, hex), NaN, integers beyond 2^53,
+  timestamps, decimals, nominal attributes of type double that are not small integers (Java's double
+  formatting), dates declared on string columns, and keys compared as text (:mod:`spark_fr.relational.keys`)
+  that are non-integral numbers.
 * Numeric nulls are NaN here (no NaN can come from a supported source).
 """
 from __future__ import annotations
@@ -50,7 +53,8 @@ from . import exact as X
 from . import keys as KEYS
 from . import local_kernels as K
 from .lineage import FeatureLineage, relations_of
-from .local_sources import LocalTable, Unsupported, load_local_tables, local_possible, missing, spark_types
+from .local_sources import choose_engine, load_local_tables, spark_types
+from .local_table import LocalTable, Unsupported, missing
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
 from .plan import Profile, Value, innermost, out_kind, outer
@@ -61,13 +65,17 @@ from .width import check_width
 
 def check_local(schema, tables: dict, plan: dict) -> dict:
     """:func:`spark_fr.relational.checks.check_data` on local tables (same errors, same warnings), the keys
-    compared as ``plan`` (:func:`spark_fr.relational.keys.key_plan`) says."""
+    compared as ``plan`` (:func:`spark_fr.relational.keys.key_plan`) says; as there, only the keys a join reads
+    are checked (the target's, and those foreign keys point at)."""
     import logging
 
-    from .checks import repeated_key
+    from .checks import referenced_tables, repeated_key
 
     log = logging.getLogger("spark_fr.relational.checks")
+    referenced = referenced_tables(schema)
     for name, spec in schema.tables.items():
+        if name not in referenced:
+            continue
         keys = [spec.key]
         if name == schema.target.table and schema.target.id != spec.key:
             keys.append(schema.target.id)
@@ -353,8 +361,9 @@ def _lookup(left_keys, right_keys, right_values: dict):
     return out
 
 
-def generate_local(schema, check: bool = True, max_features: int | None = None):
-    """Generate the features of ``schema`` in the driver (a parsed schema whose sources are local files).
+def generate_local(schema, check: bool = True, max_features: int | None = None, tables: dict | None = None):
+    """Generate the features of ``schema`` in the driver (a parsed schema whose sources are local files, or
+    DataFrames in ``tables``).
 
     Returns
     -------
@@ -367,7 +376,7 @@ def generate_local(schema, check: bool = True, max_features: int | None = None):
     """
     from .checks import column_kinds
 
-    tables = load_local_tables(schema)
+    tables = load_local_tables(schema, tables)
     kinds = column_kinds(schema, {n: spark_types(t.types) for n, t in tables.items()})
     target = schema.target
     target_kind = kinds[target.table].get(target.column)
@@ -474,24 +483,30 @@ def _filled(cols, values):
 # --- entry points -----------------------------------------------------------------------------------------
 
 
-def try_local(schema, tables, check: bool, forced: bool = False, max_features: int | None = None):
-    """(pandas frame, lineage, paths) from the local engine, or None when it does not apply (``forced``: raise
-    instead); :func:`spark_fr.relational.generate.generate_features` wraps them in its GeneratedTable."""
+def try_local(schema, tables, check: bool, forced: bool = False, max_features: int | None = None) -> tuple:
+    """((pandas frame, lineage, paths) from the local engine, or None when it does not apply; the reason) for
+    :func:`spark_fr.relational.generate.generate_features`, which wraps them in its GeneratedTable. ``forced``
+    (``engine='local'``): an input the local engine cannot reproduce exactly is an error instead."""
     import logging
 
-    if not forced and not local_possible(schema, tables):
-        return None
-    if tables:
-        raise InputError("engine='local' reads the schema's sources itself: DataFrames cannot be given")
+    log = logging.getLogger(__name__)
+    if forced:
+        reason = "engine='local'"
+    else:
+        choice = choose_engine(schema, tables)
+        if choice.engine != "local":
+            log.info("relational: Spark engine (%s)", choice.reason)
+            return None, choice.reason
+        reason = choice.reason
     try:
-        frame, lineage, paths = generate_local(schema, check=check, max_features=max_features)
+        frame, lineage, paths = generate_local(schema, check=check, max_features=max_features, tables=tables)
     except Unsupported as e:
         if forced:
             raise InputError(f"{schema.origin}: engine='local' cannot reproduce this input exactly: {e}") from None
-        logging.getLogger(__name__).info("relational: local engine not applicable (%s); using Spark", e)
-        return None
-    logging.getLogger(__name__).info("relational: generated in the driver (local engine), %d features", len(lineage))
-    return frame, lineage, paths
+        log.info("relational: local engine not applicable (%s); using Spark", e)
+        return None, f"the local engine cannot reproduce this input exactly ({e})"
+    log.info("relational: generated in the driver (local engine: %s), %d features", reason, len(lineage))
+    return (frame, lineage, paths), reason
 
 
 def write_parquet(df, path: str) -> None:
