@@ -199,3 +199,32 @@ def test_engine_on_the_command_line_and_in_run_json(spark, tmp_path, capsys):
     assert code == 2 and "--engine spark applies to relational data (--schema)" in err
     code, _, err = run_job(["--schema", schema, "--engine", "gpu"], capsys)
     assert code == 2 and "--engine" in err
+
+
+# --- Spark Connect ------------------------------------------------------------------------------------------------
+
+
+def case_connect(spark, frames, cfg):
+    """Under a session: the DataFrames' features by auto (collected with toArrow to the local engine) and by the
+    Spark engine, and the CSV schema's by the Spark engine (generated keys from file, block and id)."""
+    given = {n: spark.createDataFrame(df) for n, df in frames.items()}
+    keyless = keyless_schema({n: {} for n in frames})
+    auto = generate_features(spark, keyless, given)
+    on_spark = generate_features(spark, keyless, given, engine="spark")
+    files = generate_features(spark, cfg, engine="spark")
+    return auto.engine, auto.pandas, on_spark.frame.toPandas(), files.frame.toPandas()
+
+
+def test_dataframes_and_generated_keys_under_spark_connect(connect, tmp_path):
+    frames = keyless_rows(seed=11, n=30)
+    source = {}
+    for name, df in frames.items():
+        df.to_csv(tmp_path / f"{name}.csv", index=False)
+        source[name] = {"source": str(tmp_path / f"{name}.csv")}
+    cfg = keyless_schema(source)
+    engine, auto, on_spark, files = connect.run(case_connect, frames, cfg)
+    assert engine == "local"
+    want = generate_features(None, cfg, engine="local").pandas.sort_values("visit_id").reset_index(drop=True)
+    for got in (auto, on_spark, files):
+        got = got.sort_values("visit_id").reset_index(drop=True)[list(want.columns)]
+        pd.testing.assert_frame_equal(got, want, check_exact=True, check_dtype=False)
