@@ -123,7 +123,7 @@ def _distinct(known: np.ndarray) -> int:
 
 class _Prepared:
     def __init__(self, frame, attrs, fks):
-        self.frame = frame  # {column: numpy array}: __k, __f0.., a0..
+        self.frame = frame  # {column: numpy array, or a NominalColumn for nominal values}: __k, __f0.., a0..
         self.rows = len(frame["__k"])
         self.attrs = attrs  # attribute -> (internal column, kind)
         self.fks = fks
@@ -131,7 +131,8 @@ class _Prepared:
 
 def _value(table: LocalTable, column: str, kind: str):
     """A column as the Spark engine's prepared value: numbers float64 (NaN null), nominal values strings
-    (None null, numbers formatted as Spark casts them), dates days since 1970-01-01 (float64)."""
+    factorized once (a :class:`~spark_fr.relational.local_kernels.NominalColumn`; numbers formatted as Spark
+    casts them), dates days since 1970-01-01 (float64)."""
     a = table.columns[column]
     t = table.types[column]
     if kind == "numeric":
@@ -140,18 +141,19 @@ def _value(table: LocalTable, column: str, kind: str):
         return a.astype(np.float64)
     if kind == "nominal":
         if t in ("string", "boolean"):
-            return a
+            if column in table.dictionaries:
+                return K.NominalColumn.from_dictionary(*table.dictionaries[column])
+            return K.NominalColumn(a)
         if t == "long":  # Spark casts an integer to its decimal digits
             codes, uniques = pd.factorize(a, use_na_sentinel=True)
-            text = np.array([None] + [str(int(u)) for u in uniques], dtype=object)
-            return text[codes + 1]
+            return K.NominalColumn.from_dictionary(codes, np.array([str(int(u)) for u in uniques], dtype=object))
         if t == "double":
             arr = a.astype(np.float64)
             ok = np.isnan(arr) | ((arr == np.round(arr)) & (np.abs(arr) < 1e7))
             if not ok.all():
                 raise Unsupported(f"column '{column}': nominal doubles that are not small integers")
-            return np.array([None if np.isnan(v) else f"{int(v)}.0" if v != 0 or not np.signbit(v) else "-0.0"
-                             for v in arr], dtype=object)
+            return K.NominalColumn(np.array([None if np.isnan(v) else f"{int(v)}.0" if v != 0 or not np.signbit(v)
+                                             else "-0.0" for v in arr], dtype=object))
         raise Unsupported(f"column '{column}': nominal {t}")
     if t != "date":
         raise Unsupported(f"column '{column}': date kind on {t}")
@@ -215,7 +217,7 @@ def _frequent(table: _Prepared, k: int) -> dict:
         if k <= 0:
             out[a] = []
             continue
-        col = K.NominalColumn(table.frame[c])
+        col = table.frame[c]
         counts = np.bincount(col.codes[col.codes >= 0], minlength=len(col.values))
         order = np.lexsort((np.arange(len(counts)), -counts))  # most frequent first, then the smaller value
         out[a] = [col.values[i] for i in order[:k] if counts[i] > 0]
@@ -264,7 +266,8 @@ class _Group:
 
         def nominal_of(col):
             if col not in nominal:
-                nominal[col] = K.NominalColumn(cols[col])
+                got = cols[col]
+                nominal[col] = got if isinstance(got, K.NominalColumn) else K.NominalColumn(got)
             return nominal[col]
 
         def mask_of(condition):
@@ -342,6 +345,15 @@ def _group_index(keys):
     return codes.astype(np.int64), ok, np.asarray(uniques, dtype=object if s.dtype == object else None)
 
 
+def _plain(a):
+    """A value column as the result holds it: a NominalColumn as an object array."""
+    return a.objects() if isinstance(a, K.NominalColumn) else a
+
+
+def _rows(a, mask):
+    return a.take(mask) if isinstance(a, K.NominalColumn) else a[mask]
+
+
 def _lookup(left_keys, right_keys, right_values: dict):
     """Left join on keys: for each left key, the values of the right row with that key (right keys unique)."""
     rk = pd.Series(right_keys)
@@ -351,6 +363,9 @@ def _lookup(left_keys, right_keys, right_values: dict):
     pos[lk.isna().to_numpy()] = -1
     out = {}
     for c, v in right_values.items():
+        if isinstance(v, K.NominalColumn):
+            out[c] = v.take(pos)
+            continue
         if v.dtype == object:
             r = np.array([None] * len(pos), dtype=object)
         else:
@@ -393,14 +408,14 @@ def generate_local(schema, check: bool = True, max_features: int | None = None, 
     tkeys = prepared[target.table].frame["__k"]
     names = Names([target.id, target.column])
     if target_kind == "nominal":
-        y = _value(base, target.column, "nominal")
+        y = _value(base, target.column, "nominal").objects()
     else:
         y = base.columns[target.column]
     out = {target.id: base.columns[target.id], target.column: y}
     lineage = []
     for attr, (col, kind) in prepared[target.table].attrs.items():
         name = names.unique(feature_name([], attr, []))
-        out[name] = prepared[target.table].frame[col]
+        out[name] = _plain(prepared[target.table].frame[col])
         lineage.append(FeatureLineage(name, (), target.table, attr, (), None,
                                       relations_of((), target.table, attr, None), out_kind(kind)))
     for path in (p for p in paths if p.hops):
@@ -415,7 +430,7 @@ def generate_local(schema, check: bool = True, max_features: int | None = None, 
             if v.level is not None:
                 aggs[0] = f"share_{v.level}"
             name = names.unique(feature_name(labels, v.attribute, aggs, suffix))
-            arr = got[v.col]
+            arr = _plain(got[v.col])
             if v.count_like:
                 arr = np.where(np.isnan(arr.astype(np.float64)), 0.0, arr).astype(np.float64)
             out[name] = arr
@@ -458,7 +473,7 @@ def _path_frame(path, ctx: _LocalContext):
             if not values:
                 return None, {}, []
             g, ok, uniques = _group_index(link)
-            cols = group.run({c: a[ok] for c, a in cols.items()}, g, len(uniques))
+            cols = group.run({c: _rows(a, ok) for c, a in cols.items()}, g, len(uniques))
             link = uniques
             if i >= 2 and into_parent.direction == MANY:
                 got = _lookup(parent.frame["__k"], link, cols)

@@ -54,14 +54,18 @@ def arrow_table(table, types: dict, label: str, where: str) -> LocalTable:
     where : str
         How :class:`Unsupported` names the source.
     """
-    columns, out_types = {}, {}
+    columns, out_types, dictionaries = {}, {}, {}
     for name, st in types.items():
         col = table.column(name)
         if st in ("float", "double") and _has_infinity(col):
             raise InputError(f"{label}: column '{name}' holds an infinite value; write it as a missing "
                              f"value or drop the row")
-        columns[name], out_types[name] = arrow_column(col, st, f"{where}: column '{name}'")
-    return LocalTable(columns, out_types, table.num_rows)
+        if st == "string":
+            dictionaries[name] = string_dictionary(col)
+            columns[name], out_types[name] = dictionaries[name][1][dictionaries[name][0]], "string"
+        else:
+            columns[name], out_types[name] = arrow_column(col, st, f"{where}: column '{name}'")
+    return LocalTable(columns, out_types, table.num_rows, dictionaries)
 
 
 def _has_infinity(col) -> bool:
@@ -107,25 +111,32 @@ def arrow_column(col, st: str, where: str):
 
 
 def strings(col) -> np.ndarray:
-    """An Arrow string column as an object array (None for null); a dictionary column through its
-    dictionary, so that rows share their values' Python strings."""
+    """An Arrow string column as an object array (None for null), through its dictionary (rows share their
+    values' Python strings)."""
+    indices, dictionary = string_dictionary(col)
+    return dictionary[indices]
+
+
+def string_dictionary(col) -> tuple:
+    """(indices, dictionary) of an Arrow string column: ``dictionary`` an object array of its distinct values
+    and a last entry None, ``indices`` int64 with the null rows at that entry; a dictionary column's own
+    dictionary, else pyarrow's dictionary encoding (no Python string per row)."""
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     if isinstance(col, pa.Array):
         col = pa.chunked_array([col])
-    if pa.types.is_dictionary(col.type):
-        col = col.unify_dictionaries() if hasattr(col, "unify_dictionaries") else col
-        chunks = col.chunks
-        if not chunks:
-            return np.array([], dtype=object)
-        values = chunks[0].dictionary.cast(pa.string()).to_numpy(zero_copy_only=False)
-        indices = pa.chunked_array([c.indices for c in chunks]).cast(pa.int64())
-        idx = indices.to_numpy(zero_copy_only=False)
-        valid = ~np.asarray(indices.is_null().to_numpy(zero_copy_only=False), bool)
-        out = np.full(len(idx), None, dtype=object)
-        out[valid] = values[np.asarray(idx[valid], dtype=np.int64)]
-        return out
-    return np.asarray(col.cast(pa.string()).to_numpy(zero_copy_only=False), dtype=object)
+    if not pa.types.is_dictionary(col.type):
+        col = pc.dictionary_encode(col.cast(pa.string()))
+    col = col.unify_dictionaries() if hasattr(col, "unify_dictionaries") else col
+    chunks = col.chunks
+    if not chunks:
+        return np.zeros(0, np.int64), np.array([None], dtype=object)
+    values = chunks[0].dictionary.cast(pa.string()).to_numpy(zero_copy_only=False)
+    dictionary = np.append(np.asarray(values, dtype=object), None).astype(object)
+    indices = pa.chunked_array([c.indices for c in chunks]).cast(pa.int64())
+    idx = indices.fill_null(len(values)).to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+    return idx, dictionary
 
 
 # --- Parquet ------------------------------------------------------------------------------------------------

@@ -84,11 +84,13 @@ def read_csv_local(path: str, sep: str, columns: list | None = None, declared: d
     by_path = {h.file.path: h for h in headers}
     parts = [_read_file(h, names, by_path) for h in headers]
     table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-    data, types = {}, {}
+    data, types, dictionaries = {}, {}, {}
     for name in names:
         locate = _Locator([h.file for h in headers], by_path, name, declared.get(name))
-        data[name], types[name] = typed_column(table.column(name), declared.get(name), locate)
-    return LocalTable(data, types, table.num_rows)
+        data[name], types[name], *dictionary = typed_column(table.column(name), declared.get(name), locate)
+        if dictionary:
+            dictionaries[name] = dictionary[0]
+    return LocalTable(data, types, table.num_rows, dictionaries)
 
 
 def _headers(files: list, sep: str, columns: list | None) -> list:
@@ -254,7 +256,8 @@ class _Locator:
 
 def typed_column(s, declared: str | None, locate: _Locator):
     """(numpy array, local type) of a text column ``s`` (a pyarrow ChunkedArray) typed as the Spark engine's
-    reader types it (see the module's notes)."""
+    reader types it (see the module's notes); a string column also gives its (indices, dictionary)
+    (:class:`~spark_fr.relational.local_table.LocalTable`)."""
     if len(s) and declared in (None, "numeric", "id"):
         fast = _fast_numeric(s)
         if fast is not None:
@@ -354,5 +357,5 @@ def _by_values(s, declared: str | None, locate: _Locator):
         return d[idx], "date"
     if kind == CT.STRING:
         text[~known] = None
-        return text[idx], "string"
+        return text[idx], "string", (idx, text)
     raise Unsupported(f"type {kind}")

@@ -10,11 +10,12 @@ engine takes a schema when every table comes from a source it reads and all of t
   directory without partition subdirectories) or a Delta table (read through ``deltalake``). Catalog tables,
   JSON, nested children (``explode``) and remote paths (``s3://``, ``dbfs:/``) go to Spark;
 * size: the cells (rows x columns) of the sources, from Parquet footers, the Delta log, a CSV file's size over
-  the length of its first lines, a DataFrame's count (one small job), below :data:`LOCAL_MAX_CELLS` (beyond it a
-  cluster's executors beat one driver process), and the memory they need within half of the memory available
-  to the driver now (``MemAvailable``): :data:`BYTES_PER_CELL` per cell, plus :data:`BYTES_PER_CSV_BYTE` per
-  byte of CSV text (the text is held while it is typed). Measured peaks of the whole process are in the
-  constants' notes.
+  the length of its first lines, a DataFrame's size estimate from its plan's statistics (no job:
+  :data:`CELLS_PER_PLAN_BYTE`; its count, one small job, only when the plan has no estimate), below
+  :data:`LOCAL_MAX_CELLS` (beyond it a cluster's executors beat one driver process), and the memory they need
+  within half of the memory available to the driver now (``MemAvailable``): :data:`BYTES_PER_CELL` per cell, plus
+  :data:`BYTES_PER_CSV_BYTE` per byte of CSV text (the text is held while it is typed). Measured peaks of the
+  whole process are in the constants' notes.
 
 The choice reads no data: a source that turns out to hold what the local engine cannot reproduce exactly
 (:class:`~spark_fr.relational.local_table.Unsupported`: a timestamp, NaN, an escaped quote, ...) sends the run to
@@ -39,8 +40,13 @@ LOCAL_MAX_CELLS = 300_000_000
 BYTES_PER_CELL = 64
 #: and per byte of CSV/TSV text besides (the file's bytes and pyarrow's text columns while they are typed)
 BYTES_PER_CSV_BYTE = 3
+#: tables read side by side
+READ_THREADS = 4
 #: bytes of a CSV file read to estimate its rows
 SAMPLE_BYTES = 1 << 20
+#: cells per byte of a DataFrame plan's size estimate: a Parquet scan's estimate is its files' size, about an
+#: eighth of a cell per byte of 8-byte values, times the files' compression (about 4x here): half a cell per byte
+CELLS_PER_PLAN_BYTE = 0.5
 
 
 @dataclass(frozen=True)
@@ -144,9 +150,7 @@ def _add_frame(est: _Estimate, df) -> str | None:
     if bad:
         return f"DataFrame column {bad[0]}"
     size = FrameSource(df).size_estimate()
-    if size is not None and size * 4 > _available_memory():
-        return f"a DataFrame of about {size / 2 ** 30:.1f} GB"
-    est.cells += df.count() * (len(types) + 1)
+    est.cells += size * CELLS_PER_PLAN_BYTE if size is not None else df.count() * (len(types) + 1)
     return None
 
 
@@ -210,9 +214,14 @@ def load_local_tables(schema, tables: dict | None = None) -> dict:
     from .local_csv import read_csv_local
     from .sources import declared_types, format_of
 
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .row_keys import local_positions
+
     tables = tables or {}
-    out = {}
-    for name, spec in schema.tables.items():
+
+    def load(name):
+        spec = schema.tables[name]
         src = spec.source
         label = f"{schema.origin}: table '{name}'"
         if name in tables:
@@ -235,11 +244,13 @@ def load_local_tables(schema, tables: dict | None = None) -> dict:
             else:
                 raise Unsupported(f"table '{name}': format {fmt}")
         if spec.generated_key and spec.key not in table.columns:
-            from .row_keys import local_positions
-
             table.columns[spec.key], table.types[spec.key] = local_positions(table.rows), "long"
-        out[name] = table
-    return out
+        return table
+
+    # side by side: pyarrow's reading and casting, and a DataFrame's collection, leave the interpreter free
+    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+        jobs = {name: pool.submit(load, name) for name in schema.tables}
+        return {name: job.result() for name, job in jobs.items()}  # the first failure in schema order
 
 
 def spark_types(types: dict):

@@ -22,12 +22,15 @@ class Unsupported(Exception):
 
 class LocalTable:
     """A table read in the driver: ``columns`` {name: numpy array} (see the module's notes), ``types``
-    {name: Spark type}, ``rows``."""
+    {name: Spark type}, ``rows``; ``dictionaries`` {string column: (indices, dictionary)}, the reader's
+    dictionary of a string column when it has one (``dictionary[indices]`` is the column), so that the engine
+    factorizes its few values rather than its rows."""
 
-    def __init__(self, columns: dict, types: dict, rows: int):
+    def __init__(self, columns: dict, types: dict, rows: int, dictionaries: dict | None = None):
         self.columns = columns
         self.types = types
         self.rows = rows
+        self.dictionaries = dictionaries or {}
 
 
 def missing(a: np.ndarray) -> np.ndarray:
