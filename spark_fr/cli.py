@@ -50,6 +50,9 @@ def resolve_options(argv=None) -> tuple:
         raise InputError("give --output (a path) or --output-table (a catalog table), not both")
     if opts.get("schema") and opts.get("targets"):
         raise InputError("--targets does not apply to relational data: the schema's 'target' names the column")
+    if not opts.get("schema") and opts.get("engine", "auto") != "auto":
+        raise InputError(f"--engine {opts['engine']} applies to relational data (--schema): it says where the "
+                         f"features are generated")
     return opts, set(given)
 
 
@@ -132,7 +135,7 @@ def run(opts: dict, given: set = frozenset()) -> int:
         keywords = rank_keywords(opts, given)
         keywords.setdefault("title", opts["schema"])
         ranking = rank_relational(schema=opts["schema"], method=opts["method"], task=opts["task"], spark=starting,
-                                  relation_rollup=opts["relation_rollup"],
+                                  relation_rollup=opts["relation_rollup"], engine=opts["engine"],
                                   max_features_generated=opts["max_features_generated"], **keywords)
     else:
         ranking = rank(opts.get("input"), targets=opts.get("targets"), task=opts["task"], method=opts["method"],

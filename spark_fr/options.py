@@ -412,6 +412,11 @@ OPTIONS = (
            "relational data: refuse, before generating, a schema whose foreign-key paths would generate more "
            "features than this (the count is estimated from the schema; the message gives it)", IO,
            where=frozenset({JOB}), estimator=None),
+    Option("engine", Choice(("auto", "local", "spark")), "auto", "relational data: where the features are generated: "
+           "'local' in the driver (numpy; no JVM for file sources), 'spark' with Spark SQL (any size, a cluster's "
+           "executors), 'auto' local when every table is a local CSV/TSV, Parquet or Delta source or a DataFrame and "
+           "together they fit the driver's memory (run.json records the engine and why)", IO,
+           where=frozenset({JOB}), estimator=None),
     # task and method
     Option("task", Choice(lambda: ("auto",) + task_registry.names()), "auto", "target type", TASK,
            default_help="inferred from the targets"),

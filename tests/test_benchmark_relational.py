@@ -45,6 +45,7 @@ def suite(bench, tmp_path_factory):
     work = tmp_path_factory.mktemp("relational")
     out = work / "report.json"
     code = bench.main(["--suite", "relational", "--relational-sets", "synthetic", "--rows", str(ROWS),
+                       "--relational-formats", "parquet", "--relational-link", "without",
                        "--peers", "spark_fr,spark_fr_spark,featuretools", "--workdir", str(work), "--json", str(out)])
     assert code == 0
     return json.loads(out.read_text()), work
@@ -53,15 +54,20 @@ def suite(bench, tmp_path_factory):
 def test_options(bench):
     args = bench.parse_args(["--suite", "relational"])
     assert (args.rows, args.repeats) == (10_000_000, 1)
-    assert args.peers == ["spark_fr", "spark_fr_common", "spark_fr_spark", "spark_fr_spark_common", "featuretools",
-                          "featuretools_like"]
+    assert args.peers == ["spark_fr", "spark_fr_spark", "featuretools"]
     assert args.relational_sets == ["financial", "synthetic"] and args.relational_financial_depths == [3]
+    assert args.relational_formats == ["csv", "tsv", "parquet", "delta", "dataframe"]
+    assert args.relational_rows == [10_000_000] and args.relational_link == ["without", "with"]
     assert args.relational_timeout == 1800 and args.relational_max_memory_gb > 0
     args = bench.parse_args(["--suite", "relational", "--relational-financial-depths", "3,2", "--peers",
                              "spark_fr_local1,featuretools"])
     assert args.relational_financial_depths == [3, 2] and args.peers == ["spark_fr_local1", "featuretools"]
+    args = bench.parse_args(["--suite", "relational", "--relational-rows", "1000000,10000000",
+                             "--relational-formats", "csv,delta", "--relational-link", "with"])
+    assert args.relational_rows == [1_000_000, 10_000_000] and args.relational_formats == ["csv", "delta"]
     for bad in (["--relational-sets", "imdb"], ["--peers", "clus"], ["--rows", "10"],
-                ["--relational-financial-depths", "x"]):
+                ["--relational-financial-depths", "x"], ["--relational-formats", "xlsx"],
+                ["--relational-link", "maybe"], ["--relational-rows", "50"]):
         with pytest.raises(SystemExit):
             bench.parse_args(["--suite", "relational", *bad])
 
@@ -118,6 +124,7 @@ def test_suite_end_to_end(suite):
     assert report["suite"] == "relational" and {"config", "environment", "cases"} <= set(report)
     (case,) = report["cases"]
     assert case["set"] == "synthetic" and case["max_depth"] == 2 and case["data"]["sizes"]["transactions"] == ROWS
+    assert case["data"]["format"] == "parquet" and case["data"]["link"] == "without"
     for name in ("spark_fr", "spark_fr_spark", "featuretools"):
         s = case["summary"][name]
         assert s["status"] == "ok" and s["runs_ok"] == 1 and s["rows"] == case["data"]["sizes"]["customers"]
@@ -245,3 +252,29 @@ def test_spark_fr_peer_runs_financial_in_the_driver(datasets, tmp_path):
             "master", "aggregates"} <= set(result)
     frame = pd.read_parquet(result["matrix"])
     assert frame.shape == (result["rows"], result["features"] + 2) and result["rows"] == 682
+
+
+@needs_featuretools
+def test_every_format_with_a_keyless_link_table(bench, tmp_path):
+    """The suite on every input format of the synthetic set with its keyless link table: both peers finish
+    everywhere, spark_fr's local engine takes every format and writes the same table from each, bit for bit."""
+    out = tmp_path / "report.json"
+    code = bench.main(["--suite", "relational", "--relational-sets", "synthetic", "--rows", str(ROWS),
+                       "--relational-link", "with", "--peers", "spark_fr,featuretools", "--workdir", str(tmp_path),
+                       "--json", str(out)])
+    assert code == 0
+    report = json.loads(out.read_text())
+    assert [c["data"]["format"] for c in report["cases"]] == ["csv", "tsv", "parquet", "delta", "dataframe"]
+    tables = []
+    for case in report["cases"]:
+        assert case["data"]["link"] == "with" and "customer_branch" in case["data"]["sizes"]
+        for name in ("spark_fr", "featuretools"):
+            assert case["summary"][name]["status"] == "ok", (case["data"]["format"], name)
+        assert case["summary"]["spark_fr"]["engine"] == "local"
+        tables.append(pd.read_parquet(case["summary"]["spark_fr"]["matrix"]).set_index("customer_id").sort_index())
+    assert any(c.startswith("customer_branch__") for c in tables[0].columns)
+    for other in tables[1:]:
+        pd.testing.assert_frame_equal(tables[0], other, check_exact=True)
+    dataframe = report["cases"][-1]
+    assert dataframe["runs"]["spark_fr"][0]["dataframes"] and dataframe["summary"]["spark_fr"]["median_session_s"] > 0
+    assert "keyless link table" in relational.format_matrix(report["cases"])

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from spark_fr.relational import generate_features, load_schema
-from spark_fr.relational.local_sources import LOCAL_MAX_BYTES, local_possible
+from spark_fr.relational.local_sources import local_possible
 from test_relational_generate import CITY, CUSTOMER, ITEM, KEYS, ORDERS, PRODUCT, SCHEMAS, shop_schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,11 +49,12 @@ def shop_files(cfg, folder):
     return with_sources(cfg, folder, {n: SHOP_ROWS[n] for n in cfg["tables"]}, columns)
 
 
-def assert_identical(spark, cfg, check=True):
-    """Both engines on ``cfg``; every column bit-identical; returns the local result."""
-    loc = generate_features(None, cfg, engine="local", check=check)
+def assert_identical(spark, cfg, check=True, tables=None):
+    """Both engines on ``cfg`` (and the DataFrames ``tables``); every column bit-identical; returns the local
+    result."""
+    loc = generate_features(spark if tables else None, cfg, tables, engine="local", check=check)
     assert loc.engine == "local" and loc.frame is None
-    sp = generate_features(spark, cfg, engine="spark", check=check)
+    sp = generate_features(spark, cfg, tables, engine="spark", check=check)
     assert sp.engine == "spark"
     s = sp.frame.toPandas()
     lo = loc.pandas
@@ -196,19 +197,19 @@ def test_financial_identical(spark):
 def test_auto_rule(tmp_path, spark):
     fin = load_schema(str(FINANCIAL))
     assert local_possible(fin)
-    assert not local_possible(fin, max_bytes=1000)  # too large
+    assert not local_possible(fin, max_cells=1000)  # too large
+    assert not local_possible(fin, memory=1e6)  # the driver's memory decides too
     assert not local_possible(load_schema(str(MUTAGENESIS)))  # nested JSON: Spark
-    assert generate_features(None, str(FINANCIAL)).engine == "local"  # auto: never touches the session
+    got = generate_features(None, str(FINANCIAL))
+    assert got.engine == "local" and "GB available" in got.engine_reason  # auto: never touches the session
     cfg = shop_files(shop_schema(), tmp_path)
     frames = {n: spark.createDataFrame(SHOP_ROWS[n], SCHEMAS[n]) for n in SHOP_ROWS}
-    assert not local_possible(load_schema(cfg), frames)  # DataFrames given: Spark
-    assert generate_features(spark, shop_schema(), frames).engine == "spark"
+    assert local_possible(load_schema(cfg), frames)  # DataFrames given: collected (test_relational_local_sources)
     parquet = json.loads(json.dumps(cfg))
     pd.DataFrame(PRODUCT, columns=["product_id", "category"]).to_parquet(tmp_path / "p.parquet")
     parquet["tables"]["product"] = {"key": "product_id", "source": str(tmp_path / "p.parquet")}
     assert local_possible(load_schema(parquet))  # Parquet: read in the driver too (test_relational_local_parquet)
     assert not local_possible(load_schema(parquet), max_cells=1)
-    assert LOCAL_MAX_BYTES == 64 << 20
 
 
 def test_numbers_spark_parses_otherwise_fall_back_to_spark(tmp_path, spark):

@@ -12,7 +12,8 @@ import pytest
 
 from spark_fr.errors import InputError
 from spark_fr.relational import generate_features, load_schema
-from spark_fr.relational.local_sources import BYTES_PER_CELL, LOCAL_MAX_CELLS, local_possible, read_parquet_local
+from spark_fr.relational.local_arrow import read_parquet_local
+from spark_fr.relational.local_sources import BYTES_PER_CELL, LOCAL_MAX_CELLS, local_possible
 from test_relational_generate import CITY, CUSTOMER, ITEM, ORDERS, PRODUCT, shop_schema
 from test_relational_local import assert_identical, random_tables
 

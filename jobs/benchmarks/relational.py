@@ -6,7 +6,10 @@ What is measured
 Each peer reads the same spark_fr schema YAML, generates one row of features per target example and writes
 the feature table as Parquet, as a separate, measured command (wall time of the whole process, interpreter
 and JVM start-up, reading and writing included; peak RSS of its process tree; the load average before and
-after). Two data sets (``--relational-sets``):
+after). Two data sets (``--relational-sets``), each in every input format of ``--relational-formats``
+(``csv``: headered CSV, ``tsv``: headerless TSV with the schema's ``columns:``, ``parquet``, ``delta``,
+``dataframe``: the Parquet files loaded as Spark DataFrames by spark_fr, as pandas frames by featuretools;
+converted once by ``relational_data.make_formats``, the same values in each):
 
 ``financial``
     ``conf/relational/financial.yaml``: PKDD'99 financial, 7 headerless TSV tables (682 loans, 6,471 orders,
@@ -15,17 +18,20 @@ after). Two data sets (``--relational-sets``):
     repeats`` rounds (3).
 ``synthetic``
     ``relational_data.py``: customers (target, planted label) -> accounts -> transactions, the fact table of
-    ``--rows`` rows (10,000,000), plus each customer's district; Parquet written once into ``--workdir``
-    (never committed) in bounded memory; ``max_depth`` 2 (every path of the schema; ``--relational-depth``
-    overrides it); ``--repeats`` rounds (1).
+    ``--relational-rows`` rows (a comma list; default ``--rows``, 10,000,000), plus each customer's district;
+    with (``--relational-link with``) and without (``without``) an n-n link table that has no key
+    (customer_branch, and branches; default both); Parquet written once into ``--workdir`` (never committed) in
+    bounded memory; ``max_depth`` 2 (every path of the schema; ``--relational-depth`` overrides it);
+    ``--repeats`` rounds (1).
 
-Peers (``--peers``, default ``spark_fr,spark_fr_common,spark_fr_spark,spark_fr_spark_common,featuretools,
-featuretools_like``):
+Peers (``--peers``, default ``spark_fr,spark_fr_spark,featuretools``; also ``spark_fr_common``,
+``spark_fr_spark_common``, ``featuretools_like``, ``spark_fr_local1``):
 
 ``spark_fr``
     ``jobs/peers/spark_fr_relational.py``: ``generate_features`` with ``engine='auto'`` as a user calls it
-    (the data checks on), the features written as Parquet: inputs that fit the driver (both sets here) go to
-    the local engine (numpy in the driver, no JVM), others to a local Spark session (``local[*]``).
+    (the data checks on), the features written as Parquet: inputs that fit the driver go to the local engine
+    (numpy in the driver; no JVM for files), others to a local Spark session (``local[*]``). For ``dataframe``
+    it starts a session, reads the tables with ``spark.read.parquet`` and passes the DataFrames.
 ``spark_fr_common``
     The same with ``--common-aggregates``: only the aggregates featuretools also has (no count of distinct
     numbers or dates, no share of frequent values).
@@ -52,10 +58,12 @@ out-of-memory error, is reported as "did not finish: timeout / out of memory" (w
 had reached) and is not repeated in later rounds; the suite goes on. The table per data set gives medians,
 peak memory, feature and row counts, and the ratios ``peer / spark_fr`` (> 1: spark_fr is faster or
 smaller; "> x" when the peer did not finish); the tightest pair is ``featuretools_like / spark_fr_common``
-(the same shapes, the shared aggregates; the feature counts still differ, see the peers' docstrings).
-Reported, never asserted. Examples::
+(the same shapes, the shared aggregates; the feature counts still differ, see the peers' docstrings). The
+end of the report is a matrix of ``featuretools / spark_fr`` per data set, size, link table and format (with
+the engine ``auto`` chose). Reported, never asserted. Examples::
 
-    python jobs/benchmark.py --suite relational --json out/relational.json             # financial + 10^7 rows
+    python jobs/benchmark.py --suite relational --json out/relational.json   # financial + 10^7 rows, 5 formats
+    python jobs/benchmark.py --suite relational --relational-rows 1000000,10000000 --relational-formats csv,delta
     python jobs/benchmark.py --suite relational --relational-sets financial --relational-financial-depths 3,2
     python jobs/benchmark.py --suite relational --relational-sets synthetic --rows 1000000 --peers spark_fr,featuretools
 """
@@ -73,35 +81,38 @@ from typing import Callable
 from .measure import environment, machine_line, run_measured
 from .options import comma_list, fill_defaults, parse_peers
 from .paths import PEER_SCRIPTS, ROOT
-from .relational_data import make_relational
+from .relational_data import FORMATS, make_formats, make_relational
 from .tables import write_json
 
 SUMMARY = ("relational feature generation: spark_fr vs featuretools' deep feature synthesis "
            "(financial, 10^7-row fact table)")
 PEERS = ("spark_fr", "spark_fr_common", "spark_fr_spark", "spark_fr_spark_common", "featuretools",
          "featuretools_like", "spark_fr_local1")
-DEFAULT_PEERS = "spark_fr,spark_fr_common,spark_fr_spark,spark_fr_spark_common,featuretools,featuretools_like"
+DEFAULT_PEERS = "spark_fr,spark_fr_spark,featuretools"
 SETS = ("financial", "synthetic")
+LINKS = ("without", "with")
 FINANCIAL = ROOT / "conf" / "relational" / "financial.yaml"
 RESULT = "result.json"
 #: peer timings kept (medians) from the peers' result.json
-TIMINGS = ("spark_start_s", "generate_s", "write_s", "import_s", "read_s", "entityset_s", "dfs_s")
+TIMINGS = ("spark_start_s", "generate_s", "write_s", "import_s", "read_s", "entityset_s", "dfs_s", "session_s")
 OOM_MARKERS = ("MemoryError", "OutOfMemoryError", "Cannot allocate memory", "std::bad_alloc",
                "Unable to allocate")
 
 
 @dataclass
 class RelPeer:
-    """A peer of this suite: its name and ``command(schema, depth, run_dir) -> command line``."""
+    """A peer of this suite: its name and ``command(schema, depth, run_dir, fmt) -> command line``."""
 
     name: str
-    command: Callable[[Path, object, Path], list]
+    command: Callable[[Path, object, Path, str], list]
 
 
 def _peer_command(script: str, *options: str) -> Callable:
-    def command(schema: Path, depth, run_dir: Path) -> list:
+    def command(schema: Path, depth, run_dir: Path, fmt: str = "parquet") -> list:
         cmd = [sys.executable, str(PEER_SCRIPTS / script), str(schema), str(run_dir / RESULT),
                "--matrix", str(run_dir / "features.parquet"), *options]
+        if fmt == "dataframe" and script == "spark_fr_relational.py":
+            cmd.append("--dataframes")
         return cmd + (["--max-depth", str(depth)] if depth is not None else [])
 
     return command
@@ -144,6 +155,11 @@ def add_arguments(parser) -> None:
                                   f"the synthetic set) --repeats 1 (synthetic set), peers {DEFAULT_PEERS}; "
                                   f"also {','.join(p for p in PEERS if p not in DEFAULT_PEERS.split(','))})")
     g.add_argument("--relational-sets", default=",".join(SETS), help=f"comma list of {', '.join(SETS)} (default all)")
+    g.add_argument("--relational-formats", default=",".join(FORMATS),
+                   help=f"comma list of input formats, {', '.join(FORMATS)} (default all)")
+    g.add_argument("--relational-rows", help="comma list of fact-table sizes of the synthetic set (default --rows)")
+    g.add_argument("--relational-link", default=",".join(LINKS),
+                   help="synthetic set without and/or with the keyless link table (default without,with)")
     g.add_argument("--relational-financial-depths", default="3",
                    help="comma list of max_depth values for financial (default 3, the config's)")
     g.add_argument("--relational-financial-repeats", type=int, default=3, help="rounds on financial (default 3)")
@@ -166,18 +182,23 @@ def check_arguments(args, error) -> None:
     """
     fill_defaults(args, rows=10_000_000, repeats=1)
     parse_peers(args, PEERS, DEFAULT_PEERS, error)
-    args.relational_sets = comma_list(args.relational_sets)
-    bad = [s for s in args.relational_sets if s not in SETS]
-    if bad or not args.relational_sets:
-        error(f"--relational-sets: unknown {','.join(bad) or '(empty)'}; choose from {', '.join(SETS)}")
+    for option, choices in (("relational_sets", SETS), ("relational_formats", FORMATS), ("relational_link", LINKS)):
+        setattr(args, option, comma_list(getattr(args, option)))
+        bad = [s for s in getattr(args, option) if s not in choices]
+        if bad or not getattr(args, option):
+            error(f"--{option.replace('_', '-')}: unknown {','.join(bad) or '(empty)'}; choose from {', '.join(choices)}")
+    try:
+        args.relational_rows = [int(r) for r in comma_list(args.relational_rows or str(args.rows))]
+    except ValueError:
+        error("--relational-rows takes a comma list of integers")
     try:
         args.relational_financial_depths = [int(d) for d in comma_list(args.relational_financial_depths)]
     except ValueError:
         error("--relational-financial-depths takes a comma list of integers")
     if not args.relational_financial_depths or min(args.relational_financial_depths) < 0:
         error("--relational-financial-depths takes depths >= 0")
-    if args.rows < 100:
-        error("--rows (the synthetic fact table) must be at least 100")
+    if args.rows < 100 or not args.relational_rows or min(args.relational_rows) < 100:
+        error("--rows and --relational-rows (the synthetic fact table) must be at least 100")
     if min(args.repeats, args.relational_financial_repeats) < 1:
         error("--repeats and --relational-financial-repeats must be positive")
     if args.relational_depth is not None and args.relational_depth < 0:
@@ -215,7 +236,8 @@ def classify(res: dict, timeout: float, max_gb: float) -> str:
     return f"failed (exit {res['returncode']})"
 
 
-def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, timeout: float, max_gb: float) -> dict:
+def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, timeout: float, max_gb: float,
+             fmt: str = "parquet") -> dict:
     """Alternate the peers on one schema and depth; a peer that did not finish is not run again.
 
     Parameters
@@ -229,6 +251,8 @@ def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, time
         Runs go into ``workdir/<peer>_r<round>`` (emptied first).
     timeout, max_gb : float
         Per run.
+    fmt : str
+        The input format (``dataframe``: spark_fr loads the schema's Parquet files as DataFrames).
 
     Returns
     -------
@@ -244,7 +268,7 @@ def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, time
             run_dir = workdir / f"{peer.name}_r{rnd}"
             if run_dir.exists():
                 shutil.rmtree(run_dir)
-            res = run_measured(peer.command(schema, depth, run_dir), run_dir, timeout, max_gb * 1024)
+            res = run_measured(peer.command(schema, depth, run_dir, fmt), run_dir, timeout, max_gb * 1024)
             res["round"] = rnd
             res["status"] = classify(res, timeout, max_gb)
             if res["status"] == "ok":
@@ -254,8 +278,9 @@ def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, time
             else:
                 note = res["status"] + (f": {res['stderr_tail'][-300:]}" if res["status"].startswith("failed") else "")
             runs[peer.name].append(res)
+            engine = f" ({res['engine']} engine)" if res.get("engine") else ""
             print(f"  round {rnd} {peer.name:<22} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:6.2f} GB  "
-                  f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {note}", flush=True)
+                  f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {note}{engine}", flush=True)
     return runs
 
 
@@ -289,7 +314,8 @@ def summarise(runs: dict) -> dict:
             walls = [r["wall_s"] for r in ok]
             s.update({"median_wall_s": round(statistics.median(walls), 3), "min_wall_s": min(walls),
                       "max_wall_s": max(walls), "median_peak_rss_mb": _median(ok, "peak_rss_mb"),
-                      "features": ok[-1]["features"], "rows": ok[-1]["rows"], "matrix": ok[-1].get("matrix")})
+                      "features": ok[-1]["features"], "rows": ok[-1]["rows"], "matrix": ok[-1].get("matrix"),
+                      "engine": ok[-1].get("engine"), "engine_reason": ok[-1].get("engine_reason")})
             for key in TIMINGS:
                 value = _median(ok, key)
                 if value is not None:
@@ -386,20 +412,80 @@ def format_ratios(rs: list) -> str:
 
 
 def cases(args, workdir: Path) -> list:
-    """The (data set, schema, depth, repeats, data facts) to run, in order."""
+    """The (data set, schema, depth, repeats, data facts) to run, in order: per data set and size (and link
+    table), every format of ``--relational-formats``; ``data`` holds ``format``, ``link`` and ``schema``."""
     out = []
     for name in args.relational_sets:
         if name == "financial":
+            schemas = make_formats(FINANCIAL, args.relational_formats, folder=workdir / "financial_formats")
             for depth in args.relational_financial_depths:
-                out.append(("financial", FINANCIAL, depth, args.relational_financial_repeats,
-                            {"schema": str(FINANCIAL)}))
-        else:
-            schema, truth = make_relational(workdir, args.rows)
-            written = f"written in {truth['write_s']:.1f} s" if "write_s" in truth else "reused"
-            print(f"data: {schema.parent} ({truth['sizes']}; labels {truth['labels']}; {written})")
-            depth = args.relational_depth if args.relational_depth is not None else truth["max_depth"]
-            out.append(("synthetic", schema, depth, args.repeats, dict(truth, schema=str(schema))))
+                for fmt in args.relational_formats:
+                    out.append(("financial", schemas[fmt], depth, args.relational_financial_repeats,
+                                {"schema": str(schemas[fmt]), "format": fmt, "link": "without"}))
+            continue
+        for rows in args.relational_rows:
+            for link in args.relational_link:
+                schema, truth = make_relational(workdir, rows, link=link == "with")
+                written = f"written in {truth['write_s']:.1f} s" if "write_s" in truth else "reused"
+                print(f"data: {schema.parent} ({truth['sizes']}; labels {truth['labels']}; {written})")
+                schemas = make_formats(schema, args.relational_formats)
+                depth = args.relational_depth if args.relational_depth is not None else truth["max_depth"]
+                for fmt in args.relational_formats:
+                    out.append(("synthetic", schemas[fmt], depth, args.repeats,
+                                dict(truth, schema=str(schemas[fmt]), format=fmt, link=link)))
     return out
+
+
+def case_label(result: dict) -> str:
+    """``financial``, ``synthetic 10000000 rows, keyless link`` ... of a case's result."""
+    data = result["data"]
+    size = f" {data['rows']:,} rows" if "rows" in data else ""
+    link = ", keyless link table" if data.get("link") == "with" else ""
+    return f"{result['set']}{size}{link} (max_depth {result['max_depth']})"
+
+
+def _warm_ratio(summary: dict, peer: str, reference: str):
+    """``peer / reference`` with the reference's session start left out (DataFrames: a notebook's session runs
+    already), or None."""
+    s, ref = summary.get(peer, {}), summary.get(reference, {})
+    if not (s.get("median_wall_s") and ref.get("median_wall_s") and ref.get("median_session_s")):
+        return None
+    return _ratio(s["median_wall_s"], ref["median_wall_s"] - ref["median_session_s"])
+
+
+def format_matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr") -> str:
+    """``peer / reference`` wall-time ratios, one line per data set, size and link table, one column per format
+    (with the engine ``reference`` ran: L local, S Spark), and the load averages of the runs."""
+    formats = [f for f in FORMATS if any(r["data"].get("format") == f for r in results)]
+    rows = {}
+    for r in results:
+        ratio = next((x for x in r["ratios"] if x["peer"] == peer and x["reference"] == reference), None)
+        ref = r["summary"].get(reference, {})
+        if ratio is None:
+            cell = "-"
+        elif ratio["wall"] is not None:
+            cell = f"{ratio['wall']:.2f}x"
+        elif ratio.get("wall_at_least"):
+            cell = f">{ratio['wall_at_least']:.2f}x"
+        else:
+            cell = "n/a"
+        warm = _warm_ratio(r["summary"], peer, reference)
+        if warm is not None:
+            cell += f" ({warm:.2f}x)"
+        engine = {"local": "L", "spark": "S"}.get(ref.get("engine"), "?")
+        loads = [v for s in r["summary"].values() for v in (s.get("load_avg_1") or [])]
+        load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else "-"
+        line = rows.setdefault(case_label(r), {"load": []})
+        line[r["data"].get("format", "parquet")] = f"{cell} {engine}"
+        line["load"].append(load)
+    head = (f"{peer} / {reference} of the whole processes' wall times (L: local engine, S: Spark engine; "
+            f"dataframe: in brackets with the session already running)")
+    width = max([len(k) for k in rows] + [20])
+    lines = [head, f"{'':<{width}}" + "".join(f"{f:>14}" for f in formats) + "   load"]
+    for label, cells in rows.items():
+        lines.append(f"{label:<{width}}" + "".join(f"{cells.get(f, '-'):>14}" for f in formats)
+                     + "   " + ", ".join(dict.fromkeys(cells["load"])))
+    return "\n".join(lines)
 
 
 def run(args) -> int:
@@ -433,9 +519,13 @@ def run(args) -> int:
     env_before = environment()
     results, failed = [], False
     for name, schema, depth, repeats, data in cases(args, workdir):
-        print(machine_line(environment(), f"{name} at max_depth {depth}: {repeats} round(s) of {', '.join(names)}"))
-        runs = run_case(peers, schema, depth, repeats, workdir / "relational" / f"{name}_d{depth}",
-                        args.relational_timeout, args.relational_max_memory_gb)
+        fmt = data.get("format", "parquet")
+        size = f"_{data['rows']}" if "rows" in data else ""
+        link = "_link" if data.get("link") == "with" else ""
+        print(machine_line(environment(), f"{name}{size.replace('_', ' ')}{link.replace('_', ' ')} as {fmt} at "
+                                          f"max_depth {depth}: {repeats} round(s) of {', '.join(names)}"))
+        runs = run_case(peers, schema, depth, repeats, workdir / "relational" / f"{name}{size}{link}_{fmt}_d{depth}",
+                        args.relational_timeout, args.relational_max_memory_gb, fmt)
         summary = summarise(runs)
         rs = ratios(summary)
         print()
@@ -446,6 +536,9 @@ def run(args) -> int:
         results.append({"set": name, "max_depth": depth, "repeats": repeats, "data": data, "summary": summary,
                         "ratios": rs, "runs": runs})
     env_after = environment()
+    if "featuretools" in names and "spark_fr" in names:
+        print(format_matrix(results))
+        print()
     print(f"load average after: {env_after['load_avg_1_5_15']}")
     if args.json:
         write_json(args.json, {"suite": "relational", "config": dict(vars(args)),

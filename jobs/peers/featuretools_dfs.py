@@ -5,7 +5,8 @@
 Reads the same schema YAML that spark_fr reads (parsed by spark_fr's own
 :func:`spark_fr.relational.schema.load_schema`, loaded without the rest of spark_fr so that neither pyspark
 nor the package's start-up is counted here), loads every table with pandas as a pandas user would (headerless
-CSV/TSV under the schema's ``columns``, CSV with a header, or Parquet through pyarrow), types the columns by
+CSV/TSV under the schema's ``columns``, CSV with a header, Parquet through pyarrow, or a Delta table through the
+``deltalake`` package), types the columns by
 spark_fr's rules, builds a featuretools ``EntitySet`` with the same keys and foreign keys (an n-n link table
 is an ordinary table with two foreign keys, as in spark_fr), runs ``ft.dfs`` for the schema's target table
 and writes the feature matrix as Parquet (``--matrix``, default ``features.parquet`` next to OUTPUT), so the
@@ -118,8 +119,8 @@ def _format(path: str, fmt: str) -> str:
         if low.endswith(ext):
             return f
     if Path(path).is_dir():
-        return "parquet"
-    raise SystemExit(f"{path}: format not supported by this peer (CSV, TSV or Parquet)")
+        return "delta" if (Path(path) / "_delta_log").is_dir() else "parquet"
+    raise SystemExit(f"{path}: format not supported by this peer (CSV, TSV, Parquet or Delta)")
 
 
 def read_table(spec) -> "pandas.DataFrame":
@@ -139,10 +140,14 @@ def read_table(spec) -> "pandas.DataFrame":
     src = spec.source
     if src.kind != "path":
         raise SystemExit(f"table '{spec.name}': source kind '{src.kind}' is not supported by this peer "
-                         f"(files only: CSV, TSV, Parquet)")
+                         f"(files only: CSV, TSV, Parquet, Delta)")
     fmt = _format(src.path, src.format)
     if fmt == "parquet":
         return pd.read_parquet(src.path)
+    if fmt == "delta":
+        from deltalake import DeltaTable
+
+        return DeltaTable(src.path).to_pandas()
     sep = src.separator or ("\t" if fmt == "tsv" else ",")
     raw = pd.read_csv(src.path, sep=sep, header=None if src.columns else 0, names=list(src.columns or []) or None,
                       dtype=str, keep_default_na=False, na_filter=False)

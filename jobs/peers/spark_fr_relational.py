@@ -18,6 +18,12 @@ itself; local: the Parquet file), "max_depth", "master", "spark_version" (None w
 "engine" ("local" or "spark")}`` to OUTPUT. spark_fr is imported from this repository, not from an
 installed copy.
 
+``--dataframes`` starts the session first (``get_spark``, counted in ``spark_start_s``), reads every table of
+the schema with ``spark.read.parquet`` and passes them as DataFrames (``tables=``), as a notebook user with
+tables in memory calls it: under ``auto``, DataFrames that fit the driver are collected (Arrow) to the local engine.
+``engine_reason`` (why that engine) goes into OUTPUT too, and ``session_s``: the session's start and the
+DataFrames' definition (what a notebook user has already paid).
+
 ``--common-aggregates`` keeps only the schema's aggregates that featuretools also has (see
 ``featuretools_dfs.py``): it drops the count of distinct values of numeric and date attributes and the
 share of frequent values of nominal ones (:data:`NO_FEATURETOOLS_COUNTERPART`).
@@ -48,7 +54,7 @@ def common_aggregates(aggregates):
 
 
 def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None, master: str, check: bool,
-        common: bool = False, engine: str = "auto") -> dict:
+        common: bool = False, engine: str = "auto", dataframes: bool = False) -> dict:
     """Generate and write the features; the facts of the run (see the module docstring)."""
     import dataclasses
 
@@ -60,7 +66,15 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
         schema = dataclasses.replace(schema, max_depth=max_depth)
     if common:
         schema = dataclasses.replace(schema, aggregates=common_aggregates(schema.aggregates))
-    if engine == "local" or (engine == "auto" and local_possible(schema)):  # the local engine will likely take it: the JVM starts only if it does not
+    tables, session_s = None, None
+    if dataframes:
+        from spark_fr.runtime.session import get_spark
+
+        t = time.perf_counter()
+        spark = get_spark(master=master, app_name="spark_fr relational", quiet=True)
+        tables = {n: spark.read.parquet(spec.source.path) for n, spec in schema.tables.items()}
+        session_s = round(time.perf_counter() - t, 3)
+    elif engine == "local" or (engine == "auto" and local_possible(schema)):  # the local engine will likely take it: the JVM starts only if it does not
         from spark_fr.runtime.session import SessionStart
 
         spark = SessionStart(lazy=True, master=master, app_name="spark_fr relational", quiet=True)
@@ -69,7 +83,7 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
 
         spark = get_spark(master=master, app_name="spark_fr relational", quiet=True)
     t1 = time.perf_counter()
-    gen = generate_features(spark, schema, check=check, engine=engine)
+    gen = generate_features(spark, schema, tables, check=check, engine=engine)
     t2 = time.perf_counter()
     path = matrix or str(Path(output).resolve().parent / "features.parquet")
     if gen.engine == "local":
@@ -86,6 +100,8 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
         t3 = time.perf_counter()
         rows = len(gen.pandas)
         facts = {"master": "driver (local engine)", "spark_version": None}
+        if dataframes:
+            spark.stop()
     else:
         spark = spark.result() if hasattr(spark, "result") else spark
         spark.sparkContext.setLogLevel("ERROR")
@@ -97,7 +113,8 @@ def run(schema_path: str, output: str, matrix: str | None, max_depth: int | None
     result = {"rows": rows, "features": len(gen.features), "feature_names": gen.features[:50], "matrix": path,
               "spark_start_s": round(t1 - T0, 3), "generate_s": round(t2 - t1, 3), "write_s": round(t3 - t2, 3),
               "max_depth": schema.max_depth, **facts, "aggregates": dataclasses.asdict(schema.aggregates),
-              "engine": gen.engine}
+              "engine": gen.engine, "engine_reason": gen.engine_reason, "dataframes": dataframes,
+              "session_s": session_s}
     if gen.engine == "spark":
         spark.stop()
     return result
@@ -116,10 +133,13 @@ def main(argv=None) -> int:
     ap.add_argument("--no-check", dest="check", action="store_false", help="skip the key and foreign-key checks")
     ap.add_argument("--engine", choices=("auto", "spark", "local"), default="auto",
                     help="generate_features' engine (default auto)")
+    ap.add_argument("--dataframes", action="store_true",
+                    help="pass the tables as DataFrames read with spark.read.parquet (the session starts first)")
     ap.add_argument("--common-aggregates", action="store_true",
                     help="only the aggregates featuretools also has (see the description)")
     a = ap.parse_args(argv)
-    result = run(a.schema, a.output, a.matrix, a.max_depth, a.master, a.check, a.common_aggregates, a.engine)
+    result = run(a.schema, a.output, a.matrix, a.max_depth, a.master, a.check, a.common_aggregates, a.engine,
+                 a.dataframes)
     Path(a.output).write_text(json.dumps(result))
     return 0
 

@@ -186,7 +186,7 @@ def check_data(schema: RelationalSchema, frames: dict, plan: dict | None = None)
         A table whose key (or the target's id) is missing in some rows or repeated.
     """
     plan = plan or {}
-    referenced = {schema.target.table} | {fk.table for spec in schema.tables.values() for fk in spec.foreign_keys}
+    referenced = referenced_tables(schema)
     key_checks = [(name, spec) for name, spec in schema.tables.items() if name in referenced]
     links = [(name, fk) for name, spec in schema.tables.items() for fk in spec.foreign_keys]
     with ThreadPoolExecutor(max_workers=4) as pool:  # small jobs, mostly latency: side by side
@@ -203,6 +203,11 @@ def check_data(schema: RelationalSchema, frames: dict, plan: dict | None = None)
                 log.warning("%s: table '%s': %.1f%% of the foreign keys '%s' (%d rows) have no row in '%s'",
                             schema.origin, name, 100 * share, fk.column, row["dangling"], fk.table)
     return shares
+
+
+def referenced_tables(schema: RelationalSchema) -> set:
+    """The tables whose key a join reads: the target table and every table a foreign key points at."""
+    return {schema.target.table} | {fk.table for spec in schema.tables.values() for fk in spec.foreign_keys}
 
 
 def _key_counts(schema: RelationalSchema, name: str, spec, df, plan: dict) -> None:

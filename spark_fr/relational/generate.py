@@ -93,6 +93,7 @@ class GeneratedTable:
     paths: list = field(default_factory=list)
     pandas: object = None  # the local engine's result (pandas DataFrame); frame is then None
     engine: str = "spark"
+    engine_reason: str = ""  # why this engine (engine='auto': the size rule, or what the local engine refused)
 
     def ranking_input(self, drop_id: bool = True):
         """A context manager giving what :func:`spark_fr.api.run_ranking` takes: the Spark frame, or (local
@@ -170,10 +171,10 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
         Check keys (unique, present) and measure dangling foreign keys (warnings) with Spark first.
     engine : {'auto', 'spark', 'local'}
         'local' generates in the driver with numpy (:mod:`spark_fr.relational.local`; ``spark`` is not
-        touched, the result is ``.pandas``); 'auto' picks it when no DataFrame is given and every source is a
-        local headerless CSV/TSV or Parquet source within the driver's budget
-        (:func:`spark_fr.relational.local_sources.local_possible`), and falls back to Spark when the local
-        engine cannot reproduce an input exactly; else Spark.
+        touched unless DataFrames are given, the result is ``.pandas``); 'auto' picks it when every table is a
+        DataFrame or a local CSV/TSV, Parquet or Delta source and together they fit the driver
+        (:func:`spark_fr.relational.local_sources.choose_engine`), and falls back to Spark when the local
+        engine cannot reproduce an input exactly; else Spark. ``engine_reason`` of the result says why.
     max_features : int or None
         Refuse, before any aggregate is computed, a schema that would generate more features than this
         (:func:`spark_fr.relational.width.check_width`; None: no limit).
@@ -197,14 +198,15 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     schema = load_schema(schema, base_dir=base_dir)
     if engine not in ("auto", "spark", "local"):
         raise InputError(f"engine must be auto, spark or local, not {engine!r}")
+    reason = "engine='spark'"
     if engine != "spark":
         from .local import try_local
 
-        done = try_local(schema, tables, check, forced=engine == "local", max_features=max_features)
+        done, reason = try_local(schema, tables, check, forced=engine == "local", max_features=max_features)
         if done is not None:
             pdf, lineage, paths = done
             return GeneratedTable(None, lineage, schema.target.id, schema.target.column, paths, pandas=pdf,
-                                  engine="local")
+                                  engine="local", engine_reason=reason)
     frames = load_tables(spark, schema, tables)
     kinds = column_kinds(schema, frames)
     target = schema.target
@@ -275,7 +277,7 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
                                           v.kind, v.level))
     result = frame.select(F.col("__id").alias(target.id), F.col("__y").alias(target.column), *out_cols)
     log.info("relational features: %d from %d paths (max depth %d)", len(lineage), len(paths), schema.max_depth)
-    return GeneratedTable(result, lineage, target.id, target.column, paths)
+    return GeneratedTable(result, lineage, target.id, target.column, paths, engine_reason=reason)
 
 
 # --- preparing tables -------------------------------------------------------------------------------------

@@ -10,9 +10,11 @@ every to-many hop the aggregates planned by ``plan.innermost`` / ``plan.outer`` 
 same :class:`Value` bookkeeping, bounds and grid exponents from ``plan.derived``, names and lineage), which
 hand them to a recorder (:class:`_Group`) instead of Spark's ``GroupAggregates``. Only the execution differs:
 
-* **Reading** (:mod:`spark_fr.relational.local_sources`): headerless CSV/TSV sources (``columns:``) by a
-  driver-side scanner that types the columns as Spark's reader does, Parquet sources through pyarrow with
-  the Spark types of their columns; that module also holds the engine choice (:func:`local_possible`).
+* **Reading** (:mod:`spark_fr.relational.local_sources`, which also holds the engine choice
+  :func:`~spark_fr.relational.local_sources.choose_engine`): CSV/TSV files with or without a header line by
+  pyarrow's CSV reader typed as Spark's reader types them (:mod:`spark_fr.relational.local_csv`), Parquet files,
+  Delta tables and the caller's DataFrames through Arrow (:mod:`spark_fr.relational.local_arrow`); generated keys
+  number the rows as read (:mod:`spark_fr.relational.row_keys`).
 * **Profiles** (``generate._profile``): a table's rows, the largest ``|x|`` of each numeric or date
   attribute over its prepared values, its frequent nominal values; the bounds give the grid exponents.
 * **Aggregating** a hop (:mod:`spark_fr.relational.local_kernels`): ``sum``, ``mean`` and ``std`` of a
@@ -29,13 +31,14 @@ not shared code.
 
 Decisions
 ---------
-* Anything whose Spark result we cannot reproduce exactly raises :class:`Unsupported`, and the engine
-  choice (:func:`local_possible`) then keeps Spark: DataFrames or catalog tables from the caller, nested JSON
-  (``explode``), Delta, JSON and headered CSV sources, partitioned Parquet directories, generated keys,
-  gzip'd or quoted files, values Spark parses as numbers but a plain decimal pattern does not (``1d``,
-  ``Infinity``, hex), NaN, integers beyond 2^53, timestamps, decimals, nominal attributes of type double
-  that are not small integers (Java's double formatting), dates declared on string columns, and keys
-  compared as text (:mod:`spark_fr.relational.keys`) that are non-integral numbers.
+* Anything whose Spark result we cannot reproduce exactly raises :class:`Unsupported`, and ``engine='auto'``
+  then runs Spark: catalog tables, nested JSON (``explode``), JSON sources, partitioned Parquet directories,
+  Delta tables with reader features ``deltalake`` cannot read (and generated keys on those it reads only through
+  its query engine), CSV files whose quoting or escapes Spark may parse otherwise, values Spark parses as
+  numbers but a plain decimal pattern does not (``1d``, ``Infinity``, hex), NaN, integers beyond 2^53,
+  timestamps, decimals, nominal attributes of type double that are not small integers (Java's double
+  formatting), dates declared on string columns, and keys compared as text (:mod:`spark_fr.relational.keys`)
+  that are non-integral numbers.
 * Numeric nulls are NaN here (no NaN can come from a supported source).
 """
 from __future__ import annotations
@@ -50,7 +53,8 @@ from . import exact as X
 from . import keys as KEYS
 from . import local_kernels as K
 from .lineage import FeatureLineage, relations_of
-from .local_sources import LocalTable, Unsupported, load_local_tables, local_possible, missing, spark_types
+from .local_sources import choose_engine, load_local_tables, spark_types
+from .local_table import LocalTable, Unsupported, missing
 from .naming import Names, feature_name
 from .paths import MANY, enumerate_paths
 from .plan import Profile, Value, innermost, out_kind, outer
@@ -61,13 +65,17 @@ from .width import check_width
 
 def check_local(schema, tables: dict, plan: dict) -> dict:
     """:func:`spark_fr.relational.checks.check_data` on local tables (same errors, same warnings), the keys
-    compared as ``plan`` (:func:`spark_fr.relational.keys.key_plan`) says."""
+    compared as ``plan`` (:func:`spark_fr.relational.keys.key_plan`) says; as there, only the keys a join reads
+    are checked (the target's, and those foreign keys point at)."""
     import logging
 
-    from .checks import repeated_key
+    from .checks import referenced_tables, repeated_key
 
     log = logging.getLogger("spark_fr.relational.checks")
+    referenced = referenced_tables(schema)
     for name, spec in schema.tables.items():
+        if name not in referenced:
+            continue
         keys = [spec.key]
         if name == schema.target.table and schema.target.id != spec.key:
             keys.append(schema.target.id)
@@ -115,7 +123,7 @@ def _distinct(known: np.ndarray) -> int:
 
 class _Prepared:
     def __init__(self, frame, attrs, fks):
-        self.frame = frame  # {column: numpy array}: __k, __f0.., a0..
+        self.frame = frame  # {column: numpy array, or a NominalColumn for nominal values}: __k, __f0.., a0..
         self.rows = len(frame["__k"])
         self.attrs = attrs  # attribute -> (internal column, kind)
         self.fks = fks
@@ -123,7 +131,8 @@ class _Prepared:
 
 def _value(table: LocalTable, column: str, kind: str):
     """A column as the Spark engine's prepared value: numbers float64 (NaN null), nominal values strings
-    (None null, numbers formatted as Spark casts them), dates days since 1970-01-01 (float64)."""
+    factorized once (a :class:`~spark_fr.relational.local_kernels.NominalColumn`; numbers formatted as Spark
+    casts them), dates days since 1970-01-01 (float64)."""
     a = table.columns[column]
     t = table.types[column]
     if kind == "numeric":
@@ -132,18 +141,19 @@ def _value(table: LocalTable, column: str, kind: str):
         return a.astype(np.float64)
     if kind == "nominal":
         if t in ("string", "boolean"):
-            return a
+            if column in table.dictionaries:
+                return K.NominalColumn.from_dictionary(*table.dictionaries[column])
+            return K.NominalColumn(a)
         if t == "long":  # Spark casts an integer to its decimal digits
             codes, uniques = pd.factorize(a, use_na_sentinel=True)
-            text = np.array([None] + [str(int(u)) for u in uniques], dtype=object)
-            return text[codes + 1]
+            return K.NominalColumn.from_dictionary(codes, np.array([str(int(u)) for u in uniques], dtype=object))
         if t == "double":
             arr = a.astype(np.float64)
             ok = np.isnan(arr) | ((arr == np.round(arr)) & (np.abs(arr) < 1e7))
             if not ok.all():
                 raise Unsupported(f"column '{column}': nominal doubles that are not small integers")
-            return np.array([None if np.isnan(v) else f"{int(v)}.0" if v != 0 or not np.signbit(v) else "-0.0"
-                             for v in arr], dtype=object)
+            return K.NominalColumn(np.array([None if np.isnan(v) else f"{int(v)}.0" if v != 0 or not np.signbit(v)
+                                             else "-0.0" for v in arr], dtype=object))
         raise Unsupported(f"column '{column}': nominal {t}")
     if t != "date":
         raise Unsupported(f"column '{column}': date kind on {t}")
@@ -207,7 +217,7 @@ def _frequent(table: _Prepared, k: int) -> dict:
         if k <= 0:
             out[a] = []
             continue
-        col = K.NominalColumn(table.frame[c])
+        col = table.frame[c]
         counts = np.bincount(col.codes[col.codes >= 0], minlength=len(col.values))
         order = np.lexsort((np.arange(len(counts)), -counts))  # most frequent first, then the smaller value
         out[a] = [col.values[i] for i in order[:k] if counts[i] > 0]
@@ -256,7 +266,8 @@ class _Group:
 
         def nominal_of(col):
             if col not in nominal:
-                nominal[col] = K.NominalColumn(cols[col])
+                got = cols[col]
+                nominal[col] = got if isinstance(got, K.NominalColumn) else K.NominalColumn(got)
             return nominal[col]
 
         def mask_of(condition):
@@ -334,6 +345,15 @@ def _group_index(keys):
     return codes.astype(np.int64), ok, np.asarray(uniques, dtype=object if s.dtype == object else None)
 
 
+def _plain(a):
+    """A value column as the result holds it: a NominalColumn as an object array."""
+    return a.objects() if isinstance(a, K.NominalColumn) else a
+
+
+def _rows(a, mask):
+    return a.take(mask) if isinstance(a, K.NominalColumn) else a[mask]
+
+
 def _lookup(left_keys, right_keys, right_values: dict):
     """Left join on keys: for each left key, the values of the right row with that key (right keys unique)."""
     rk = pd.Series(right_keys)
@@ -343,6 +363,9 @@ def _lookup(left_keys, right_keys, right_values: dict):
     pos[lk.isna().to_numpy()] = -1
     out = {}
     for c, v in right_values.items():
+        if isinstance(v, K.NominalColumn):
+            out[c] = v.take(pos)
+            continue
         if v.dtype == object:
             r = np.array([None] * len(pos), dtype=object)
         else:
@@ -353,8 +376,9 @@ def _lookup(left_keys, right_keys, right_values: dict):
     return out
 
 
-def generate_local(schema, check: bool = True, max_features: int | None = None):
-    """Generate the features of ``schema`` in the driver (a parsed schema whose sources are local files).
+def generate_local(schema, check: bool = True, max_features: int | None = None, tables: dict | None = None):
+    """Generate the features of ``schema`` in the driver (a parsed schema whose sources are local files, or
+    DataFrames in ``tables``).
 
     Returns
     -------
@@ -367,7 +391,7 @@ def generate_local(schema, check: bool = True, max_features: int | None = None):
     """
     from .checks import column_kinds
 
-    tables = load_local_tables(schema)
+    tables = load_local_tables(schema, tables)
     kinds = column_kinds(schema, {n: spark_types(t.types) for n, t in tables.items()})
     target = schema.target
     target_kind = kinds[target.table].get(target.column)
@@ -384,14 +408,14 @@ def generate_local(schema, check: bool = True, max_features: int | None = None):
     tkeys = prepared[target.table].frame["__k"]
     names = Names([target.id, target.column])
     if target_kind == "nominal":
-        y = _value(base, target.column, "nominal")
+        y = _value(base, target.column, "nominal").objects()
     else:
         y = base.columns[target.column]
     out = {target.id: base.columns[target.id], target.column: y}
     lineage = []
     for attr, (col, kind) in prepared[target.table].attrs.items():
         name = names.unique(feature_name([], attr, []))
-        out[name] = prepared[target.table].frame[col]
+        out[name] = _plain(prepared[target.table].frame[col])
         lineage.append(FeatureLineage(name, (), target.table, attr, (), None,
                                       relations_of((), target.table, attr, None), out_kind(kind)))
     for path in (p for p in paths if p.hops):
@@ -406,7 +430,7 @@ def generate_local(schema, check: bool = True, max_features: int | None = None):
             if v.level is not None:
                 aggs[0] = f"share_{v.level}"
             name = names.unique(feature_name(labels, v.attribute, aggs, suffix))
-            arr = got[v.col]
+            arr = _plain(got[v.col])
             if v.count_like:
                 arr = np.where(np.isnan(arr.astype(np.float64)), 0.0, arr).astype(np.float64)
             out[name] = arr
@@ -449,7 +473,7 @@ def _path_frame(path, ctx: _LocalContext):
             if not values:
                 return None, {}, []
             g, ok, uniques = _group_index(link)
-            cols = group.run({c: a[ok] for c, a in cols.items()}, g, len(uniques))
+            cols = group.run({c: _rows(a, ok) for c, a in cols.items()}, g, len(uniques))
             link = uniques
             if i >= 2 and into_parent.direction == MANY:
                 got = _lookup(parent.frame["__k"], link, cols)
@@ -474,24 +498,30 @@ def _filled(cols, values):
 # --- entry points -----------------------------------------------------------------------------------------
 
 
-def try_local(schema, tables, check: bool, forced: bool = False, max_features: int | None = None):
-    """(pandas frame, lineage, paths) from the local engine, or None when it does not apply (``forced``: raise
-    instead); :func:`spark_fr.relational.generate.generate_features` wraps them in its GeneratedTable."""
+def try_local(schema, tables, check: bool, forced: bool = False, max_features: int | None = None) -> tuple:
+    """((pandas frame, lineage, paths) from the local engine, or None when it does not apply; the reason) for
+    :func:`spark_fr.relational.generate.generate_features`, which wraps them in its GeneratedTable. ``forced``
+    (``engine='local'``): an input the local engine cannot reproduce exactly is an error instead."""
     import logging
 
-    if not forced and not local_possible(schema, tables):
-        return None
-    if tables:
-        raise InputError("engine='local' reads the schema's sources itself: DataFrames cannot be given")
+    log = logging.getLogger(__name__)
+    if forced:
+        reason = "engine='local'"
+    else:
+        choice = choose_engine(schema, tables)
+        if choice.engine != "local":
+            log.info("relational: Spark engine (%s)", choice.reason)
+            return None, choice.reason
+        reason = choice.reason
     try:
-        frame, lineage, paths = generate_local(schema, check=check, max_features=max_features)
+        frame, lineage, paths = generate_local(schema, check=check, max_features=max_features, tables=tables)
     except Unsupported as e:
         if forced:
             raise InputError(f"{schema.origin}: engine='local' cannot reproduce this input exactly: {e}") from None
-        logging.getLogger(__name__).info("relational: local engine not applicable (%s); using Spark", e)
-        return None
-    logging.getLogger(__name__).info("relational: generated in the driver (local engine), %d features", len(lineage))
-    return frame, lineage, paths
+        log.info("relational: local engine not applicable (%s); using Spark", e)
+        return None, f"the local engine cannot reproduce this input exactly ({e})"
+    log.info("relational: generated in the driver (local engine: %s), %d features", reason, len(lineage))
+    return (frame, lineage, paths), reason
 
 
 def write_parquet(df, path: str) -> None:

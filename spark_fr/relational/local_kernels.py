@@ -40,12 +40,38 @@ MODE_MATRIX_CELLS = 1 << 25
 
 class NominalColumn:
     """A nominal column factorized: ``codes`` (int64, -1 = missing) into ``values`` (object array, in UTF-8
-    byte order, which for valid strings is Python's code-point order)."""
+    byte order, which for valid strings is Python's code-point order). Made once per column (from the readers'
+    dictionaries when they have one: :meth:`from_dictionary`) and carried through row selections and joins as
+    codes (:meth:`take`), never factorized again."""
 
-    def __init__(self, x: np.ndarray):
-        codes, values = pd.factorize(np.asarray(x, dtype=object), sort=True, use_na_sentinel=True)
-        self.codes = codes.astype(np.int64, copy=False)
+    def __init__(self, x: np.ndarray | None = None, *, codes=None, values=None):
+        if x is not None:
+            codes, values = pd.factorize(np.asarray(x, dtype=object), sort=True, use_na_sentinel=True)
+        self.codes = np.asarray(codes).astype(np.int64, copy=False)
         self.values = np.asarray(values, dtype=object)
+
+    @classmethod
+    def from_dictionary(cls, indices: np.ndarray, dictionary: np.ndarray) -> "NominalColumn":
+        """The column whose row ``i`` holds ``dictionary[indices[i]]`` (a dictionary of strings, None or repeated
+        entries allowed, in any order), factorized through its dictionary only."""
+        ucodes, values = pd.factorize(np.asarray(dictionary, dtype=object), sort=True, use_na_sentinel=True)
+        ucodes = np.append(ucodes.astype(np.int64, copy=False), -1)  # index -1: missing
+        return cls(codes=ucodes[np.asarray(indices)], values=values)
+
+    def take(self, rows) -> "NominalColumn":
+        """The column at ``rows`` (a boolean mask, or positions with -1 for a missing row)."""
+        if rows.dtype == bool:
+            return NominalColumn(codes=self.codes[rows], values=self.values)
+        if not len(self.codes):
+            return NominalColumn(codes=np.full(len(rows), -1, np.int64), values=self.values)
+        return NominalColumn(codes=np.where(rows >= 0, self.codes[rows], -1), values=self.values)
+
+    def objects(self) -> np.ndarray:
+        """The values as an object array (None = missing)."""
+        return np.append(self.values, None).astype(object)[self.codes]
+
+    def __len__(self) -> int:
+        return len(self.codes)
 
     def code_of(self, value) -> int:
         """The code of ``value`` (-1 when the column does not hold it)."""

@@ -1,127 +1,187 @@
-"""Reading a relational schema's sources in the driver for the local engine, and the engine choice.
+"""The local engine's sources: which engine ``engine='auto'`` picks (and why), and reading every table in the driver.
 
 Sketch
 ------
-A :class:`LocalTable` holds one numpy array per column and the Spark type each column would read as
-(``'double'``, ``'long'``, ``'date'``, ``'string'``, ``'boolean'``): numbers as float64 with NaN for null
-(integer columns without nulls stay int64), dates as ``datetime64[D]`` with NaT, strings and booleans
-(``'true'`` / ``'false'``, Spark's cast) as object arrays with None.
+**Engine choice** (:func:`choose_engine`, for ``engine='auto'``; its reason goes into the run's record). The local
+engine takes a schema when every table comes from a source it reads and all of them together fit the driver:
 
-* **Headerless CSV/TSV** (``columns:``): a driver-side scanner that types the columns as the Spark engine's
-  reader (:func:`spark_fr.io.csv.read_csv`, relational typing) does, by the same rule
-  (:func:`spark_fr.io.csv_types.column_type`: missing markers, space trim, exact integers, doubles, dates,
-  declared types) and with the same one-line errors (a record with another number of fields, a typo in a
-  numeric or date column, an infinite number), each with its file, line and column.
-* **Parquet** (a file, or a directory of files without partition subdirectories, all with the same Spark
-  types): pyarrow reads the columns; each column's Spark type is :func:`spark_fr.io.parquet.spark_type`'s.
-  Integers of at most 2^53 in magnitude (exact as doubles), float and double without NaN,
-  strings (dictionary-encoded ones decoded through their dictionary, without a Python string per row),
-  booleans and dates are read; an infinite number is the Spark engine's error; anything else (timestamps,
-  decimals, binary, nested types, NaN) is :class:`Unsupported` and the Spark engine runs.
+* sources: a DataFrame given by the caller (classic or Spark Connect; collected as Arrow), or a local path
+  holding CSV/TSV files (with a header line, or headerless with ``columns:``), Parquet files (a file or a
+  directory without partition subdirectories) or a Delta table (read through ``deltalake``). Catalog tables,
+  JSON, nested children (``explode``) and remote paths (``s3://``, ``dbfs:/``) go to Spark;
+* size: the cells (rows x columns) of the sources, from Parquet footers, the Delta log, a CSV file's size over
+  the length of its first lines, a DataFrame's size estimate from its plan's statistics (no job:
+  :data:`CELLS_PER_PLAN_BYTE`; its count, one small job, only when the plan has no estimate), below
+  :data:`LOCAL_MAX_CELLS` (beyond it a cluster's executors beat one driver process), and the memory they need
+  within half of the memory available to the driver now (``MemAvailable``): :data:`BYTES_PER_CELL` per cell, plus
+  :data:`BYTES_PER_CSV_BYTE` per byte of CSV text (the text is held while it is typed). Measured peaks of the
+  whole process are in the constants' notes.
 
-**Engine choice** (:func:`local_possible`, for ``engine='auto'``): no DataFrame from the caller, every source a
-local headerless CSV/TSV file or a local Parquet file or directory, no generated key, the CSV/TSV files
-below :data:`LOCAL_MAX_BYTES` together (the scanner is Python), and the Parquet tables below
-:data:`LOCAL_MAX_CELLS` cells (rows x columns, from the footers) together and within the memory the machine has
-available (:data:`BYTES_PER_CELL` per cell; measured peaks of the whole process: 2.3 GB for the 4 x 10^7
-cells of the 10^7-row benchmark set, 6.0 GB for the 1.2 x 10^8 of the 3 x 10^7-row one).
+The choice reads no data: a source that turns out to hold what the local engine cannot reproduce exactly
+(:class:`~spark_fr.relational.local_table.Unsupported`: a timestamp, NaN, an escaped quote, ...) sends the run to
+Spark when it is read (:func:`spark_fr.relational.local.try_local`).
+
+**Reading** (:func:`load_local_tables`): CSV/TSV by :mod:`spark_fr.relational.local_csv`, Parquet, Delta and
+DataFrames by :mod:`spark_fr.relational.local_arrow`; a generated key (a table without one) numbers the rows in
+the order read (:mod:`spark_fr.relational.row_keys`).
 """
 from __future__ import annotations
 
-import datetime as _dt
 import os
-import re
+from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
+from ..errors import InputError
+from .local_table import LocalTable, Unsupported, missing  # noqa: F401  (the engine's names, in one place)
 
-from ..data.names import REFUSE, deduplicate
-from ..errors import InputError, one_line
-from ..io import csv_types as CT
-from ..io.csv import field_count_message, infinite_message
-
-#: total size on disk (bytes) of CSV/TSV sources below which ``engine='auto'`` generates locally
-LOCAL_MAX_BYTES = 64 << 20
-#: total cells (rows x columns) of Parquet sources below which ``engine='auto'`` generates locally
+#: total cells (rows x columns) of the sources above which ``engine='auto'`` leaves the work to Spark
 LOCAL_MAX_CELLS = 300_000_000
-#: driver memory the local engine needs per source cell (measured peaks: 58 bytes at 4 x 10^7 cells, 50 at
-#: 1.2 x 10^8, whole process); ``auto`` also wants the sources' cells times this below half the memory available
+#: driver memory the local engine needs per source cell (measured peaks of the whole process: 58 bytes at
+#: 4 x 10^7 cells, 50 at 1.2 x 10^8, Parquet sources)
 BYTES_PER_CELL = 64
-
-_NUMBER = re.compile(r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$")
-_LOOSE = re.compile(r"(?i)^[+-]?(inf|infinity|nan|0x.*|.*[0-9.][dfDF])$")
-_INTEGER = re.compile(CT.INTEGER_RE)
-_DATE = re.compile(CT.DATE_RE)
-_SPARK_TRIM = "".join(chr(i) for i in range(33))
-_EXACT_INTEGER = 2 ** 53
-
-
-class Unsupported(Exception):
-    """The local engine cannot reproduce the Spark result exactly for this input."""
+#: and per byte of CSV/TSV text besides (the file's bytes and pyarrow's text columns while they are typed)
+BYTES_PER_CSV_BYTE = 3
+#: tables read side by side
+READ_THREADS = 4
+#: bytes of a CSV file read to estimate its rows
+SAMPLE_BYTES = 1 << 20
+#: cells per byte of a DataFrame plan's size estimate: a Parquet scan's estimate is its files' size, about an
+#: eighth of a cell per byte of 8-byte values, times the files' compression (about 4x here): half a cell per byte
+CELLS_PER_PLAN_BYTE = 0.5
 
 
-class LocalTable:
-    """A table read in the driver: ``columns`` {name: numpy array} (see the module's notes), ``types``
-    {name: Spark type}, ``rows``."""
+@dataclass(frozen=True)
+class EngineChoice:
+    """Which engine generates the features, and why (one line, recorded in the run's record)."""
 
-    def __init__(self, columns: dict, types: dict, rows: int):
-        self.columns = columns
-        self.types = types
-        self.rows = rows
+    engine: str
+    reason: str
 
 
-def missing(a: np.ndarray) -> np.ndarray:
-    """The null mask of a column of a :class:`LocalTable`."""
-    if a.dtype.kind == "f":
-        return np.isnan(a)
-    if a.dtype.kind == "M":
-        return np.isnat(a)
-    if a.dtype == object:
-        return pd.isna(a)
-    return np.zeros(len(a), bool)
+@dataclass
+class _Estimate:
+    cells: float = 0.0
+    text_bytes: float = 0.0
 
 
-# --- engine choice ----------------------------------------------------------------------------------------
-
-
-def local_possible(schema, tables=None, max_bytes: int = LOCAL_MAX_BYTES, max_cells: int = LOCAL_MAX_CELLS,
-                   memory: float | None = None) -> bool:
-    """Whether ``engine='auto'`` generates in the driver (see the module's notes).
+def choose_engine(schema, tables: dict | None = None, *, max_cells: int = LOCAL_MAX_CELLS,
+                  memory: float | None = None) -> EngineChoice:
+    """The engine ``engine='auto'`` runs (see the module's notes).
 
     Parameters
     ----------
     schema : RelationalSchema
     tables : dict, optional
-        DataFrames given by the caller (then Spark).
-    max_bytes, max_cells : int
-        The CSV/TSV and Parquet budgets.
+        {table: DataFrame} given by the caller (their rows are counted: one small job each).
+    max_cells : int
+        The cell budget.
     memory : float, optional
         Bytes of memory available (default: the machine's ``MemAvailable``).
+
+    Returns
+    -------
+    EngineChoice
     """
-    if tables:
-        return False
-    total_bytes = total_cells = 0
-    for spec in schema.tables.values():
-        src = spec.source
-        if src.kind != "path" or "://" in src.path or not os.path.exists(src.path):
-            return False
-        fmt = _format(src)
-        if fmt in ("csv", "tsv"):
-            if not src.columns or not os.path.isfile(src.path) or src.path.lower().endswith(".gz"):
-                return False
-            if spec.generated_key and spec.key not in src.columns:
-                return False
-            total_bytes += os.path.getsize(src.path)
-        elif fmt == "parquet":
-            shape = _parquet_shape(src.path)
-            if shape is None or (spec.generated_key and spec.key not in shape[1]):
-                return False
-            total_cells += shape[0] * len(shape[1])
+    tables = tables or {}
+    est = _Estimate()
+    for name, spec in schema.tables.items():
+        why = _add_table(est, spec, tables.get(name))
+        if why is not None:
+            return EngineChoice("spark", f"table '{name}': {why}")
+    if est.cells >= max_cells:
+        return EngineChoice("spark", f"{est.cells:.3g} cells, above the local engine's {max_cells:.3g} (Spark scales "
+                                     f"with executors)")
+    need = est.cells * BYTES_PER_CELL + est.text_bytes * BYTES_PER_CSV_BYTE
+    available = _available_memory() if memory is None else memory
+    if need > available / 2:
+        return EngineChoice("spark", f"about {need / 2 ** 30:.1f} GB needed, more than half of the "
+                                     f"{available / 2 ** 30:.1f} GB available")
+    return EngineChoice("local", f"{est.cells:.3g} cells, about {need / 2 ** 30:.2f} GB of the "
+                                 f"{available / 2 ** 30:.1f} GB available: the driver")
+
+
+def local_possible(schema, tables: dict | None = None, **kw) -> bool:
+    """Whether ``engine='auto'`` generates in the driver (:func:`choose_engine`)."""
+    return choose_engine(schema, tables, **kw).engine == "local"
+
+
+def _add_table(est: _Estimate, spec, frame) -> str | None:
+    """Add one table's size to ``est``; the reason it goes to Spark, or None."""
+    if frame is not None:
+        return _add_frame(est, frame)
+    src = spec.source
+    if src.kind != "path":
+        return {"catalog": "a catalog table", "explode": "nested elements (explode)"}.get(src.kind, "no source")
+    if "://" in src.path:
+        return f"a remote path ({src.path})"
+    if not os.path.exists(src.path):
+        return f"input not found: {src.path}"
+    fmt = _format(src)
+    if fmt in ("csv", "tsv"):
+        return _add_csv(est, src, fmt)
+    if fmt == "parquet":
+        from .local_arrow import parquet_files, parquet_shape
+
+        files = parquet_files(src.path)
+        shape = parquet_shape(files) if files else None
+        if shape is None:
+            return "Parquet partition directories, or unreadable or differing files"
+        est.cells += shape[0] * (len(shape[1]) + (spec.generated_key and spec.key not in shape[1]))
+        return None
+    if fmt == "delta":
+        from .local_arrow import DeltaSnapshot
+
+        try:
+            snap = DeltaSnapshot(src.path)
+        except Unsupported as e:
+            return str(e)
+        if spec.generated_key and spec.key not in snap.types and not snap.direct:
+            return "a generated key on a Delta table with column mapping or deletion vectors"
+        est.cells += snap.rows() * (len(snap.types) + 1)
+        return None
+    return f"format {fmt}"
+
+
+def _add_frame(est: _Estimate, df) -> str | None:
+    from ..data.source import FrameSource
+    from .local_arrow import READABLE, frame_types
+
+    types = frame_types(df)
+    bad = [f"{c} ({t})" for c, t in types.items() if t not in READABLE]
+    if bad:
+        return f"DataFrame column {bad[0]}"
+    size = FrameSource(df).size_estimate()
+    est.cells += size * CELLS_PER_PLAN_BYTE if size is not None else df.count() * (len(types) + 1)
+    return None
+
+
+def _add_csv(est: _Estimate, src, fmt: str) -> str | None:
+    from ..io.csv import csv_files
+
+    try:
+        files = csv_files(None, src.path, allow_empty=src.columns is not None)
+    except InputError as e:  # the Spark engine's reader says it
+        return str(e)
+    sep = src.separator or ("\t" if fmt == "tsv" else ",")
+    for f in files:
+        low = f.path.lower()
+        with open(f.path, "rb") as fh:
+            head = fh.read(SAMPLE_BYTES)
+        if low.endswith((".gz", ".bz2")):
+            size = f.size * 5  # what text compresses by, about
+            import bz2
+            import gzip
+
+            try:
+                head = (gzip if low.endswith(".gz") else bz2).open(f.path).read(SAMPLE_BYTES)
+            except (OSError, EOFError):
+                return f"{f.path}: cannot be decompressed"
         else:
-            return False
-    if total_bytes >= max_bytes or total_cells >= max_cells:
-        return False
-    return total_cells * BYTES_PER_CELL <= (_available_memory() if memory is None else memory) / 2
+            size = f.size
+        lines = max(head.count(b"\n") + head.count(b"\r") - head.count(b"\r\n"), 1)
+        width = len(src.columns) if src.columns else head.split(b"\n", 1)[0].count(sep.encode()) + 1
+        est.cells += size / max(len(head), 1) * lines * (width + 1)
+        est.text_bytes += size
+    return None
 
 
 def _available_memory() -> float:
@@ -144,271 +204,53 @@ def _format(src) -> str:
         return "?"
 
 
-def _parquet_files(path: str) -> list | None:
-    """The Parquet files Spark reads at ``path`` (a file, or a directory's non-hidden files), or None when the
-    directory has subdirectories (partitions: the Spark engine) or no file."""
-    from ..io.files import data_files
-
-    files, subdirs = data_files(None, path)
-    if subdirs or not files:
-        return None
-    return [f.path for f in files]
-
-
-def _parquet_shape(path: str):
-    """(rows, column names) of a local Parquet source from its footers, or None when it is not one the local
-    engine reads (partitioned, unreadable footers, files with different columns)."""
-    import pyarrow.parquet as pq
-
-    files = _parquet_files(path)
-    if files is None:
-        return None
-    rows, names = 0, None
-    try:
-        for f in files:
-            meta = pq.read_metadata(f)
-            cols = list(meta.schema.to_arrow_schema().names)
-            if names is not None and cols != names:
-                return None
-            names = cols
-            rows += meta.num_rows
-    except Exception:  # a damaged file: the Spark engine's reader names it
-        return None
-    return rows, names
-
-
-# --- headerless CSV/TSV -----------------------------------------------------------------------------------
-
-
-def read_headerless_local(path: str, columns: list, sep: str, declared: dict | None = None) -> LocalTable:
-    """:func:`spark_fr.io.csv.read_csv` of a headerless file as the relational sources call it (``typed``, the
-    ``declared`` types), in the driver: the same types (:func:`spark_fr.io.csv_types.column_type`), the same
-    values and the same one-line errors (a record with another number of fields, a value that does not fit its
-    column, an infinite number), each naming the file, line and column.
-
-    Raises
-    ------
-    Unsupported
-        What the scanner does not reproduce exactly (quotes, escapes, a byte-order mark, numbers Spark parses in
-        forms other than plain decimals, decimals beyond a long, integers beyond 2^53 with missing values, year 0).
-    """
-    from ..io.csv import MISSING_MARKERS
-
-    declared = declared or {}
-    with open(path, "rb") as fh:
-        raw = fh.read()
-    if b'"' in raw or b"\\" in raw or b"\x00" in raw:
-        raise Unsupported(f"{path}: quotes or escapes")
-    text = raw.decode("utf-8")
-    if text.startswith("\ufeff"):
-        raise Unsupported(f"{path}: byte-order mark")
-    n = len(columns)
-    markers = set(MISSING_MARKERS)
-    cols = [[] for _ in range(n)]
-    lines = []
-    for no, line in enumerate(re.split(r"\r\n|\n|\r", text), 1):
-        if not line.strip():
-            continue
-        fields = line.split(sep)
-        if len(fields) != n:
-            raise InputError(f"{path} line {no}: {field_count_message(n, len(fields), False)}")
-        lines.append(no)
-        for i, v in enumerate(fields):
-            v = v.strip(" ")
-            cols[i].append(None if v.lower() in markers else v)
-    data, types = {}, {}
-    for name, values in zip(columns, cols):
-        known = [(no, v) for no, v in zip(lines, values) if v is not None]
-        stripped = [v.strip(_SPARK_TRIM) for _, v in known]
-        if any(_LOOSE.match(v) for v in stripped):
-            raise Unsupported(f"{path}: column '{name}': numbers Spark may parse differently")
-        number = [bool(_NUMBER.match(v)) for v in stripped]
-        ints, date = [], []
-        if all(number):  # integers matter only then, and no number is a date
-            integer = _INTEGER.fullmatch
-            ints = [int(v) for _, v in known if integer(v)]
-        else:
-            date = [_iso_date(v) is not None for _, v in known]
-        counts = CT.Counts(len(known), sum(number), len(ints), sum(-2 ** 63 <= x < 2 ** 63 for x in ints),
-                           sum(len(str(abs(x))) <= CT.DECIMAL_DIGITS for x in ints), sum(date))
-        kind, problem = CT.column_type(counts, True, declared.get(name))
-        if problem is not None:
-            ok = number if problem == CT.NOT_A_NUMBER else date
-            no, v = next(kv for kv, good in zip(known, ok) if not good)
-            raise InputError(f"{path} line {no}: column '{name}'{CT.problem_text(problem, declared.get(name), v)}")
-        if kind in (CT.DOUBLE, CT.BIGINT):
-            arr = np.array([np.nan if v is None else float(v.strip(_SPARK_TRIM)) for v in values], dtype=np.float64)
-            if kind == CT.DOUBLE and np.isinf(arr).any():
-                no, v = next((no, v) for no, v in known if np.isinf(float(v.strip(_SPARK_TRIM))))
-                raise InputError(f"{path} line {no}: column '{name}'{infinite_message(v)}")
-            if kind == CT.BIGINT:
-                if any(abs(x) > _EXACT_INTEGER for x in ints):
-                    raise Unsupported(f"{path}: column '{name}': integers beyond 2^53")
-                if len(known) == len(values):
-                    arr = np.array(ints, dtype=np.int64)
-            data[name], types[name] = arr, "long" if kind == CT.BIGINT else "double"
-        elif kind == CT.DATE:
-            if any(v.startswith("0000") for _, v in known):
-                raise Unsupported(f"{path}: column '{name}': year 0")
-            data[name] = np.array([None if v is None else _iso_date(v) for v in values], dtype="datetime64[D]")
-            types[name] = "date"
-        elif kind == CT.STRING:
-            data[name], types[name] = np.array(values, dtype=object), "string"
-        else:
-            raise Unsupported(f"{path}: column '{name}': {kind}")
-    return LocalTable(data, types, len(lines))
-
-
-def _iso_date(v: str):
-    if not _DATE.fullmatch(v):
-        return None
-    try:
-        return _dt.date.fromisoformat(v)
-    except ValueError:
-        return None
-
-
-# --- Parquet ----------------------------------------------------------------------------------------------
-
-
-def read_parquet_local(path: str, table_label: str | None = None) -> LocalTable:
-    """A local Parquet source as :func:`spark_fr.relational.sources.read_path` reads it (see the notes).
-
-    Parameters
-    ----------
-    path : str
-    table_label : str, optional
-        How messages name the table (e.g. ``"schema.yaml: table 'loan' (path)"``; default: the path).
-
-    Raises
-    ------
-    Unsupported
-        Partitioned directories, files with different types, and column types or values the local engine
-        does not reproduce exactly.
-    InputError
-        An unreadable file; an infinite number (named as the Spark engine names it).
-    """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    from ..io.parquet import spark_type
-
-    files = _parquet_files(path)
-    if files is None:
-        raise Unsupported(f"{path}: partitioned or empty Parquet directory")
-    schemas = []
-    for f in files:
-        try:
-            schemas.append(pq.read_schema(f))
-        except (pa.ArrowException, OSError) as e:
-            raise InputError(f"{f}: not a readable Parquet file ({one_line(str(e))})") from None
-    deduplicate(schemas[0].names, REFUSE, source=files[0], case_sensitive=False)  # as the Spark engine's reader
-    types0 = [(f.name, spark_type(f.type)) for f in schemas[0]]
-    for f, s in zip(files, schemas):
-        if [(x.name, spark_type(x.type)) for x in s] != types0:
-            raise Unsupported(f"{f}: Parquet files with different columns or types")
-    try:
-        table = pq.read_table(files[0]) if len(files) == 1 else pa.concat_tables(
-            [pq.read_table(f, schema=schemas[0]) for f in files])
-    except (pa.ArrowException, OSError) as e:  # Spark's reader decides (and names the file if it fails too)
-        raise Unsupported(f"{path}: {one_line(str(e))}") from None
-    columns, types = {}, {}
-    for name, st in types0:
-        col = table.column(name)
-        if st in ("float", "double") and _has_infinity(col):
-            raise InputError(f"{table_label or path}: column '{name}' holds an infinite value; write it as a missing "
-                             f"value or drop the row")
-        columns[name], types[name] = _arrow_column(col, st, f"{path}: column '{name}'")
-    return LocalTable(columns, types, table.num_rows)
-
-
-def _has_infinity(col) -> bool:
-    import pyarrow.compute as pc
-
-    return bool(pc.any(pc.is_inf(col)).as_py())
-
-
-def _arrow_column(col, st: str, where: str):
-    """(numpy array, local type) of one Arrow column whose Spark type is ``st``."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if st in ("tinyint", "smallint", "int", "bigint"):
-        wide = col.cast(pa.int64())
-        top = pc.max(pc.abs(wide)).as_py() if col.null_count < len(col) else 0
-        if top is not None and top > _EXACT_INTEGER:
-            raise Unsupported(f"{where}: integers beyond 2^53")
-        if col.null_count == 0:
-            return wide.to_numpy(), "long"
-        return wide.cast(pa.float64()).to_numpy(zero_copy_only=False), "long"
-    if st in ("float", "double"):
-        x = col.cast(pa.float64()).to_numpy(zero_copy_only=False)
-        valid = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
-        if not np.isfinite(x[valid]).all():
-            raise Unsupported(f"{where}: NaN or infinite numbers")
-        return x, "double"
-    if st == "string":
-        return _strings(col), "string"
-    if st == "boolean":
-        b = col.to_numpy(zero_copy_only=False)
-        out = np.full(len(b), None, dtype=object)
-        known = ~pd.isna(b)
-        out[known] = np.where(b[known].astype(bool), "true", "false")
-        return out, "boolean"
-    if st == "date":
-        days = col.cast(pa.date32()).cast(pa.int32()).to_numpy(zero_copy_only=False)
-        out = np.full(len(col), np.datetime64("NaT"), dtype="datetime64[D]")
-        valid = ~np.asarray(col.is_null().to_numpy(zero_copy_only=False), bool)
-        out[valid] = np.asarray(days, dtype=np.float64)[valid].astype(np.int64).astype("datetime64[D]")
-        return out, "date"
-    raise Unsupported(f"{where}: type {st}")
-
-
-def _strings(col) -> np.ndarray:
-    """An Arrow string column as an object array (None for null); a dictionary column through its
-    dictionary, so that rows share their values' Python strings."""
-    import pyarrow as pa
-
-    if pa.types.is_dictionary(col.type):
-        col = col.unify_dictionaries() if hasattr(col, "unify_dictionaries") else col
-        chunks = col.chunks
-        if not chunks:
-            return np.array([], dtype=object)
-        values = chunks[0].dictionary.cast(pa.string()).to_numpy(zero_copy_only=False)
-        indices = pa.chunked_array([c.indices for c in chunks]).cast(pa.int64())
-        idx = indices.to_numpy(zero_copy_only=False)
-        valid = ~np.asarray(indices.is_null().to_numpy(zero_copy_only=False), bool)
-        out = np.full(len(idx), None, dtype=object)
-        out[valid] = values[np.asarray(idx[valid], dtype=np.int64)]
-        return out
-    return np.asarray(col.cast(pa.string()).to_numpy(zero_copy_only=False), dtype=object)
-
-
 # --- all tables -------------------------------------------------------------------------------------------
 
 
-def load_local_tables(schema) -> dict:
-    """{table: LocalTable} for a schema whose sources the local engine reads (else :class:`Unsupported`)."""
+def load_local_tables(schema, tables: dict | None = None) -> dict:
+    """{table: LocalTable} of every table of ``schema`` (DataFrames in ``tables`` replace their sources), a
+    generated key numbering the rows as read (else :class:`Unsupported`)."""
+    from .local_arrow import read_delta_local, read_frame_local, read_parquet_local
+    from .local_csv import read_csv_local
     from .sources import declared_types, format_of
 
-    out = {}
-    for name, spec in schema.tables.items():
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .row_keys import local_positions
+
+    tables = tables or {}
+
+    def load(name):
+        spec = schema.tables[name]
         src = spec.source
-        if src.kind != "path" or "://" in src.path:
+        label = f"{schema.origin}: table '{name}'"
+        if name in tables:
+            table = read_frame_local(tables[name], f"{label} (a DataFrame)")
+        elif src.kind != "path" or "://" in src.path:
             raise Unsupported(f"table '{name}': source not supported locally")
-        if not os.path.exists(src.path):
-            raise InputError(f"{schema.origin}: table '{name}': input not found: {src.path}")
-        fmt = format_of(src.path, src.format)
-        if fmt in ("csv", "tsv") and src.columns:
-            sep = src.separator or ("\t" if fmt == "tsv" else ",")
-            out[name] = read_headerless_local(src.path, list(src.columns), sep, declared_types(schema, name))
-        elif fmt == "parquet":
-            out[name] = read_parquet_local(src.path, f"{schema.origin}: table '{name}' ({src.path})")
+        elif not os.path.exists(src.path):
+            raise InputError(f"{label}: input not found: {src.path}")
         else:
-            raise Unsupported(f"table '{name}': format {fmt}")
-        if spec.generated_key and spec.key not in out[name].columns:
-            raise Unsupported(f"table '{name}': generated key")
-    return out
+            fmt = format_of(src.path, src.format)
+            label = f"{label} ({src.path})"
+            if fmt in ("csv", "tsv"):
+                sep = src.separator or ("\t" if fmt == "tsv" else ",")
+                table = read_csv_local(src.path, sep, list(src.columns) if src.columns else None,
+                                       declared_types(schema, name))
+            elif fmt == "parquet":
+                table = read_parquet_local(src.path, label)
+            elif fmt == "delta":
+                table = read_delta_local(src.path, label, spec.key if spec.generated_key else None)
+            else:
+                raise Unsupported(f"table '{name}': format {fmt}")
+        if spec.generated_key and spec.key not in table.columns:
+            table.columns[spec.key], table.types[spec.key] = local_positions(table.rows), "long"
+        return table
+
+    # side by side: pyarrow's reading and casting, and a DataFrame's collection, leave the interpreter free
+    with ThreadPoolExecutor(max_workers=READ_THREADS) as pool:
+        jobs = {name: pool.submit(load, name) for name in schema.tables}
+        return {name: job.result() for name, job in jobs.items()}  # the first failure in schema order
 
 
 def spark_types(types: dict):
@@ -423,3 +265,7 @@ def spark_types(types: dict):
         schema = T.StructType([T.StructField(c, by[t]) for c, t in types.items()])
 
     return _Frame()
+
+
+__all__ = ["BYTES_PER_CELL", "BYTES_PER_CSV_BYTE", "EngineChoice", "LOCAL_MAX_CELLS", "LocalTable", "Unsupported",
+           "choose_engine", "load_local_tables", "local_possible", "missing", "spark_types"]

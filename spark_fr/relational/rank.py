@@ -77,9 +77,10 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
     check : bool
         Check keys and measure dangling foreign keys before generating (:func:`generate_features`).
     engine : {'auto', 'spark', 'local'}
-        Where the features are generated (:func:`generate_features`): with the local engine the ranking
-        reads them from a temporary Parquet file, so small data never starts the JVM when the ranking
-        itself runs in the driver.
+        Where the features are generated (:func:`generate_features`; ``--engine`` of ``jobs/rank.py``): with the
+        local engine the ranking reads them from a temporary Parquet file, so small data never starts the JVM
+        when the ranking itself runs in the driver. The metadata's ``relational`` entry records ``engine`` and
+        ``engine_reason``.
     max_features_generated : int or None
         Refuse, before generating, a schema estimated to generate more features than this
         (:mod:`spark_fr.relational.width`; None: no limit).
@@ -102,6 +103,7 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
         raise InputError("rank_relational needs a schema (a YAML file or a dict): tables, keys, foreign keys, target")
     if relation_rollup not in ("node", "feature"):
         raise InputError(f"relation_rollup must be node or feature, not {relation_rollup!r}")
+    engine = O.check_value(O.option("engine"), engine)
     for name in NOT_RELATIONAL:
         if params.get(name) is not None and params[name] != O.option(name).default:
             raise InputError(f"rank_relational does not take {name}=: {NOT_RELATIONAL[name]}")
@@ -127,7 +129,8 @@ def rank_relational(tables: dict | None = None, schema=None, method: str = "ense
              len(generated.paths), len(parsed.tables), parsed.target.table, parsed.target.column)
     info = {"schema": parsed.origin, "tables": sorted(parsed.tables), "target_table": parsed.target.table,
             "max_depth": parsed.max_depth, "paths": len(generated.paths), "features": len(generated.lineage),
-            "relation_rollup": relation_rollup, "planning_s": time.perf_counter() - t0, "engine": generated.engine}
+            "relation_rollup": relation_rollup, "planning_s": time.perf_counter() - t0, "engine": generated.engine,
+            "engine_reason": generated.engine_reason}
     by_name = {f.feature: f for f in generated.lineage}
 
     def build(names, usable, results, target_names, run_params, metadata):

@@ -17,10 +17,10 @@ Each table comes from (first match wins):
    (``spark.read.json``; a file that starts with ``[`` is one multi-line document).
 
 A table naming a column twice is refused (the schema refers to columns by name), by the readers' rule
-(:mod:`spark_fr.data.names`), whatever its source. A table without a declared key uses its column
-``<table>_id`` if it has one, else gets it generated as ``monotonically_increasing_id()`` (partition index
-and row position: the same for the same files and Spark configuration). Nothing here runs a Spark job
-except what the readers need to type columns (a header or type pass), so loading stays lazy.
+(:mod:`spark_fr.data.names`), whatever its source. A table without a declared key uses its column ``<table>_id``
+if it has one, else gets it generated: the row's position as read (:mod:`spark_fr.relational.row_keys`, the same
+numbers as the local engine's), computed where a join reads it (one small job), null elsewhere. Nothing else
+here runs a Spark job except what the readers need to type columns (a header or type pass), so loading stays lazy.
 """
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from pyspark.sql import types as T
 from ..data.columns import qcol
 from ..data.names import REFUSE, deduplicate
 from ..errors import InputError
+from .row_keys import keys_read, spark_positions
 from .schema import RelationalSchema, TableSpec
 
 #: file sources read side by side
@@ -68,6 +69,7 @@ def load_tables(spark, schema: RelationalSchema, tables: dict | None = None) -> 
         if name not in schema.tables:
             raise InputError(f"{schema.origin}: a DataFrame was given for the unknown table '{name}'")
     out: dict = {}
+    keyed = keys_read(schema)
     # file sources first, side by side: each read lists its files and reads a footer (a small Spark job, mostly
     # latency); the first unreadable one, in schema order, is the error
     files = [n for n, spec in schema.tables.items() if n not in tables and spec.source.kind == "path"]
@@ -98,7 +100,10 @@ def load_tables(spark, schema: RelationalSchema, tables: dict | None = None) -> 
             raise InputError(f"{schema.origin}: table '{name}' has no source and no DataFrame was given for it")
         deduplicate(df.columns, REFUSE, source=f"{schema.origin}: table '{name}'")  # the schema names columns
         if spec.generated_key and spec.key not in df.columns:
-            df = df.withColumn(spec.key, F.monotonically_increasing_id())
+            if name in keyed:
+                df = spark_positions(df, spec.key, files=name not in tables and spec.source.kind == "path")
+            else:  # nothing reads it
+                df = df.withColumn(spec.key, F.lit(None).cast("bigint"))
         out[name] = df
         return df
 
