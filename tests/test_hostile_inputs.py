@@ -12,6 +12,7 @@ plus the bad inputs the earlier suite covered. Cases that are handled (not refus
 """
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +24,7 @@ import pandas as pd
 import pytest
 
 from conftest import DATASETS, JOB, _subprocess_env
+from job_in_process import run_as_process
 
 ENB = DATASETS / "mtr_enb/enb.arff"
 ARFF_HEAD = "@relation t\n@attribute a numeric\n@attribute b {x,y}\n@attribute c numeric\n@data\n"
@@ -380,7 +382,8 @@ def snapshot(root: Path) -> dict:
     return out
 
 
-def run_case(name: str, root: Path) -> dict:
+def prepare_case(name: str, root: Path) -> tuple:
+    """The case's folder under ``root`` with its files: (folder, the job's arguments, its environment)."""
     case = CASES[name]
     d = root / name
     d.mkdir()
@@ -388,23 +391,62 @@ def run_case(name: str, root: Path) -> dict:
         write(d / rel, text)
     if case.setup:
         case.setup(d)
-    before = snapshot(d)
     args = [a.replace("{d}", str(d)) for a in case.args]
     if "--output" not in args and "--config" not in args:
         args += ["--output", str(d / "out")]
-    env = {**_subprocess_env(), **case.env}
-    r = subprocess.run([sys.executable, str(JOB), *args, "--log-level", "error"], capture_output=True, text=True,
-                       env=env, timeout=600, cwd=str(d))
-    return {"code": r.returncode, "stderr": r.stderr, "stdout": r.stdout, "before": before, "after": snapshot(d)}
+    return d, [*args, "--log-level", "error"], {**_subprocess_env(), **case.env}
+
+
+def run_case(d: Path, args: list, env: dict) -> dict:
+    """The case as a real ``python jobs/rank.py`` process."""
+    before = snapshot(d)
+    r = subprocess.run([sys.executable, str(JOB), *args], capture_output=True, text=True, env=env, timeout=600,
+                       cwd=str(d))
+    return {"code": r.returncode, "stderr": r.stderr, "stdout": r.stdout, "before": before, "after": snapshot(d),
+            "folder": str(d)}
+
+
+def run_case_in_process(d: Path, args: list, env: dict) -> dict:
+    """The case run by ``jobs/rank.py`` in this process under the suite's session (tests/job_in_process.py)."""
+    before = snapshot(d)
+    return {**run_as_process(JOB, args, cwd=d, env=env), "before": before, "after": snapshot(d), "folder": str(d)}
+
+
+#: the cases also run as real processes, one for each way out of jobs/rank.py, checked as the others and
+#: compared with their in-process run; SPARK_FR_TEST_HOSTILE_PROCESSES=all (or NAME,NAME...) runs every case (or
+#: those) both ways: the proof that the in-process run shows what a process shows
+AS_PROCESSES = {
+    "seed_not_an_integer": "refused with the options, before a session exists: sys.exit(2)",
+    "output_is_a_file": "refused before Spark is needed: the lazy JVM start is abandoned, os._exit(2)",
+    "text_in_a_numeric_csv_column": "refused by a Spark read: the JVM started, a Spark task failed, sys.exit(2)",
+}
+_CHOSEN = os.environ.get("SPARK_FR_TEST_HOSTILE_PROCESSES", "")
+if _CHOSEN:
+    AS_PROCESSES = {name: "chosen: SPARK_FR_TEST_HOSTILE_PROCESSES" for name in
+                    (CASES if _CHOSEN == "all" else _CHOSEN.split(","))}
 
 
 @pytest.fixture(scope="module")
-def outcomes(tmp_path_factory):
-    """Every case run once, two processes at a time (each starts its own Spark when it gets that far)."""
-    root = tmp_path_factory.mktemp("hostile")
+def outcomes(spark, tmp_path_factory):
+    """Every case run once by jobs/rank.py in this process under the suite's session (a real process starts a
+    JVM for each case that reads with Spark: 40-90 s each under load), one after the other; meanwhile the cases of
+    ``AS_PROCESSES`` run as real processes too (two threads): {'in process': ..., 'process': ...}."""
+    here, apart = tmp_path_factory.mktemp("hostile"), tmp_path_factory.mktemp("hostile_processes")
+    planned = {name: prepare_case(name, apart) for name in AS_PROCESSES}
     with ThreadPoolExecutor(2) as pool:
-        futures = {name: pool.submit(run_case, name, root) for name in CASES}
-        return {name: f.result() for name, f in futures.items()}
+        futures = {name: pool.submit(run_case, *planned[name]) for name in AS_PROCESSES}
+        in_process = {name: run_case_in_process(*prepare_case(name, here)) for name in CASES}
+        return {"in process": in_process, "process": {name: f.result() for name, f in futures.items()}}
+
+
+def check_outcome(case: Case, got: dict) -> None:
+    lines = got["stderr"].strip().splitlines()
+    assert got["code"] == case.code, got["stderr"][-3000:]
+    assert len(lines) == 1 and lines[0].startswith("error: "), got["stderr"][-3000:]
+    for fragment in case.fragments:
+        assert fragment in lines[0], lines[0]
+    assert "Traceback" not in got["stderr"] and got["stdout"] == ""
+    assert got["after"] == got["before"], "files changed at or beside the output"
 
 
 def test_every_class_of_the_issue_has_cases():
@@ -415,14 +457,21 @@ def test_every_class_of_the_issue_has_cases():
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_hostile_input_is_one_line_and_changes_nothing(outcomes, name):
-    case, got = CASES[name], outcomes[name]
-    lines = got["stderr"].strip().splitlines()
-    assert got["code"] == case.code, got["stderr"][-3000:]
-    assert len(lines) == 1 and lines[0].startswith("error: "), got["stderr"][-3000:]
-    for fragment in case.fragments:
-        assert fragment in lines[0], lines[0]
-    assert "Traceback" not in got["stderr"] and got["stdout"] == ""
-    assert got["after"] == got["before"], "files changed at or beside the output"
+    check_outcome(CASES[name], outcomes["in process"][name])
+
+
+@pytest.mark.parametrize("name", list(AS_PROCESSES))
+def test_hostile_input_as_a_real_process_is_the_same(outcomes, name):
+    """The real process (its interpreter, imports, JVM start and exit) checked as the rest, and the run in this
+    process gives the same exit code, output and files (paths shown relative to the case's folder)."""
+    proc, here = outcomes["process"][name], outcomes["in process"][name]
+    check_outcome(CASES[name], proc)
+
+    def shown(got):  # the files themselves may differ (a Delta table's file names and times): whether they changed
+        return {"code": got["code"], "stdout": got["stdout"], "stderr": got["stderr"].replace(got["folder"], "{d}"),
+                "files changed": got["after"] != got["before"]}
+
+    assert shown(here) == shown(proc), AS_PROCESSES[name]
 
 
 # ----- cases that are handled, not refused --------------------------------------------------------------
