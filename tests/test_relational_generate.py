@@ -9,8 +9,17 @@ import pytest
 from pyspark.sql import types as T
 
 from relational_reference import Reference, compare
-from spark_fr.relational import generate_features, load_schema
+from spark_fr.relational import generate_features as _generate_features
+from spark_fr.relational import load_schema
 from spark_fr.relational.paths import enumerate_paths
+
+
+def generate_features(*args, **kwargs):
+    """The Spark engine's generation: this module checks it against the pandas reference (the local engine's
+    parity with it is tests/test_relational_local*.py). DataFrame inputs go to the local engine under
+    ``engine='auto'`` since it reads them (Arrow collect), so the engine is named here."""
+    kwargs.setdefault("engine", "spark")
+    return _generate_features(*args, **kwargs)
 
 D = dt.date
 CUSTOMER = [  # cust_id, age, segment, since, label, city_id, referrer_id
