@@ -440,8 +440,11 @@ def test_rf_score_of_a_fractional_tree_matches_its_definition(task_name):
             preds.append(predict(x))
         err_t = task.target_errors(Y[oob], task.predict(np.array(preds)))
         floor = 1.0 / (oob.size * Y.shape[1])
-        assert joint[f] == pytest.approx((np.nanmean(err_t) - base) / max(base, floor), abs=1e-9)
-        np.testing.assert_allclose(per_t[:, f], np.nan_to_num((err_t - base_t) / np.maximum(base_t, 1.0 / oob.size)),
+        # the divisor is the error (regression-like tasks) or the accuracy (classification, thesis Sec. 4.3)
+        ref = (1.0 - base) if task_name == "classification" else base
+        ref_t = (1.0 - base_t) if task_name == "classification" else base_t
+        assert joint[f] == pytest.approx((np.nanmean(err_t) - base) / max(ref, floor), abs=1e-9)
+        np.testing.assert_allclose(per_t[:, f], np.nan_to_num((err_t - base_t) / np.maximum(ref_t, 1.0 / oob.size)),
                                    atol=1e-9)
 
 
