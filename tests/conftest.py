@@ -389,6 +389,32 @@ def check_png(path, figure=None, best: str | None = None) -> None:
         assert ticks[max(ticks)] == best
 
 
+def slow_fractional_route(tree, codes_row):
+    """{leaf: proportion} of one row in a tree grown with ``--missing fractional``, by walking its node arrays
+    in Python: down both branches at a missing code (255), with the node's ``left_share`` and its complement:
+    the slow, obvious reference of Tree.routes."""
+    out = {}
+
+    def walk(node, p):
+        if tree.feature[node] < 0:
+            out[int(node)] = out.get(int(node), 0.0) + p
+            return
+        f = int(tree.feature[node])
+        code = int(codes_row[f])
+        if code == 255:
+            walk(tree.left[node], p * tree.left_share[node])
+            walk(tree.right[node], p * (1.0 - tree.left_share[node]))
+            return
+        if tree.nominal[f]:
+            left = bool((int(tree.mask[node, code // 64]) >> (code % 64)) & 1)
+        else:
+            left = code <= tree.threshold[node]
+        walk(tree.left[node] if left else tree.right[node], p)
+
+    walk(0, 1.0)
+    return out
+
+
 def slow_route(tree, codes_row):
     """Leaf of one row by walking a tree's node arrays in Python (missing code 255, nominal masks, thresholds):
     the slow, obvious reference of Tree.apply."""

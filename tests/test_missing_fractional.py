@@ -22,6 +22,8 @@ from spark_fr.pct.tree import grow, leaf_prototypes
 from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts, rand_below
 from spark_fr.tasks.sparse_columns import SparseColumns
 
+from conftest import slow_fractional_route
+
 MISSING = 255
 
 
@@ -373,28 +375,6 @@ def test_min_leaf_must_be_positive():
         grow(X, nominal, lower, upper, Z, w, missing="fractional", min_leaf=0.0)
 
 
-def reference_route(tree, x):
-    """{leaf: proportion} of one row (codes x), going down both branches at a missing value."""
-    out = {}
-
-    def walk(node, p):
-        if tree.feature[node] < 0:
-            out[node] = out.get(node, 0.0) + p
-            return
-        f = tree.feature[node]
-        c = x[f]
-        if c == MISSING:
-            walk(tree.left[node], p * tree.left_share[node])
-            walk(tree.right[node], p * (1 - tree.left_share[node]))
-        elif (bool((int(tree.mask[node, c // 64]) >> (c % 64)) & 1) if tree.nominal[f] else c <= tree.threshold[node]):
-            walk(tree.left[node], p)
-        else:
-            walk(tree.right[node], p)
-
-    walk(0, 1.0)
-    return out
-
-
 TASKS = ["regression", "mtr", "classification", "mlc"]
 
 
@@ -421,13 +401,13 @@ def test_rf_score_of_a_fractional_tree_matches_its_definition(task_name):
     proto = leaf_prototypes(tree, task.prototype_columns(Y), w, task.default_prototype())
 
     def predict(x):
-        return sum(p * proto[leaf] for leaf, p in reference_route(tree, x).items())
+        return sum(p * proto[leaf] for leaf, p in slow_fractional_route(tree, x).items())
 
     base_pred = np.array([predict(codes[:, r]) for r in oob])
     base_t = task.target_errors(Y[oob], task.predict(base_pred))
     base = np.nanmean(base_t)
     used = set(tree.feature[tree.internal])
-    assert any(len(reference_route(tree, codes[:, r])) > 1 for r in oob)  # rows that go down both branches
+    assert any(len(slow_fractional_route(tree, codes[:, r])) > 1 for r in oob)  # rows that go down both branches
     for f in range(D):
         if f not in used:
             assert joint[f] == 0.0
@@ -459,7 +439,7 @@ def test_routes_kernels_match_a_python_walk():
         for i, r in enumerate(rows):
             got = dict(zip(routes.leaves[routes.indptr[i]:routes.indptr[i + 1]].tolist(),
                            routes.props[routes.indptr[i]:routes.indptr[i + 1]].tolist()))
-            ref = reference_route(tree, X[:, r])
+            ref = slow_fractional_route(tree, X[:, r])
             assert got.keys() == ref.keys() and all(got[k] == pytest.approx(ref[k], rel=1e-12) for k in ref)
             assert sum(got.values()) == pytest.approx(1.0)
         perm = rng.permutation(rows.size)
@@ -470,12 +450,12 @@ def test_routes_kernels_match_a_python_walk():
             for i, r in enumerate(rows):
                 x = X[:, r].copy()
                 x[f] = X[f, perm[i]]
-                ref = reference_route(tree, x)
+                ref = slow_fractional_route(tree, x)
                 got = dict(zip(permuted.leaves[permuted.indptr[i]:permuted.indptr[i + 1]].tolist(),
                                permuted.props[permuted.indptr[i]:permuted.indptr[i + 1]].tolist()))
                 assert got.keys() == ref.keys() and all(got[k] == pytest.approx(ref[k], rel=1e-12) for k in ref)
                 if i not in reaching:  # a row that reaches no node testing f cannot move
-                    assert ref == reference_route(tree, X[:, r])
+                    assert ref == slow_fractional_route(tree, X[:, r])
         changed = tree.routes(XR, rows, perm, 0).differs(base)
         for i in range(rows.size):
             a = base.subset(np.array([i]))

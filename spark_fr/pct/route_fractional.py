@@ -11,6 +11,12 @@ in CSR form (``indptr`` over the rows); the row's prediction mixes the leaves' v
 (:func:`mix_values` for dense prototypes, :func:`mix_sparse` for label-sparse ones). A row with every tested
 value present reaches one leaf with proportion 1.0, so its prediction is the leaf's value, to the bit.
 
+This is CLUS's mixture for regression, MTR and HMLC (``RegressionStatBase.addPrediction``: the leaves' means
+times the shares). For classes (and MLC labels) CLUS adds the leaves' class *counts* times the shares
+(``ClassificationStat.addPrediction``), which also weighs a leaf by its training weight; here every task mixes
+its leaves' prototypes (class distributions, label frequencies), so a leaf counts by its share alone, the
+prediction a row would get from the leaves' distributions in the proportions it reaches them.
+
 The RF score permutes feature f on the out-of-bag rows: only rows that reach a node testing f can change
 (:func:`rows_reaching_feature`), and they are routed again from the root with the permuted value of f.
 """
