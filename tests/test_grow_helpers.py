@@ -1,6 +1,5 @@
 """The grower against a frozen record of the grower of main, and its split-search helpers against slow,
 obvious references (pure NumPy, brute force) on random inputs."""
-import itertools
 from pathlib import Path
 
 import numpy as np
@@ -206,29 +205,6 @@ def test_random_threshold_is_the_last_bin_below_a_uniform_draw():
             assert h == pytest.approx(h_ref, rel=1e-9, abs=1e-9 * nd.P) and ml == ml_ref
 
 
-@pytest.mark.parametrize("p_missing_target", [0.0, 0.15])
-def test_exhaustive_subsets_are_the_best_of_all_subsets(p_missing_target):
-    for seed in range(30):
-        nd = Node(seed, n_codes=int(2 + seed % 7), nominal=True, p_missing_code=0.25 * (seed % 2),
-                  p_missing_target=p_missing_target)
-        cats = nd.known_codes
-        if cats.size < 2:
-            continue
-        best = -np.inf
-        for r in range(1, cats.size):
-            for A in itertools.combinations(cats, r):
-                best = max(best, best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, np.isin(nd.c, A), 2.0)[0])
-        h, ml = g._subset_exhaustive(*nd.subset_args(2.0))
-        if best == -np.inf:
-            assert h == -np.inf
-            continue
-        assert h == pytest.approx(best, rel=1e-9, abs=1e-9 * nd.P)
-        A = nd.mask_codes()
-        assert A and A < set(cats) and cats[0] not in A
-        h_a, ml_a = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, np.isin(nd.c, list(A)), 2.0)
-        assert h_a == pytest.approx(h, rel=1e-9, abs=1e-9 * nd.P) and ml_a == ml
-
-
 def greedy_ref(nd, min_leaf):
     """Forward selection in Python: add the category (in code order) whose addition gives the best split,
     the first of equal ones; stop when that is no better than the previous round or A would be full."""
@@ -249,13 +225,24 @@ def greedy_ref(nd, min_leaf):
 
 
 @pytest.mark.parametrize("p_missing_target", [0.0, 0.15])
-def test_greedy_subset_selection_matches_a_python_reimplementation(p_missing_target):
-    for seed in range(30):
-        nd = Node(seed, n_codes=int(9 + seed % 8), nominal=True, p_missing_code=0.2 * (seed % 2),
+def test_nominal_tests_are_the_greedy_selection_for_any_number_of_categories(p_missing_target):
+    """The best splitter's subset search (CLUS's): greedy forward selection for 2 categories as for 16."""
+    for seed in range(45):
+        nd = Node(seed, n_codes=int(2 + seed % 15), nominal=True, p_missing_code=0.2 * (seed % 2),
                   p_missing_target=p_missing_target, K=1 + seed % 3)
+        if nd.known_codes.size < 2:
+            continue
         A, h_ref, ml_ref = greedy_ref(nd, 2.0)
-        h, ml = g._subset_greedy(*nd.subset_args(2.0))
-        assert nd.mask_codes() == A
+        state = nd.state.copy()
+        h, ml = g._best_subset(g.SPLITTER_BEST, nd.state, *nd.subset_args(2.0))
+        assert nd.state[0] == state[0]  # no random draw
+        got = nd.mask_codes()
+        if nd.known_codes.size == 2 and got != A:
+            # {a} and {b} are one test whose two gains differ by rounding only: either may come first
+            assert got == set(nd.known_codes) - A
+            h_ref, ml_ref = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, np.isin(nd.c, list(got)), 2.0)
+        else:
+            assert got == A
         if h_ref == -np.inf:
             assert h == -np.inf
         else:
