@@ -465,6 +465,9 @@ def _subset_greedy(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS
     Nominal features with many categories still get more chances than numeric ones (a random 16-category
     feature ranks 1st by Genie3 in CLUS too): see the note in the README ("Nominal tests").
 
+    A and its complement are one test; the mask written is the side without the first present category (so
+    the orientation does not depend on which of two equal gains rounds higher, e.g. {a} or {b} of two).
+
     Returns (h, missing_left), h = -inf if no round was valid, and writes the mask of A.
     """
     for t in range(mcat):
@@ -496,6 +499,15 @@ def _subset_greedy(cats, mcat, in_a, hw, hs, hq, hn, has_missing, P, sT2, TW, TS
         LW = _add_bin(cats[round_c], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
         cur_h = round_h
         cur_ml = round_ml
+    if in_a[0]:  # the same test seen from the other side (its missing-value side evaluated again)
+        _zero(LS, LQ, LN)
+        LW = 0.0
+        for t in range(mcat):
+            in_a[t] = not in_a[t]
+            if in_a[t]:
+                LW = _add_bin(cats[t], hw, hs, hq, hn, has_missing, LW, LS, LQ, LN, 1.0)
+        cur_h, cur_ml = _evaluate_partition(P, sT2, TW, TS, TQ, TN, LW, LS, LQ, LN, MW, hw, hs, hq, hn,
+                                            has_missing, min_leaf)
     _mask_of(mask, cats, in_a, mcat)
     return cur_h, cur_ml
 
