@@ -26,6 +26,7 @@ import re
 from dataclasses import dataclass
 
 from .errors import InputError
+from .tasks import hmlc as hmlc_task
 from .tasks import registry as task_registry
 
 JOB, API = "job", "api"
@@ -429,9 +430,9 @@ OPTIONS = (
            "ranking method: PCT ensembles, the Relief family, or gradient-boosted PCTs", TASK),
     Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
            "hierarchy weights w(l) = w0 * mean(w(parents)) (HMLC)", TASK, BOTH),
-    Option("hmlc_impurity", Choice(("normalised", "weighted")), "normalised",
-           "HMLC trees: mean of w(l) Var(E,l) / Var(E_train,l) (the thesis), or of w(l) Var(E,l) (the HMLC paper "
-           "and CLUS)", TASK, ENS),
+    Option("hmlc_impurity", Choice(hmlc_task.IMPURITIES), hmlc_task.DEFAULT_IMPURITY,
+           "HMLC trees: mean of w(l) Var(E,l) (the HMLC paper and CLUS), or of w(l) Var(E,l) / Var(E_train,l) "
+           "(the thesis)", TASK, ENS),
     # ensembles
     Option("ensemble", Choice(("rf", "bagging", "extra_trees")), None, "ensemble of PCTs", ENSEMBLES, ENS,
            default_help="rf; extra_trees with bootstrap for unsupervised"),

@@ -2,9 +2,12 @@
 and the three scores against plain-loop references on random trees and DAGs; planted label branches; the
 cellcycle FunCat benchmark end to end, the same for any partitioning.
 
-The references are written from the definitions (methods-thesis.md Sec. 2.3 and 4.3), not from the code:
+The references are written from the definitions (methods-papers.md 1.2, methods-thesis.md Sec. 2.3 and 4.3),
+not from the code:
 
-    impu(E)  = (1/L) sum_l w(l) Var(E, l) / Var(E_train, l)        (0 for a label constant on E_train)
+    impu(E)  = (1/L) sum_l w(l) Var(E, l)                          (weighted: the HMLC paper, CLUS; the default)
+    impu(E)  = (1/L) sum_l w(l) Var(E, l) / Var(E_train, l)        (normalised: the thesis; 0 for a label
+                                                                    constant on E_train)
     Err(S)   = sum_l w(l) * (1/|S|) sum_{x in S} [y_l(x) != yhat_l(x)]  /  sum_l w(l)
     yhat_l   = [frequency of l in the leaf >= 0.5]
 """
@@ -66,8 +69,10 @@ def random_label_sets(h: Hierarchy, rng, n: int, unlabelled: float = 0.0) -> np.
     return Y
 
 
-def fit(h: Hierarchy, Y: np.ndarray, w0: float = 0.75):
-    return tasks.get("hmlc").fit(Y, list(h.labels), None, h.weights(w0))
+def fit(h: Hierarchy, Y: np.ndarray, w0: float = 0.75, impurity: str | None = None):
+    """The registry's HMLC type (the default impurity), or the one with ``impurity``, fitted to Y."""
+    hmlc = tasks.get("hmlc") if impurity is None else tasks.get("hmlc").with_impurity(impurity)
+    return hmlc.fit(Y, list(h.labels), None, h.weights(w0))
 
 
 # ----- plain-loop references ----------------------------------------------------------------------------------
@@ -97,15 +102,16 @@ def ref_variance(column, weights) -> float:
     return sum(c * (v - mean) ** 2 for v, c in zip(column, weights) if v == v) / tot
 
 
-def ref_impurity(Y_train, Y, weights, w) -> float:
-    """(1/L) sum_l w(l) Var(E, l) / Var(E_train, l) over the labels that vary on the training rows."""
+def ref_impurity(Y_train, Y, weights, w, form: str = "weighted") -> float:
+    """(1/L) sum_l w(l) Var(E, l), divided by Var(E_train, l) in the normalised form, over the labels that vary
+    on the training rows."""
     L = Y_train.shape[1]
     ones = [1.0] * Y_train.shape[0]
     total = 0.0
     for j in range(L):
         v_train = ref_variance(Y_train[:, j], ones)
         if v_train > 0:
-            total += w[j] * ref_variance(Y[:, j], weights) / v_train
+            total += w[j] * ref_variance(Y[:, j], weights) / (v_train if form == "normalised" else 1.0)
     return total / L
 
 
@@ -127,21 +133,22 @@ def ref_weighted_hamming(Y, P, w) -> float:
 
 
 # ----- the task's pieces --------------------------------------------------------------------------------------
+@pytest.mark.parametrize("form", ["weighted", "normalised"])
 @pytest.mark.parametrize("kind", ["tree", "dag"])
 @pytest.mark.parametrize("seed", range(4))
-def test_impurity_equals_the_definition(kind, seed):
+def test_impurity_equals_the_definition(kind, seed, form):
     rng = np.random.default_rng(seed)
     h = hierarchy_of(kind, rng)
     w0 = float(rng.choice([0.5, 0.75, 1.0]))
     w = ref_weights(h, w0)
     np.testing.assert_allclose(h.weights(w0), w, rtol=1e-12)
     Y = random_label_sets(h, rng, 80)
-    task = fit(h, Y, w0)
+    task = fit(h, Y, w0, form)
     for _ in range(5):
         rows = rng.choice(80, size=rng.integers(2, 60), replace=False)
         counts = rng.integers(0, 4, rows.size).astype(float)
         counts[0] = 1.0
-        expected = ref_impurity(Y, Y[rows], counts, w)
+        expected = ref_impurity(Y, Y[rows], counts, w, form)
         assert task.impurity(Y[rows], counts) == pytest.approx(expected, rel=1e-10, abs=1e-14)
         # the grower's form: the weighted column variances of the clustering matrix, summed
         Z = task.clustering_matrix(Y[rows])
@@ -152,21 +159,29 @@ def test_impurity_equals_the_definition(kind, seed):
     assert not varies.all()  # random_label_sets leaves some labels out
     assert task.clustering_matrix(Y).shape == (80, int(varies.sum()))
     assert set(task.constant_targets) == {h.labels[j] for j in np.flatnonzero(~varies)}
-    # the training set itself: every varying label contributes w(l) / L
-    assert task.impurity(Y) == pytest.approx(sum(w[j] for j in np.flatnonzero(varies)) / Y.shape[1])
+    # the training set itself: every varying label contributes w(l) Var(E_train, l) / L, or w(l) / L normalised
+    assert task.impurity(Y) == pytest.approx(ref_impurity(Y, Y, np.ones(80), w, form))
+    if form == "normalised":
+        assert task.impurity(Y) == pytest.approx(sum(w[j] for j in np.flatnonzero(varies)) / Y.shape[1])
 
 
 @pytest.mark.parametrize("kind", ["tree", "dag"])
-def test_weighted_impurity_equals_the_definition(kind):
-    """CLUS's form (1/L) sum_l w(l) Var(E, l), selected by HMLC('weighted') / a run's hmlc_impurity."""
+def test_the_default_impurity_is_the_weighted_one_and_a_run_chooses(kind):
+    """CLUS's and the HMLC paper's form (1/L) sum_l w(l) Var(E, l) is the registry's type and the option's
+    default; a run's hmlc_impurity selects either form (HMLC.for_params)."""
+    from spark_fr import options
+
     rng = np.random.default_rng(50)
     h = hierarchy_of(kind, rng)
     w = ref_weights(h, 0.75)
     Y = random_label_sets(h, rng, 70)
     hmlc = tasks.get("hmlc")
+    assert hmlc.impurity_form == "weighted" == options.option("hmlc_impurity").default
     assert hmlc.for_params(object()) is hmlc
-    weighted = hmlc.for_params(type("Params", (), {"hmlc_impurity": "weighted"})())
-    task = weighted.fit(Y, list(h.labels), None, h.weights(0.75))
+    assert hmlc.for_params(type("Params", (), {"hmlc_impurity": "weighted"})()) is hmlc
+    normalised = hmlc.for_params(type("Params", (), {"hmlc_impurity": "normalised"})())
+    assert normalised.impurity_form == "normalised"
+    task = hmlc.fit(Y, list(h.labels), None, h.weights(0.75))
     L = Y.shape[1]
     for _ in range(4):
         rows = rng.choice(70, size=rng.integers(2, 50), replace=False)
@@ -178,7 +193,7 @@ def test_weighted_impurity_equals_the_definition(kind):
     # in SSL trees it is scaled to the normalised impurity's training value, sum of w(l) / L over varying labels
     varies = Y.std(axis=0) > 0
     assert task.impurity(Y) * task.normalised_scale() == pytest.approx(sum(np.array(w)[varies]) / L)
-    assert hmlc.impurity_form == "normalised"  # the registry's type is unchanged
+    assert hmlc.impurity_form == "weighted"  # the registry's type is unchanged
     with pytest.raises(tasks.TaskError, match="unknown HMLC impurity 'gini'"):
         hmlc.with_impurity("gini")
 
@@ -242,10 +257,10 @@ def make_features(rng, n, D=4, n_values=7):
     return codes, np.zeros(D, bool), lower, upper
 
 
-def brute_best_gain(codes, Y_train, Y, w, wl, min_leaf):
+def brute_best_gain(codes, Y_train, Y, w, wl, min_leaf, form):
     """Largest |E| impu(E) - |E_L| impu(E_L) - |E_R| impu(E_R) over all tests ``code <= t`` (loops)."""
     rows = np.flatnonzero(w > 0)
-    P = w[rows].sum() * ref_impurity(Y_train, Y[rows], w[rows], wl)
+    P = w[rows].sum() * ref_impurity(Y_train, Y[rows], w[rows], wl, form)
     best = -np.inf
     for f in range(codes.shape[0]):
         c = codes[f, rows]
@@ -253,8 +268,8 @@ def brute_best_gain(codes, Y_train, Y, w, wl, min_leaf):
             left, right = rows[c <= t], rows[c > t]
             if w[left].sum() < min_leaf or w[right].sum() < min_leaf:
                 continue
-            h = P - w[left].sum() * ref_impurity(Y_train, Y[left], w[left], wl) \
-                - w[right].sum() * ref_impurity(Y_train, Y[right], w[right], wl)
+            h = P - w[left].sum() * ref_impurity(Y_train, Y[left], w[left], wl, form) \
+                - w[right].sum() * ref_impurity(Y_train, Y[right], w[right], wl, form)
             best = max(best, h)
     return best, P
 
@@ -273,20 +288,21 @@ def node_rows(tree, codes, rows):
     return {k: np.array(v) for k, v in out.items()}
 
 
+@pytest.mark.parametrize("form", ["weighted", "normalised"])
 @pytest.mark.parametrize("kind", ["tree", "dag"])
 @pytest.mark.parametrize("seed", range(3))
-def test_the_grower_gain_is_the_impurity_reduction(kind, seed):
+def test_the_grower_gain_is_the_impurity_reduction(kind, seed, form):
     rng = np.random.default_rng(200 + seed)
     h = hierarchy_of(kind, rng, 10)
     wl = ref_weights(h, 0.75)
     n = 50
     Y = random_label_sets(h, rng, n)
     codes, nominal, lower, upper = make_features(rng, n)
-    task = fit(h, Y)
+    task = fit(h, Y, impurity=form)
     w = rng.integers(0, 3, n).astype(float)
     Z = task.clustering_matrix(Y)
     stump = grow(codes, nominal, lower, upper, Z, w, min_leaf=2, max_depth=1)
-    best, P = brute_best_gain(codes, Y, Y, w, wl, 2.0)
+    best, P = brute_best_gain(codes, Y, Y, w, wl, 2.0, form)
     assert stump.gain[0] == pytest.approx(best, rel=1e-9, abs=1e-12 * P)
     # every node of a full tree: h*(N) is the reduction of its bagged rows' impurity
     tree = grow(codes, nominal, lower, upper, Z, w, min_leaf=1)
@@ -294,13 +310,15 @@ def test_the_grower_gain_is_the_impurity_reduction(kind, seed):
     assert tree.internal.size > 2
     for node in tree.internal:
         r, rl, rr = reach[node], reach[tree.left[node]], reach[tree.right[node]]
-        h_ref = (w[r].sum() * ref_impurity(Y, Y[r], w[r], wl) - w[rl].sum() * ref_impurity(Y, Y[rl], w[rl], wl)
-                 - w[rr].sum() * ref_impurity(Y, Y[rr], w[rr], wl))
+        h_ref = (w[r].sum() * ref_impurity(Y, Y[r], w[r], wl, form)
+                 - w[rl].sum() * ref_impurity(Y, Y[rl], w[rl], wl, form)
+                 - w[rr].sum() * ref_impurity(Y, Y[rr], w[rr], wl, form))
         assert tree.gain[node] == pytest.approx(h_ref, rel=1e-8, abs=1e-10)
 
 
+@pytest.mark.parametrize("form", ["weighted", "normalised"])
 @pytest.mark.parametrize("kind", ["tree", "dag"])
-def test_scores_of_one_tree_match_their_definitions(kind):
+def test_scores_of_one_tree_match_their_definitions(kind, form):
     rng = np.random.default_rng(7 if kind == "tree" else 8)
     h = hierarchy_of(kind, rng, 12)
     wl = np.array(ref_weights(h, 0.75))
@@ -310,7 +328,7 @@ def test_scores_of_one_tree_match_their_definitions(kind):
     # labels follow feature 0 a little, so trees split and OOB errors move
     flip = (codes[0] > 3) & (rng.random(n) < 0.5)
     Y[flip] = np.maximum(Y[flip], h.label_matrix([h.labels[-1]] * int(flip.sum())))
-    task = fit(h, Y)
+    task = fit(h, Y, impurity=form)
     seed = derive_seed(5, 0)
     w = poisson1_counts(seed, np.arange(n, dtype=np.uint64))
     tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w, max_features=3, seed=seed,
@@ -320,7 +338,8 @@ def test_scores_of_one_tree_match_their_definitions(kind):
     per_t = pct_scores.genie3_per_target(tree, task.column_target, task.per_target_scale)
     assert per_t.shape == (len(h.labels), D)
     np.testing.assert_allclose(per_t.mean(axis=0), gen, rtol=1e-9, atol=1e-12)  # joint = mean over labels
-    # per label: w(l) times the reduction of label l's normalised variance, summed over the nodes per feature
+    # per label: w(l) times the reduction of label l's variance (normalised: divided by its training
+    # variance), summed over the nodes per feature
     reach = node_rows(tree, codes, np.flatnonzero(w > 0))
     expected = np.zeros_like(per_t)
     for node in tree.internal:
@@ -330,7 +349,7 @@ def test_scores_of_one_tree_match_their_definitions(kind):
             if vt > 0:
                 red = (w[r].sum() * ref_variance(Y[r, j], w[r]) - w[rl].sum() * ref_variance(Y[rl, j], w[rl])
                        - w[rr].sum() * ref_variance(Y[rr, j], w[rr]))
-                expected[j, tree.feature[node]] += wl[j] * red / vt
+                expected[j, tree.feature[node]] += wl[j] * red / (vt if form == "normalised" else 1.0)
     np.testing.assert_allclose(per_t, expected, rtol=1e-8, atol=1e-10)
     # RF score: every OOB row re-predicted with the same permutation, errors by the reference loss
     XR = np.ascontiguousarray(codes.T)
