@@ -31,7 +31,7 @@ import os
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .local_table import LocalTable, Unsupported, missing  # noqa: F401  (the engine's names, in one place)
+from .local_table import Unsupported
 
 #: total cells (rows x columns) of the sources above which ``engine='auto'`` leaves the work to Spark
 LOCAL_MAX_CELLS = 300_000_000
@@ -269,5 +269,5 @@ def spark_types(types: dict):
     return _Frame()
 
 
-__all__ = ["BYTES_PER_CELL", "BYTES_PER_CSV_BYTE", "EngineChoice", "LOCAL_MAX_CELLS", "LocalTable", "Unsupported",
-           "choose_engine", "load_local_tables", "local_possible", "missing", "spark_types"]
+__all__ = ["BYTES_PER_CELL", "BYTES_PER_CSV_BYTE", "EngineChoice", "LOCAL_MAX_CELLS", "choose_engine",
+           "load_local_tables", "local_possible", "spark_types"]
