@@ -111,7 +111,9 @@ class Reference:
 
 def compare(generated, reference: Reference, target: str, id_column: str, tol=1e-9, pdf=None) -> int:
     """Assert every generated feature equals the reference for every target row; returns how many cells."""
-    pdf = (generated.frame.toPandas() if pdf is None else pdf).set_index(id_column)
+    if pdf is None:  # either engine's result
+        pdf = generated.frame.toPandas() if generated.frame is not None else generated.pandas
+    pdf = pdf.set_index(id_column)
     checked = 0
     for lin in generated.lineage:
         expected = reference.feature(target, lin)

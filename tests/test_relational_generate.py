@@ -88,7 +88,7 @@ def shop(spark):
 @pytest.fixture(scope="module")
 def generated(spark, shop):
     frames, _ = shop
-    return generate_features(spark, shop_schema(), frames)
+    return generate_features(spark, shop_schema(), frames, engine="spark")  # the Spark engine (DataFrames: auto is local)
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +108,7 @@ def test_self_reference_both_ways(spark, shop):
               "target": {"table": "customer", "column": "label"}, "max_depth": 2,
               "aggregates": {"numeric": ["count", "mean"], "nominal": ["mode", "share"], "date": ["max"],
                              "conditional": ["sum"]}}
-    g = generate_features(spark, schema, {"customer": frames["customer"]}, check=False)
+    g = generate_features(spark, schema, {"customer": frames["customer"]}, check=False, engine="spark")
     labels = {tuple(h.label for h in lin.path) for lin in g.lineage}
     # to-one twice, to-many twice; never one hop and straight back
     assert labels == {(), ("referrer_id",), ("customer_by_referrer_id",), ("referrer_id", "referrer_id"),
@@ -208,7 +208,7 @@ def test_hostile_table_and_column_names(spark):
     schema = {"tables": {"t.1": {"key": "id.x"},
                          evil_table: {"key": "k`", "foreign_keys": {"fk'": "t.1"}}},
               "target": {"table": "t.1", "column": "y"}, "max_depth": 1}
-    g = generate_features(spark, schema, {"t.1": tgt, evil_table: child})
+    g = generate_features(spark, schema, {"t.1": tgt, evil_table: child}, engine="spark")
     assert g.frame.columns[:2] == ["id.x", "y"]
     assert all(re.fullmatch(r"[A-Za-z0-9_]+", c) for c in g.features)
     assert "a___DROP_TABLE_x____" in g.features
@@ -224,6 +224,6 @@ def test_name_collisions_are_deduplicated(spark):
     schema = {"tables": {"a": {"key": "k"}, "b": {"key": "k", "foreign_keys": {"fk": "a"}}},
               "target": {"table": "a", "column": "y"}, "max_depth": 1,
               "aggregates": {"numeric": ["mean"]}}
-    g = generate_features(spark, schema, {"a": a, "b": b})
+    g = generate_features(spark, schema, {"a": a, "b": b}, engine="spark")
     assert g.features == ["B__C__MEAN", "b__c__mean_2"]
     assert g.lineage_of("b__c__mean_2").path[0].table == "b"

@@ -42,12 +42,17 @@ def groups_of(rng, n, n_groups):
     return g.astype(np.int64)
 
 
-@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("seed", range(6))
 def test_sequential_sums_add_in_row_order(seed):
     rng = np.random.default_rng(seed)
-    n_groups = 7
-    g = np.sort(groups_of(rng, 200, n_groups))
-    x = rng.normal(0, 1, 200) * 10.0 ** rng.integers(-5, 15, 200)
+    n_groups = 7 + 20 * (seed % 2)
+    g = groups_of(rng, 200 + 800 * (seed >= 4), n_groups)  # seeds 4, 5: groups longer than LONG_GROUP
+    if seed % 3 != 2:  # else the rows of the groups interleave
+        g = np.sort(g)
+    x = rng.normal(0, 1, len(g)) * 10.0 ** rng.integers(-5, 15, len(g))
+    x[rng.random(len(g)) < 0.1] = -0.0  # 0.0 + -0.0 is 0.0: a group of negative zeros sums to 0.0
+    if seed >= 4:
+        x[g == 3] = -0.0
     got = K.sequential_sums(g, x, n_groups)
     for j in range(n_groups):
         vals = x[g == j]
@@ -57,7 +62,7 @@ def test_sequential_sums_add_in_row_order(seed):
         acc = 0.0
         for v in vals:
             acc += v
-        assert got[j] == acc
+        assert got[j] == acc and np.signbit(got[j]) == np.signbit(acc)
 
 
 @pytest.mark.parametrize("matrix", [True, False])

@@ -14,8 +14,8 @@ import pytest
 from spark_fr.relational import generate_features, load_schema
 from spark_fr.relational.local_sources import choose_engine
 from test_relational_generate import CITY, CUSTOMER, ITEM, ORDERS, PRODUCT, SCHEMAS, shop_schema
-from test_relational_local import assert_identical, shop_files
-from test_relational_local_parquet import SHOP_TYPES, write_parquet
+from test_relational_local import assert_identical
+from test_relational_local_parquet import SHOP_TYPES
 
 SHOP = {"customer": CUSTOMER, "city": CITY, "orders": ORDERS, "item": ITEM, "product": PRODUCT}
 

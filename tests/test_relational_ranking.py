@@ -144,7 +144,7 @@ def test_feature_rule_option_and_its_difference_from_the_node_rule(spark, plante
 def test_same_bits_for_any_partitioning_of_the_tables(spark, planted):
     tables, ranking = planted
     other = spark_fr.rank_relational(spark_tables(spark, tables, partitions=3), schema=PLANTED_SCHEMA, trees=30,
-                                     seed=3, spark=spark)
+                                     seed=3, spark=spark, engine="spark")  # the fixture's: auto, the local engine
     cols = ["level", "feature", "score", "importance", "rank", "importance_std"]
     pd.testing.assert_frame_equal(ranking.to_pandas()[cols], other.to_pandas()[cols])
 
@@ -246,7 +246,7 @@ def test_boosting_same_bits_with_one_and_two_partitions(spark):
         for parts in (1, 2):
             spark.conf.set("spark.sql.shuffle.partitions", str(parts))
             ranking = spark_fr.rank_relational(spark_tables(spark, tables, partitions=parts), schema=PLANTED_SCHEMA,
-                                               method="boosting", trees=8, seed=2, spark=spark)
+                                               method="boosting", trees=8, seed=2, spark=spark, engine="spark")
             results.append(ranking)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)

@@ -7,10 +7,12 @@ Sketch
   structs, maps and binary columns are skipped (logged once). The key and foreign-key columns (and the
   target's id) are ids, never attributes. Every column the schema names must exist (one-line error naming
   the table and column). No Spark job.
-* :func:`check_data`: one aggregation per table (rows, non-null keys, distinct keys: a null or repeated
-  key is an error) and one anti join per foreign key (the share of child rows whose
-  parent key is absent is logged as a warning; the features then treat such rows as having no parent). Keys are
-  checked as the joins compare them (:func:`key_value`, :mod:`spark_fr.relational.keys`).
+* :func:`check_data`: one pass per table (:func:`table_pass`, one Spark job): its rows, non-null and distinct
+  keys (a null or repeated key is an error), and for each of its foreign keys, through a left join with the
+  parent's keys, how many rows point at no parent (the share is logged as a warning; the features then treat
+  such rows as having no parent). Keys are checked as the joins compare them (:func:`key_value`,
+  :mod:`spark_fr.relational.keys`). The generation runs the same passes with the largest ``|x|`` of the
+  attributes it profiles added, so a table is scanned once for its checks and its bounds.
 * :func:`check_declared`: a string column the schema declares numeric or a date must hold only numbers or
   dates (one job per such table, when there is one; the first other value is named).
 """
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -158,8 +161,99 @@ def check_declared(schema: RelationalSchema, frames: dict) -> None:
                                  f"declared type")
 
 
+@dataclass
+class TablePass:
+    """What one pass over a table measured (:func:`table_pass`).
+
+    Attributes
+    ----------
+    rows : int
+    keys : dict
+        {key column: (non-null values, distinct values)}.
+    links : dict
+        {foreign-key column: (non-null values, values with no row in the parent)}.
+    largest : dict
+        {value name: its largest ``|x|``, None without values}.
+    """
+
+    rows: int
+    keys: dict = field(default_factory=dict)
+    links: dict = field(default_factory=dict)
+    largest: dict = field(default_factory=dict)
+
+
+def key_checks(schema: RelationalSchema, name: str) -> list:
+    """The key columns of table ``name`` a join reads: its key and (the target table) the target's id; none when
+    nothing reads them (:func:`referenced_tables`)."""
+    if name not in referenced_tables(schema):
+        return []
+    spec = schema.tables[name]
+    keys = [spec.key]
+    if name == schema.target.table and schema.target.id != spec.key:
+        keys.append(schema.target.id)
+    return keys
+
+
+def table_pass(schema: RelationalSchema, name: str, frames: dict, plan: dict, keys=(), links=(),
+               values=()) -> TablePass:
+    """One Spark job over table ``name``: its rows, the non-null and distinct values of ``keys``, for each foreign
+    key of ``links`` its non-null values and those without a parent row (a left join with the parent's keys), and
+    the largest ``|x|`` of each ``(name, Column)`` of ``values`` (columns of the table's frame). The parents' keys
+    are joined distinct, so that the table's own counts stay its rows' even when a parent repeats a key (its own
+    pass reports that)."""
+    df = frames[name]
+    cols = [key_value(df, k, plan.get((name, k))).alias(f"__k{i}") for i, k in enumerate(keys)]
+    cols += [key_value(df, fk.column, plan.get((name, fk.column))).alias(f"__f{i}") for i, fk in enumerate(links)]
+    cols += [v.alias(f"__a{j}") for j, (_, v) in enumerate(values)]
+    rows = df.select(F.lit(1).alias("__one"), *cols)
+    for i, fk in enumerate(links):
+        parent = frames[fk.table]
+        pk = schema.tables[fk.table].key
+        keys_of = parent.select(key_value(parent, pk, plan.get((fk.table, pk))).alias(f"__p{i}")).distinct()
+        rows = rows.join(keys_of, F.col(f"__f{i}") == F.col(f"__p{i}"), "left")
+    aggs = [F.count(F.lit(1)).alias("rows")]
+    for i in range(len(keys)):
+        aggs += [F.count(F.col(f"__k{i}")).alias(f"n{i}"), F.count_distinct(F.col(f"__k{i}")).alias(f"d{i}")]
+    for i in range(len(links)):
+        fk = F.col(f"__f{i}")
+        aggs += [F.count(fk).alias(f"l{i}"),
+                 F.count(F.when(fk.isNotNull() & F.col(f"__p{i}").isNull(), 1)).alias(f"m{i}")]
+    aggs += [F.max(F.abs(F.col(f"__a{j}"))).alias(f"a{j}") for j in range(len(values))]
+    row = rows.agg(*aggs).first()
+    return TablePass(int(row["rows"]), {k: (row[f"n{i}"], row[f"d{i}"]) for i, k in enumerate(keys)},
+                     {fk.column: (row[f"l{i}"], row[f"m{i}"]) for i, fk in enumerate(links)},
+                     {v: None if row[f"a{j}"] is None else float(row[f"a{j}"]) for j, (v, _) in enumerate(values)})
+
+
+def report_passes(schema: RelationalSchema, passes: dict, plan: dict) -> dict:
+    """Raise the first bad key, in schema order, of the passes ({table: TablePass}); log the dangling foreign
+    keys; return their shares ({(child table, foreign-key column): share}, as :func:`check_data`)."""
+    for name in schema.tables:
+        done = passes.get(name)
+        for k, (known, distinct) in (done.keys.items() if done else ()):
+            if known < done.rows:
+                raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in {done.rows - known} "
+                                 f"of {done.rows} rows")
+            if distinct < known:
+                raise repeated_key(schema, name, k, known - distinct, plan.get((name, k)))
+    shares = {}
+    for name, spec in schema.tables.items():
+        done = passes.get(name)
+        for fk in spec.foreign_keys:
+            if done is None or fk.column not in done.links:
+                continue
+            n, dangling = done.links[fk.column]
+            share = dangling / n if n else 0.0
+            shares[(name, fk.column)] = share
+            if share > 0:
+                log.warning("%s: table '%s': %.1f%% of the foreign keys '%s' (%d rows) have no row in '%s'",
+                            schema.origin, name, 100 * share, fk.column, dangling, fk.table)
+    return shares
+
+
 def check_data(schema: RelationalSchema, frames: dict, plan: dict | None = None) -> dict:
-    """Check keys (present, unique) and measure dangling foreign keys.
+    """Check keys (present, unique) and measure dangling foreign keys: one :func:`table_pass` per table, side by
+    side.
 
     Keys are checked where a join uses them: the target table's and those of tables that foreign keys point
     to. A table nothing points to (a fact table, typically the largest) is not checked: its rows are
@@ -186,23 +280,11 @@ def check_data(schema: RelationalSchema, frames: dict, plan: dict | None = None)
         A table whose key (or the target's id) is missing in some rows or repeated.
     """
     plan = plan or {}
-    referenced = referenced_tables(schema)
-    key_checks = [(name, spec) for name, spec in schema.tables.items() if name in referenced]
-    links = [(name, fk) for name, spec in schema.tables.items() for fk in spec.foreign_keys]
+    names = [n for n, spec in schema.tables.items() if key_checks(schema, n) or spec.foreign_keys]
     with ThreadPoolExecutor(max_workers=4) as pool:  # small jobs, mostly latency: side by side
-        keys = [pool.submit(_key_counts, schema, name, spec, frames[name], plan) for name, spec in key_checks]
-        dangling = [pool.submit(_dangling, schema, name, fk, frames, plan) for name, fk in links]
-        for job in keys:
-            job.result()  # the first bad key, in schema order
-        shares = {}
-        for (name, fk), job in zip(links, dangling):
-            row = job.result()
-            share = row["dangling"] / row["n"] if row["n"] else 0.0
-            shares[(name, fk.column)] = share
-            if share > 0:
-                log.warning("%s: table '%s': %.1f%% of the foreign keys '%s' (%d rows) have no row in '%s'",
-                            schema.origin, name, 100 * share, fk.column, row["dangling"], fk.table)
-    return shares
+        jobs = {n: pool.submit(table_pass, schema, n, frames, plan, key_checks(schema, n),
+                               schema.tables[n].foreign_keys) for n in names}
+        return report_passes(schema, {n: job.result() for n, job in jobs.items()}, plan)
 
 
 def referenced_tables(schema: RelationalSchema) -> set:
@@ -210,37 +292,7 @@ def referenced_tables(schema: RelationalSchema) -> set:
     return {schema.target.table} | {fk.table for spec in schema.tables.values() for fk in spec.foreign_keys}
 
 
-def _key_counts(schema: RelationalSchema, name: str, spec, df, plan: dict) -> None:
-    """Raise InputError when a table's key (or the target's id) is missing in some rows or repeated (the key as
-    the joins compare it)."""
-    keys = [spec.key]
-    if name == schema.target.table and schema.target.id != spec.key:
-        keys.append(schema.target.id)
-    exprs = [F.count(F.lit(1)).alias("rows")]
-    for i, k in enumerate(keys):
-        v = key_value(df, k, plan.get((name, k)))
-        exprs += [F.count(v).alias(f"n{i}"), F.count_distinct(v).alias(f"d{i}")]
-    row = df.agg(*exprs).first()
-    for i, k in enumerate(keys):
-        if row[f"n{i}"] < row["rows"]:
-            raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in "
-                             f"{row['rows'] - row[f'n{i}']} of {row['rows']} rows")
-        if row[f"d{i}"] < row[f"n{i}"]:
-            raise repeated_key(schema, name, k, row[f"n{i}"] - row[f"d{i}"], plan.get((name, k)))
-
-
 def repeated_key(schema: RelationalSchema, name: str, key: str, repeated: int, cast: str | None) -> InputError:
     """The error for a key with ``repeated`` repeated values (compared as ``cast``, when linked columns differ)."""
     how = f" (compared as {cast}, the type of the columns linked to it)" if cast else ""
     return InputError(f"{schema.origin}: table '{name}': key '{key}' is not unique ({repeated} repeated values){how}")
-
-
-def _dangling(schema: RelationalSchema, name: str, fk, frames: dict, plan: dict):
-    """Row ``(n, dangling)``: the child's non-null foreign keys, and those whose parent key is absent."""
-    parent = schema.tables[fk.table]
-    child = frames[name].select(key_value(frames[name], fk.column, plan.get((name, fk.column))).alias("__fk")) \
-        .where(F.col("__fk").isNotNull())
-    keys = frames[fk.table].select(key_value(frames[fk.table], parent.key, plan.get((fk.table, parent.key)))
-                                   .alias("__pk"))
-    return child.join(keys, F.col("__fk") == F.col("__pk"), "left").agg(
-        F.count(F.lit(1)).alias("n"), F.count(F.when(F.col("__pk").isNull(), 1)).alias("dangling")).first()

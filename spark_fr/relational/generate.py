@@ -35,8 +35,11 @@ computed innermost first, for all attributes of ``T_s`` at once:
 
 The plan is lazy: per path one ``groupBy`` per to-many hop and one join per hop, whatever the number of
 attributes and aggregates; fact tables are never collected. The only Spark jobs before the caller acts
-on the frame are the data checks (``check=True``) and one small aggregation per table whose frequent
-values are needed (shares and conditions; the top values are collected, not the rows).
+on the frame are one pass per table (:func:`spark_fr.relational.checks.table_pass`: its rows, the largest
+``|x|`` of the values it aggregates, and with ``check=True`` its keys and its dangling foreign keys, together:
+the fact table is scanned once for all of them), one small aggregation per table whose frequent values are
+needed (shares and conditions; the top values are collected, not the rows) and, for a table without a key that
+a join reads, the count of its rows per file block (:mod:`spark_fr.relational.row_keys`).
 
 Frequent values of a nominal attribute are its ``frequent_values`` most frequent non-missing values over
 its whole table, ties broken by the smaller value.
@@ -56,7 +59,8 @@ from ..data.columns import qcol
 from ..errors import InputError
 from . import aggregates as A
 from . import exact as X
-from .checks import check_data, check_declared, column_kinds, key_types, key_value, source_of
+from .checks import (check_declared, column_kinds, key_checks, key_types, key_value, report_passes, source_of,
+                     table_pass)
 from .keys import key_plan
 from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
@@ -139,9 +143,7 @@ class _Context:
         self._profiles[table] = profile
 
     def profile_of(self, table: str) -> Profile:
-        """The (cached) profile of a table whose attributes are aggregated."""
-        if table not in self._profiles:
-            self._profiles[table] = _profile(self.prepared[table], self.schema.frequent_values)
+        """The profile of a table whose attributes are aggregated (set before planning)."""
         return self._profiles[table]
 
     def new_col(self) -> str:
@@ -223,22 +225,28 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     plain = sorted(t for t in {p.table for p in paths} - set(aggregated)  # attributes as they are (to-one hops)
                    if any(kind != "nominal" for _, kind in prepared[t].attrs.values()))
 
-    def measured(t):
-        rows, largest = _bounds(prepared[t])
-        _check_finite(schema, t, largest)
-        return rows, largest
+    # one pass per table (checks and bounds together: a table is scanned once for both), and the nominal
+    # values of the aggregated tables, side by side: small jobs, mostly latency (scheduling, code generation)
+    measure = set(aggregated) | set(plain)
+    names = [n for n, spec in schema.tables.items()
+             if n in measure or (check and (key_checks(schema, n) or spec.foreign_keys))]
+
+    def one_pass(t):
+        values = [(a, _prepared_value(frames[t], a, kind)) for a, (_, kind) in prepared[t].attrs.items()
+                  if kind != "nominal"] if t in measure else []
+        return table_pass(schema, t, frames, plan, key_checks(schema, t) if check else (),
+                          schema.tables[t].foreign_keys if check else (), values)
 
     with ThreadPoolExecutor(max_workers=SMALL_JOBS) as pool:
-        checking = pool.submit(check_data, schema, frames, plan) if check else None
-        profiling = {t: pool.submit(lambda t: _profile(prepared[t], schema.frequent_values, measured(t)), t)
-                     for t in aggregated}
-        bounding = [pool.submit(measured, t) for t in plain]
-        if checking is not None:
-            checking.result()  # a data error first
-        for job in bounding:
-            job.result()
-        for t, job in profiling.items():
-            ctx.set_profile(t, job.result())
+        passes = {t: pool.submit(one_pass, t) for t in names}
+        nominal = {t: pool.submit(_nominal_values, prepared[t], schema.frequent_values) for t in aggregated}
+        done = {t: job.result() for t, job in passes.items()}
+        if check:
+            report_passes(schema, done, plan)  # a data error first
+        for t in sorted(measure):
+            _check_finite(schema, t, done[t].largest)
+        for t in aggregated:
+            ctx.set_profile(t, _profile(done[t].rows, done[t].largest, *nominal[t].result()))
     tspec = schema.tables[target.table]
     base = frames[target.table]
     names = Names([target.id, target.column])
@@ -311,26 +319,16 @@ def _prepare(spec, df, kinds: dict, plan: dict) -> _Table:
     return _Table(df.select(*cols), attrs, fks)
 
 
-def _bounds(table: _Table) -> tuple:
-    """(rows, {numeric or date attribute: its largest |value|, None without values}) of a prepared table (one job)."""
-    numeric = [(a, c) for a, (c, kind) in table.attrs.items() if kind != "nominal"]
-    row = table.frame.agg(F.count(F.lit(1)).alias("__n"),
-                          *[F.max(F.abs(F.col(c))).alias(c) for _, c in numeric]).first()
-    return int(row["__n"]), {a: None if row[c] is None else float(row[c]) for a, c in numeric}
-
-
-def _profile(table: _Table, k: int, measured: tuple | None = None) -> Profile:
-    """Rows, numeric bounds (one job, or ``measured``: what :func:`_bounds` gave) and nominal frequent values and
-    domains (one job) of a prepared table; a bound is None when it is not finite (then the sorted path of
-    ``aggregates.py``)."""
-    rows, largest = measured or _bounds(table)
+def _profile(rows: int, largest: dict, frequent: dict, domains: dict) -> Profile:
+    """The profile of a table from its pass (rows, the largest ``|x|`` of its numeric attributes, None without
+    values) and its nominal values (:func:`_nominal_values`); a bound is None when it is not finite (then the
+    sorted path of ``aggregates.py``)."""
     bounds = {a: b if b is not None and X.grid_exponent(b) is not None else None for a, b in largest.items()}
-    frequent, domains = _nominal_values(table, k)
     return Profile(rows, bounds, frequent, domains)
 
 
 def _check_finite(schema, table: str, largest: dict) -> None:
-    """Refuse an infinite value in a table's numeric attribute (``largest``: :func:`_bounds`' measures), naming
+    """Refuse an infinite value in a table's numeric attribute (``largest``: its pass's measures), naming
     the table, its source and the column: a generated feature's name would point at what the user cannot fix."""
     for attr, b in largest.items():
         if b is not None and math.isinf(b):
@@ -340,7 +338,8 @@ def _check_finite(schema, table: str, largest: dict) -> None:
 
 def _nominal_values(table: _Table, k: int) -> tuple:
     """({nominal attribute: its k most frequent non-missing values}, {nominal attribute: its sorted distinct
-    non-missing values, or None when there are more than DOMAIN_LIMIT}) in one small Spark job."""
+    non-missing values, or None when there are more than DOMAIN_LIMIT}) in one small Spark job (none without
+    nominal attributes)."""
     nominal = [(a, c) for a, (c, kind) in table.attrs.items() if kind == "nominal"]
     if not nominal:
         return {}, {}

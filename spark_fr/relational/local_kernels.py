@@ -24,13 +24,12 @@ Rows arrive as a group index per row (``g``) and value columns. Nothing is sorte
   path: no finite bound, or a value whose distinct count sorts it anyway), sort the selection's
   ``group x rank`` keys (ranks of the values from one sorted factorization per column); the distinct count is
   the number of key changes, the sums fold each group's sorted values sequentially from 0.0
-  (:func:`sequential_sums`, a numba loop).
+  (:func:`sequential_sums`, numpy only: position by position across the groups).
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from numba import njit
 
 from . import exact as X
 
@@ -208,24 +207,36 @@ def extreme(g: np.ndarray, x: np.ndarray, n_groups: int, name: str) -> np.ndarra
     return r
 
 
+#: groups longer than this are added one by one (np.add.accumulate), the others all at once, position by position
+LONG_GROUP = 256
+
+
 def sequential_sums(groups: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
     """Per group, its values added sequentially from 0.0 in row order (NaN for an empty group): with values
-    sorted within each group, the Spark engine's sorted-array fold."""
-    return _sequential_sums(np.ascontiguousarray(groups, dtype=np.int64),
-                            np.ascontiguousarray(values, dtype=np.float64), n_groups)
+    sorted within each group, the Spark engine's sorted-array fold.
 
-
-@njit(cache=True, nogil=True)
-def _sequential_sums(groups, values, n_groups):
+    Numpy only (no compiled loop to load): the rows are put in group order (a stable sort, skipped when they are
+    already), then the k-th value of every group of at most :data:`LONG_GROUP` rows is added at once, for
+    k = 0, 1, ... (each group still adds its values one after the other, from 0.0), and each longer group is
+    folded by ``np.add.accumulate``, which adds sequentially.
+    """
+    g = np.asarray(groups, dtype=np.int64)
+    x = np.asarray(values, dtype=np.float64)
+    if len(g) > 1 and (g[1:] < g[:-1]).any():
+        order = np.argsort(g, kind="stable")
+        g, x = g[order], x[order]
+    cnt = np.bincount(g, minlength=n_groups)
+    start = np.concatenate(([0], np.cumsum(cnt)[:-1])).astype(np.int64)
     out = np.zeros(n_groups)
-    seen = np.zeros(n_groups, np.bool_)
-    for i in range(len(values)):
-        gi = groups[i]
-        out[gi] += values[i]
-        seen[gi] = True
-    for j in range(n_groups):
-        if not seen[j]:
-            out[j] = np.nan
+    short = np.flatnonzero((cnt > 0) & (cnt <= LONG_GROUP))
+    short = short[np.argsort(-cnt[short], kind="stable")]  # longest first: the groups still adding are a prefix
+    desc = -cnt[short]
+    for k in range(int(cnt[short].max(initial=0))):
+        live = short[:np.searchsorted(desc, -k, side="left")]  # the groups with more than k values
+        out[live] += x[start[live] + k]
+    for j in np.flatnonzero(cnt > LONG_GROUP):
+        out[j] = np.add.accumulate(np.concatenate(([0.0], x[start[j]:start[j] + cnt[j]])))[-1]
+    out[cnt == 0] = np.nan
     return out
 
 
