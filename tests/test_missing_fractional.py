@@ -40,13 +40,35 @@ def ss(Zs, ws):
     return total
 
 
-def candidate_tests(codes, nominal_f):
-    """The known codes going left of every test of a feature, in the grower's order: thresholds "code <= t"
-    by increasing t; subsets A of the categories without the first, by their bit patterns."""
-    if not nominal_f:
-        return [frozenset(codes[codes <= t]) for t in codes]
-    rest = codes[1:]
-    return [frozenset(c for t, c in enumerate(rest) if (s >> t) & 1) for s in range(1, 1 << rest.size)]
+def threshold_tests(codes):
+    """The known codes going left of every threshold test "code <= t" of a numeric feature, by increasing t."""
+    return [frozenset(codes[codes <= t]) for t in codes]
+
+
+def greedy_subset(codes, score):
+    """CLUS's greedy forward selection of a nominal test's subset A (the grower's): add the category (in code
+    order) whose addition scores best, the first of equal ones; stop when that is no better than the previous
+    round or A would hold every category. Returns (h, A, evaluated): A as the side without the first category
+    (A and its complement are one test, of the same score on the known rows), and every (h, A) scored on the
+    way, in that orientation (for breaking ties as the kernel did)."""
+    def oriented(A):
+        return frozenset(A) if codes[0] not in A else frozenset(codes.tolist()) - frozenset(A)
+
+    A, cur, evaluated = [], -np.inf, []
+    while len(A) < codes.size - 1:
+        round_best = (-np.inf, None)
+        for c in codes.tolist():
+            if c not in A:
+                h = score(frozenset(A + [c]))
+                if h > -np.inf:
+                    evaluated.append((h, oriented(A + [c])))
+                if h > round_best[0]:
+                    round_best = (h, c)
+        if round_best[1] is None or round_best[0] <= cur:
+            break
+        A.append(round_best[1])
+        cur = round_best[0]
+    return cur, oriented(A), evaluated
 
 
 def kernel_test(tree, node):
@@ -95,13 +117,23 @@ class ReferenceTree:
             if codes.size >= 2:
                 Zk, wk = self.Z[rows][known], ws[known]
                 Pk = ss(Zk, wk)
-                f_best = (-np.inf, None)
-                for A in candidate_tests(codes, self.nominal[f]):
+                def score(A):
                     left = np.isin(c[known], list(A))
                     wl, wr = wk[left].sum(), wk[~left].sum()
                     if wl >= self.min_leaf and wr >= self.min_leaf and wl > 0 and wr > 0:
-                        h = Pk - ss(Zk[left], wk[left]) - ss(Zk[~left], wk[~left])
-                        candidates.append((h, f, A))
+                        return Pk - ss(Zk[left], wk[left]) - ss(Zk[~left], wk[~left])
+                    return -np.inf
+
+                if self.nominal[f]:
+                    h, A, evaluated = greedy_subset(codes, score)
+                    candidates += [(hh, f, AA) for hh, AA in evaluated]
+                    f_best = (h, A)
+                else:
+                    f_best = (-np.inf, None)
+                    for A in threshold_tests(codes):
+                        h = score(A)
+                        if h > -np.inf:
+                            candidates.append((h, f, A))
                         if h > f_best[0]:
                             f_best = (h, A)
                 if f_best[0] > best[0]:
@@ -263,7 +295,8 @@ def known_heuristic_ref(c, Zs, ws, left_codes, min_leaf):
 @pytest.mark.parametrize("y_missing", [0.0, 0.2])
 def test_a_test_is_scored_on_the_known_rows(y_missing):
     """The totals of the known rows (the node's minus the missing code's cell) fed to the learned scans give
-    the reduction of the known rows for every threshold and every subset: the heuristic values."""
+    the reduction of the known rows for every threshold and every subset the greedy search tries: the heuristic
+    values."""
     from test_grow_helpers import Node
 
     for seed in range(30):
@@ -282,18 +315,17 @@ def test_a_test_is_scored_on_the_known_rows(y_missing):
             assert Pk == pytest.approx(ss(nd.Zs[known], nd.ws[known]), rel=1e-9, abs=1e-9)
         else:
             assert sT2k == pytest.approx(((nd.ws[known, None] * nd.Zs[known]).sum(0) ** 2).sum(), rel=1e-9)
-        tests = candidate_tests(nd.known_codes, nominal)
-        refs = [known_heuristic_ref(nd.c, nd.Zs, nd.ws, A, 2.0) for A in tests]
         if nominal:
-            if nd.known_codes.size > 8:
-                continue
+            refs = [greedy_subset(nd.known_codes, lambda A: known_heuristic_ref(nd.c, nd.Zs, nd.ws, A, 2.0))[0]]
             args = (nd.touched, nd.n_known, nd.in_a, nd.hw, nd.hs, nd.hq, nd.hn, nd.has_missing, Pk, sT2k, Wk, KS,
                     KQ, KN, 0.0, 2.0, nd.LS, nd.LQ, nd.LN, nd.mask)
-            h, _ = g._subset_exhaustive(*args)
+            h, _ = g._subset_greedy(*args)
         elif nd.has_missing:
+            refs = [known_heuristic_ref(nd.c, nd.Zs, nd.ws, A, 2.0) for A in threshold_tests(nd.known_codes)]
             h, b, _ = g._scan_numeric_missing(nd.touched, nd.n_known, nd.hw, nd.hs, nd.hq, nd.hn, Pk, Wk, KS, KQ, KN,
                                               0.0, 2.0, nd.LS, nd.LQ, nd.LN)
         else:
+            refs = [known_heuristic_ref(nd.c, nd.Zs, nd.ws, A, 2.0) for A in threshold_tests(nd.known_codes)]
             h, b, _ = g._scan_numeric_complete(nd.touched, nd.n_known, nd.hw, nd.hs, Wk, KS, sT2k, 0.0, 2.0, nd.LS)
         best = max(refs)
         if best == -np.inf:
