@@ -51,7 +51,7 @@ def test_command_line_text_is_parsed(name, text, value):
     ("relief_iterations", math.inf, "--relief-iterations must be a count or a fraction"),
     ("relief_influence", "0.9,0.1", "--relief-influence must be w0,w1 with 0 <= w0 <= w1 <= 1"),
     ("relief_influence", [0.1, math.nan], "--relief-influence must be"), ("input", "", "a non-empty string"),
-    ("missing", "impute", "--missing must be one of learned, fractional"),
+    ("missing", "impute", "--missing must be one of fractional, learned"),
 ])
 def test_bad_values_are_one_line_errors_naming_the_option(name, value, fragment):
     with pytest.raises(InputError) as info:
@@ -100,7 +100,7 @@ def test_parameter_objects_are_derived_from_the_table():
                                                                                             "broadcast_limit"}
     p = EnsembleParams.from_options({"trees": 7, "resample_constant_features": True, "relief_neighbours": 3})
     assert p.trees == 7 and p.resample_constant and p.bootstrap  # rf bootstraps by default
-    assert p.missing == "learned" and EnsembleParams.from_options({"missing": "fractional"}).missing == "fractional"
+    assert p.missing == "fractional" and EnsembleParams.from_options({"missing": "learned"}).missing == "learned"
     assert EnsembleParams(ensemble="extra_trees").bootstrap is False
     assert ReliefParams.from_options({"relief_neighbours": 4, "relief_influence": "0.1,0.2"}).influence == (0.1, 0.2)
     with pytest.raises(InputError, match="--relief-neighbours must be a positive integer"):
