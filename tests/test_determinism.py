@@ -36,13 +36,13 @@ def test_same_ranking_for_1_2_and_8_input_partitions(spark):
 
 
 def test_fractional_missing_values_give_the_same_ranking_for_any_partitioning(spark):
-    """--missing fractional (rows with a missing value down both branches): 1 or 8 input partitions, the same
-    bits; and not the learned rule's ranking."""
+    """--missing fractional (the default: rows with a missing value down both branches): 1 or 8 input
+    partitions, the same bits; and not the learned rule's ranking."""
     df = synthetic_df(spark, seed=2)
     one = rank_table(df.repartition(1), spark=spark, missing="fractional")
     eight = rank_table(df.repartition(8), spark=spark, missing="fractional")
     pd.testing.assert_frame_equal(one, eight, check_exact=True)
-    assert not np.allclose(one.importance, rank_table(df, spark=spark).importance)
+    assert not np.allclose(one.importance, rank_table(df, spark=spark, missing="learned").importance)
 
 
 def test_same_ranking_for_any_number_of_tree_groups(spark, monkeypatch):
