@@ -231,11 +231,12 @@ def sequential_sums(groups: np.ndarray, values: np.ndarray, n_groups: int) -> np
     short = np.flatnonzero((cnt > 0) & (cnt <= LONG_GROUP))
     short = short[np.argsort(-cnt[short], kind="stable")]  # longest first: the groups still adding are a prefix
     desc = -cnt[short]
-    for k in range(int(cnt[short].max(initial=0))):
-        live = short[:np.searchsorted(desc, -k, side="left")]  # the groups with more than k values
-        out[live] += x[start[live] + k]
-    for j in np.flatnonzero(cnt > LONG_GROUP):
-        out[j] = np.add.accumulate(np.concatenate(([0.0], x[start[j]:start[j] + cnt[j]])))[-1]
+    with np.errstate(over="ignore", invalid="ignore"):  # an overflow is an inf the caller reports as such
+        for k in range(int(cnt[short].max(initial=0))):
+            live = short[:np.searchsorted(desc, -k, side="left")]  # the groups with more than k values
+            out[live] += x[start[live] + k]
+        for j in np.flatnonzero(cnt > LONG_GROUP):
+            out[j] = np.add.accumulate(np.concatenate(([0.0], x[start[j]:start[j] + cnt[j]])))[-1]
     out[cnt == 0] = np.nan
     return out
 
