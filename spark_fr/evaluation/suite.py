@@ -11,8 +11,8 @@ is and which of its attributes are targets is its README's table:
   cellcycle against 1,628 + 848 here), Diatoms (train / test), enron (the HARFF's labelled training set; its test
   rows are the other 494 rows of the full ``enron.harff``, which labels them: the full file with the training
   rows taken out, ``test_holds_training``). The ensembles' settings are the paper's where spark_fr's defaults
-  differ (:data:`ENSEMBLE_OPTIONS`: extra trees try sqrt(D) features per node, as random forests do; with every
-  feature, extra trees on enron's binary features are one tree repeated).
+  differ (:data:`ENSEMBLE_OPTIONS`: extra trees try sqrt(D) features per node, as random forests do; a binary
+  feature has one test, so with every feature tried, extra trees on enron hardly differ from one another).
 * ``classification``: iris, wine, breast_cancer, digits (scikit-learn's CSVs), madelon and chess (ReliefE's
   ``.mat`` files).
 """
