@@ -81,3 +81,32 @@ def test_cd_groups():
     assert S.cd_groups(ranks, 1.25) == [[0, 1, 2], [3, 4]]
     assert S.cd_groups(ranks, 0.15) == [[3, 4]]
     assert S.cd_groups(ranks, 10) == [[0, 1, 2, 3, 4]]
+
+
+def test_the_comparison_over_datasets_tests_against_uniform_and_relief():
+    """Every ranking against the baseline (BH over all of them) and every other one against Relief (BH over those),
+    by the Wilcoxon test (above: scipy's) of the values rounded to 3 significant digits."""
+    import pandas as pd
+
+    from spark_fr.evaluation.results import Evaluation
+
+    rng = np.random.default_rng(4)
+    names = ["uniform", "genie3-rf", "symbolic-rf", "relief"]
+    values = rng.random((8, 4)) * 0.1 + np.array([0.40, 0.46, 0.43, 0.41])
+    rows = [{"dataset": f"d{i}", "task": "hmlc", "protocol": "train-test", "split": "test", "k": 10, "n_train": 9,
+             "n_test": 5, "labelled": None, "ranking": n, "measure": "pooled_auprc", "value": values[i, j],
+             "ranking_s": None} for i in range(8) for j, n in enumerate(names)]
+    ev = Evaluation(pd.DataFrame(rows), pd.DataFrame(), pd.DataFrame(), pd.DataFrame(),
+                    [{"dataset": f"d{i}", "baseline": "uniform"} for i in range(8)])
+    c = ev.comparison()
+    r = S.round_significant(values)
+    for ref, tested in (("uniform", names[1:]), ("relief", names[1:3])):
+        tests = c["against"][ref]
+        assert list(tests) == tested
+        ps = [S.wilcoxon(r[:, names.index(n)], r[:, names.index(ref)]) for n in tested]
+        assert [tests[n]["p"] for n in tested] == pytest.approx(ps)
+        assert [tests[n]["significant"] for n in tested] == S.benjamini_hochberg(ps, 0.05)[0].tolist()
+    assert c["wilcoxon"] == c["against"]["uniform"] and c["against"]["uniform"]["genie3-rf"]["significant"]
+    table = ev.comparison_table().set_index("ranking")
+    assert table.loc["genie3-rf", "p_vs_relief"] == pytest.approx(c["against"]["relief"]["genie3-rf"]["p"])
+    assert np.isnan(table.loc["uniform", "p_vs_relief"]) and "against relief" in ev.to_text()

@@ -12,14 +12,17 @@ A name is ``<score>-<ensemble>`` for the PCT ensembles (the thesis's and the HML
 ``all``                     every name above
 ==========================  ============================================================
 
-Configurations that share an ensemble are computed by one :func:`spark_fr.rank` call asking for all their scores
-(:func:`rank_calls`): a tree ensemble's trees do not depend on which scores are computed from them (each score
-draws from its own random stream, :class:`spark_fr.runtime.rng.Stream`), so ``genie3-rf`` is the same ranking
-whether or not ``rf-rf`` is asked for too, at a third of the cost.
+Configurations that share an ensemble (the same keywords but for their one score) are computed by one
+:func:`spark_fr.rank` call asking for all their scores (:func:`rank_calls`): a tree ensemble's trees do not depend on
+which scores are computed from them (each score draws from its own random stream,
+:class:`spark_fr.runtime.rng.Stream`), so ``genie3-rf`` is the same ranking whether or not ``rf-rf`` is asked for
+too, at a third of the cost.
 
 Python callers may also pass ``{name: {rank() keywords}}`` for rankings of their own (e.g.
-``{'genie3-et-log2': {'ensemble': 'extra_trees', 'scores': ['genie3'], 'max_features': 'log2'}}``); those are
-computed one call each.
+``{'genie3-et-log2': {'ensemble': 'extra_trees', 'scores': ['genie3'], 'max_features': 'log2'}}``); one score
+each, they share their ensemble's call by the same rule. :func:`with_ensemble_options` gives the named
+configurations of one ensemble settings of a protocol's own (the HMLC suite's extra trees with sqrt(D) features
+per node, :mod:`spark_fr.evaluation.suite`).
 """
 from __future__ import annotations
 
@@ -77,20 +80,41 @@ def resolve_rankings(rankings) -> dict:
     return out
 
 
+def with_ensemble_options(configs: dict, options: dict, given=()) -> dict:
+    """``configs`` with ``options[ensemble]`` (rank() keywords) added to every ensemble configuration of that ensemble.
+
+    Keywords a configuration sets itself, and those in ``given`` (the options the caller passes to every ranking),
+    are kept: a setting of the command line wins over a protocol's.
+    """
+    out = {}
+    for name, kw in configs.items():
+        kw = dict(kw)
+        extra = options.get(kw.get("ensemble")) if kw.get("method", "ensemble") == "ensemble" else None
+        for k, v in (extra or {}).items():
+            if k not in kw and k not in given:
+                kw[k] = v
+        out[name] = kw
+    return out
+
+
 def rank_calls(configs: dict) -> list:
     """The :func:`spark_fr.rank` calls that compute ``configs``: [(keywords, {score: ranking name})].
 
-    Named ensemble configurations of one ensemble become one call with the union of their scores; every other
-    configuration is a call of its own (its first score, or the method's only one, names it).
+    Ensemble configurations of one score whose other keywords are equal become one call with the union of their
+    scores (the first configuration of a score keeps it when two ask for the same); every other configuration is
+    a call of its own (its first score, or the method's only one, names it).
     """
     calls: dict = {}
     singles = []
     for name, kw in configs.items():
-        if name in NAMED and kw == NAMED[name] and kw["method"] == "ensemble":
-            key = kw["ensemble"]
-            entry = calls.setdefault(key, ({"method": "ensemble", "ensemble": key, "scores": []}, {}))
-            entry[0]["scores"].append(kw["scores"][0])
-            entry[1][kw["scores"][0]] = name
-        else:
-            singles.append((dict(kw), {None: name}))
+        scores = kw.get("scores")
+        if kw.get("method") == "ensemble" and isinstance(scores, (list, tuple)) and len(scores) == 1:
+            rest = {k: v for k, v in kw.items() if k != "scores"}
+            key = repr(sorted(rest.items()))
+            entry = calls.setdefault(key, ({**rest, "scores": []}, {}))
+            if scores[0] not in entry[1]:
+                entry[0]["scores"].append(scores[0])
+                entry[1][scores[0]] = name
+                continue
+        singles.append((dict(kw), {None: name}))
     return list(calls.values()) + singles

@@ -5,6 +5,7 @@ Sketch
 ------
     datasets <- spark_fr.io.readers.read_dataset(input [, test])       any format the ranking job reads
     checks   <- spark_fr.data.prepare.prepare(each input)                bad input fails here, one line naming it
+    [test_holds_training: the test input is the whole data; each training row takes one equal test row out]
     table    <- the feature and target columns of every row as one Arrow table (train rows, then test rows),
                 columns renamed __e0, __e1, ... (the same for both inputs)
     encoded  <- prepare + encode_batch of that table: features scaled to [0, 1] by the range of all rows (nominal:
@@ -205,7 +206,7 @@ def _same_columns(train_cols: list, test_cols: list, test_path: str) -> None:
 
 
 def read_evaluation_data(spark, data, test=None, *, targets=None, task: str = "auto", name: str | None = None,
-                         **read) -> EvaluationData:
+                         test_holds_training: bool = False, **read) -> EvaluationData:
     """Read, check and encode the rows of an evaluation (module sketch).
 
     Parameters
@@ -219,6 +220,11 @@ def read_evaluation_data(spark, data, test=None, *, targets=None, task: str = "a
     task : str
     name : str, optional
         The dataset's name in tables (default: the file name without extensions).
+    test_holds_training : bool
+        ``test`` is the whole data, the training rows included (a semi-supervised benchmark's full file beside its
+        labelled part, as the HMLC suite's enron): every training row takes one row of equal content (features and
+        targets) out of the test rows, a multiset difference, so the test part is the rest whatever the order. A
+        training row the test input does not hold is an error.
     **read
         ``format``, ``labels_xml``, ``exclude``, ``features_col`` (as :func:`spark_fr.io.readers.read_dataset`).
 
@@ -235,6 +241,7 @@ def read_evaluation_data(spark, data, test=None, *, targets=None, task: str = "a
         spec_t = resolve(ds_t, spec.target_names or None, task)
         table_t, cols_t = _raw_rows(spark, ds_t, spec_t)
         _same_columns(cols, cols_t, str(test))
+        ds = dataclasses.replace(ds, hierarchy=_joint_hierarchy(ds.hierarchy, ds_t.hierarchy, str(test)))
         if table_t.schema != table.schema:
             try:
                 table_t = table_t.cast(table.schema)
@@ -257,9 +264,12 @@ def read_evaluation_data(spark, data, test=None, *, targets=None, task: str = "a
     X = np.vstack([b["scaled"] for b in blocks]) if blocks else np.empty((0, D))
     Y = np.vstack([np.asarray(b["Y"], np.float64) for b in blocks]) if blocks else np.empty((0, T))
     content = np.concatenate([b["keys"] for b in blocks]) if blocks else np.empty(0, np.uint64)
-    order = np.argsort(content, kind="stable")
     part = np.zeros(n, bool)
     part[n_train:] = True
+    if test is not None and test_holds_training:
+        keep = _without_training_rows(content, n_train, str(test))
+        table, X, Y, content, part = table.filter(pa.array(keep)), X[keep], Y[keep], content[keep], part[keep]
+    order = np.argsort(content, kind="stable")
     bins = prep.plan.bins
     return EvaluationData(name or dataset_name(ds.source), str(data) if isinstance(data, str) else ds.source, ds,
                           cols, D, table.take(pa.array(order)), prep.task, np.ascontiguousarray(X[order]),
@@ -267,6 +277,43 @@ def read_evaluation_data(spark, data, test=None, *, targets=None, task: str = "a
                           np.ascontiguousarray(Y[order]), distinct_keys(content[order]),
                           part[order] if test is not None else None, list(prep.encoder.names),
                           list(prep.encoder.classes) if prep.encoder.classes else None)
+
+
+def _edges(h) -> set:
+    return {(h.labels[p] if p >= 0 else "", h.labels[i]) for i, ps in enumerate(h.parents)
+            for p in (tuple(ps) + ((-1,) if h.root_parent[i] else ()))}
+
+
+def _joint_hierarchy(train, test, test_path: str):
+    """The hierarchy of the evaluation: the training input's, or the test input's when it declares the same
+    hierarchy with more labels (a HARFF's full file beside its labelled part: enron's declares a label, 4.18, that
+    no training row has); the test labels must be in it (else :func:`prepare` names the first that is not)."""
+    if train is None or test is None or train == test:
+        return train
+    if _edges(train) <= _edges(test):
+        log.info("--test %s declares %d labels the training input does not; the evaluation uses its hierarchy",
+                 test_path, len(test.labels) - len(train.labels))
+        return test
+    return train
+
+
+def _without_training_rows(content: np.ndarray, n_train: int, test: str) -> np.ndarray:
+    """Rows to keep: all training rows (the first ``n_train``) and the test rows left when every training row has
+    taken one test row of equal content key out (the first such in input order; equal rows are interchangeable)."""
+    train_keys, train_counts = np.unique(content[:n_train], return_counts=True)
+    test_keys = content[n_train:]
+    order = np.argsort(test_keys, kind="stable")
+    sorted_keys = test_keys[order]
+    first = np.searchsorted(sorted_keys, train_keys, side="left")
+    held = np.searchsorted(sorted_keys, train_keys, side="right") - first
+    missing = int(np.maximum(train_counts - held, 0).sum())
+    if missing:
+        raise InputError(f"--test {test}: {missing} of the {n_train} training rows are not among its rows; a test "
+                         f"input that holds the training rows must hold every one of them")
+    drop = np.zeros(test_keys.size, bool)
+    for start, count in zip(first, train_counts):
+        drop[order[start:start + count]] = True
+    return np.r_[np.ones(n_train, bool), ~drop]
 
 
 def dataset_name(source: str) -> str:

@@ -17,7 +17,9 @@ Summaries
   ``alpha``; ``better``: the ranking's value beats the baseline's).
 * :meth:`Evaluation.comparison`: over datasets (a suite), per measure: the average ranks of the rankings and the
   baseline, Friedman's test, the Nemenyi critical difference, and every ranking's Wilcoxon test against the
-  baseline over the datasets with the Benjamini-Hochberg correction (the thesis's "relevant" rankings).
+  baseline over the datasets with the Benjamini-Hochberg correction (the thesis's "relevant" rankings); when Relief
+  is among the rankings, also every other ranking's against Relief, corrected over those rankings (the papers'
+  second baseline: the HMLC paper's "the ensemble scores outperform HMLC-Relief").
 
 Files (:meth:`Evaluation.write`): ``evaluation.csv``, ``summary.csv``, ``comparison.csv`` (two or more datasets),
 ``curves.csv``, ``similarity.csv``, ``importances.csv`` and ``run.json`` (the runs' settings, timings, versions),
@@ -40,6 +42,9 @@ from ..tasks import get as get_task
 from . import metrics as M
 from . import statistics as S
 
+#: the ranking that the comparison over datasets also tests every other ranking against (the papers' second
+#: baseline)
+RELIEF = "relief"
 #: the files an evaluation writes (an output directory holding anything else is refused)
 EVALUATION_FILES = frozenset({"evaluation.csv", "summary.csv", "comparison.csv", "curves.csv", "similarity.csv",
                               "importances.csv", "run.json"})
@@ -144,7 +149,9 @@ class Evaluation:
         -------
         dict
             ``measure``, ``datasets``, ``methods``, ``values`` (datasets x methods), ``ranks``, ``friedman``,
-            ``cd``, ``wilcoxon`` (per ranking: p, p_adjusted, significant, better), or ``{'skipped': reason}``.
+            ``cd``, ``wilcoxon`` (per ranking against the baseline: p, p_adjusted, significant, better),
+            ``against`` ({reference: such tests}: the baseline, and Relief when evaluated: every ranking but the
+            baseline against it), or ``{'skipped': reason}``.
         """
         measure = measure or self.main_measure()
         s = self.summary(measure)
@@ -162,22 +169,34 @@ class Evaluation:
         fr = S.friedman(values, gib)
         cd = S.nemenyi_cd(len(methods), values.shape[0], self.alpha)
         baseline = self.baseline
-        tests = {}
-        if baseline in methods:
-            b = values[:, methods.index(baseline)]
-            names = [m for m in methods if m != baseline]
-            ps = [S.wilcoxon(values[:, methods.index(m)], b) for m in names]
-            reject, adjusted = S.benjamini_hochberg(ps, self.alpha)
-            for m, p, rej, adj in zip(names, ps, reject, adjusted):
-                a = values[:, methods.index(m)]
-                tests[m] = {"p": p, "p_adjusted": float(adj), "significant": bool(rej),
-                            "better": bool(np.mean(a) > np.mean(b)) if gib else bool(np.mean(a) < np.mean(b))}
+        against = {}
+        for ref in (baseline, RELIEF):
+            if ref in methods and ref not in against:
+                names = [m for m in methods if m not in (ref, baseline)] if ref != baseline else \
+                    [m for m in methods if m != ref]
+                against[ref] = self._paired_tests(values, methods, ref, names, gib)
         return {"measure": measure, "datasets": [f"{d}" if pd.isna(l) else f"{d} (L={int(l)})" for d, l in wide.index],
                 "methods": methods, "values": values, "ranks": fr["ranks"], "friedman": fr, "cd": cd,
-                "friedman_rejects": fr["p"] < self.alpha, "wilcoxon": tests, "baseline": baseline}
+                "friedman_rejects": fr["p"] < self.alpha, "wilcoxon": against.get(baseline, {}), "against": against,
+                "baseline": baseline}
+
+    def _paired_tests(self, values: np.ndarray, methods: list, ref: str, names: list, gib: bool) -> dict:
+        """{name: p, p_adjusted, significant, better}: Wilcoxon of each name against ``ref`` over the datasets
+        (values rounded to 3 significant digits, as the summary's), Benjamini-Hochberg over ``names``."""
+        b = values[:, methods.index(ref)]
+        ps = [S.wilcoxon(S.round_significant(values[:, methods.index(m)]), S.round_significant(b)) for m in names]
+        reject, adjusted = S.benjamini_hochberg(ps, self.alpha)
+        tests = {}
+        for m, p, rej, adj in zip(names, ps, reject, adjusted):
+            a = values[:, methods.index(m)]
+            tests[m] = {"p": p, "p_adjusted": float(adj), "significant": bool(rej),
+                        "better": bool(np.mean(a) > np.mean(b)) if gib else bool(np.mean(a) < np.mean(b))}
+        return tests
 
     def comparison_table(self) -> pd.DataFrame:
-        """:meth:`comparison` of every measure as one table (measure x method)."""
+        """:meth:`comparison` of every measure as one table (measure x method): average rank, mean value, Friedman,
+        CD, the tests against the baseline (``p``, ``p_adjusted``, ``significant``, ``better``) and against Relief
+        (the same columns suffixed ``_vs_relief``)."""
         rows = []
         for measure in dict.fromkeys(self.table.measure):
             c = self.comparison(measure)
@@ -185,11 +204,15 @@ class Evaluation:
                 continue
             for m, r in zip(c["methods"], c["ranks"]):
                 w = c["wilcoxon"].get(m, {})
-                rows.append({"measure": measure, "ranking": m, "average_rank": float(r),
-                             "mean_value": float(np.mean(c["values"][:, c["methods"].index(m)])),
-                             "datasets": len(c["datasets"]), "friedman_p": c["friedman"]["p"],
-                             "nemenyi_cd": c["cd"], "p": w.get("p"), "p_adjusted": w.get("p_adjusted"),
-                             "significant": w.get("significant"), "better": w.get("better")})
+                row = {"measure": measure, "ranking": m, "average_rank": float(r),
+                       "mean_value": float(np.mean(c["values"][:, c["methods"].index(m)])),
+                       "datasets": len(c["datasets"]), "friedman_p": c["friedman"]["p"],
+                       "nemenyi_cd": c["cd"], "p": w.get("p"), "p_adjusted": w.get("p_adjusted"),
+                       "significant": w.get("significant"), "better": w.get("better")}
+                if RELIEF in c["against"] and RELIEF != c["baseline"]:
+                    v = c["against"][RELIEF].get(m, {})
+                    row.update({f"{k}_vs_relief": v.get(k) for k in ("p", "p_adjusted", "significant", "better")})
+                rows.append(row)
         return pd.DataFrame.from_records(rows)
 
     # ----- text ---------------------------------------------------------------------------------------------
@@ -222,6 +245,12 @@ class Evaluation:
                              f"{c['friedman']['p']:.3g}, Nemenyi CD = {c['cd']:.3f}; average ranks: " +
                              ", ".join(f"{m} {r:.2f}" for m, r in sorted(zip(c["methods"], c["ranks"]),
                                                                           key=lambda x: x[1])))
+                for ref, tests in c["against"].items():
+                    if tests:
+                        lines.append(f"  against {ref} (Wilcoxon over the datasets, BH over {len(tests)}): " +
+                                     ", ".join(f"{m} {'+' if t['better'] else '-'} p = {t['p']:.3g}"
+                                               f"{' (significant)' if t['significant'] else ''}"
+                                               for m, t in sorted(tests.items(), key=lambda x: x[1]["p"])))
         return "\n".join(lines)
 
     # ----- plot ---------------------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ log = logging.getLogger(__name__)
 READ_KEYWORDS = ("format", "labels_xml", "exclude", "features_col")
 
 
-def evaluate(data, targets=None, task: str = "auto", *, test=None, rankings=None, protocol: str = "auto",
+def evaluate(data, targets=None, task: str = "auto", *, test=None, test_holds_training: bool = False,
+             rankings=None, protocol: str = "auto",
              splits: int | None = None, neighbours: int | None = None, labelled=None, top_features: int = 16,
              curves: bool = False, curve_learner: str = "auto", similarity: bool = True, seed: int = 0, spark=None,
              knn_mode: str = "auto", name: str | None = None, **params):
@@ -35,6 +36,9 @@ def evaluate(data, targets=None, task: str = "auto", *, test=None, rankings=None
         As :func:`spark_fr.rank`.
     test : str, list of str or DataFrame, optional
         The test rows of a given split (Mulan's and the HMLC benchmarks' test files).
+    test_holds_training : bool
+        ``test`` is the whole data, the training rows among its rows: the test part is the rest (each training row
+        takes one equal row out; :func:`spark_fr.evaluation.data.read_evaluation_data`).
     rankings : str, list or dict, optional
         Named configurations (``'genie3-rf'``, ``'symbolic-rf'``, ``'rf-bagging'``, ``'relief'``, ``'all'``, ...:
         :mod:`spark_fr.evaluation.configs`) or ``{name: rank() keywords}``. Default: genie3-rf, symbolic-rf,
@@ -80,7 +84,8 @@ def evaluate(data, targets=None, task: str = "auto", *, test=None, rankings=None
         from ..runtime.session import get_spark
 
         spark = get_spark()
-    data_ = read_evaluation_data(spark, data, test, targets=targets, task=task, name=name, **read)
+    data_ = read_evaluation_data(spark, data, test, targets=targets, task=task, name=name,
+                                 test_holds_training=test_holds_training, **read)
     return evaluate_data(data_, rankings=rankings, protocol=protocol, splits=splits, neighbours=neighbours,
                          labelled=labelled, top_features=top_features, curves=curves, curve_learner=curve_learner,
                          similarity=similarity, seed=seed, spark=spark, knn_mode=knn_mode, rank_params=params)
@@ -105,10 +110,12 @@ def evaluate_suite(kind: str, *, folder: str | None = None, spark=None, **kwargs
     folder : str, optional
         The shared datasets folder (default: found from the working directory, or ``SPARK_FR_DATA``).
     **kwargs
-        :func:`evaluate`'s keywords (not the input's: the suite names them).
+        :func:`evaluate`'s keywords (not the input's: the suite names them). The named ensemble rankings take the
+        suite's protocol settings (:data:`spark_fr.evaluation.suite.ENSEMBLE_OPTIONS`) unless these keywords set
+        the same options.
     """
     from .results import Evaluation
-    from .suite import suite_entries
+    from .suite import ENSEMBLE_OPTIONS, suite_entries
 
     for k in ("data", "test", "targets", "labels_xml", "name"):
         if kwargs.get(k) is not None:
@@ -117,6 +124,10 @@ def evaluate_suite(kind: str, *, folder: str | None = None, spark=None, **kwargs
     params = {k: v for k, v in kwargs.items() if v is not None}
     _check(params.get("rankings"), params.get("protocol", "auto"),
            {k: v for k, v in params.items() if k not in _EVALUATE_KEYWORDS}, params.get("knn_mode", "auto"))
+    if kind in ENSEMBLE_OPTIONS:
+        given = {k for k in params if k not in _EVALUATE_KEYWORDS}
+        params["rankings"] = C.with_ensemble_options(C.resolve_rankings(params.get("rankings")),
+                                                     ENSEMBLE_OPTIONS[kind], given)
     if spark is None:
         from ..runtime.session import get_spark
 
