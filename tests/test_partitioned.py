@@ -91,7 +91,8 @@ def test_partitioned_mode_equals_a_local_reference_of_the_same_bootstrap_samples
     for t in range(6):
         w = bagging.counts(t, keys)
         tree = grow(codes, enc.nominal, lower, upper, fitted.clustering_matrix(Y), w,
-                    max_features=params.features_per_node(codes.shape[0]), seed=derive_seed(5, t, Stream.GROW))
+                    max_features=params.features_per_node(codes.shape[0]), seed=derive_seed(5, t, Stream.GROW),
+                    missing=params.missing)
         sym.append(S.symbolic(tree, codes.shape[0], codes.shape[1]))
         gen.append(S.genie3(tree, codes.shape[0]))
     got = spark_fr.rank(df.repartition(2), targets="y1,y2", trees=6, seed=5, scores="symbolic,genie3",

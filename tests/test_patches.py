@@ -61,7 +61,7 @@ def test_a_tree_tests_only_its_patch_and_equals_a_tree_grown_on_the_patch_column
         assert set(tree.feature[tree.feature >= 0]) <= set(patch)
         ref = grow(np.ascontiguousarray(data.codes[patch]), data.nominal[patch], data.lower[patch],
                    data.upper[patch], data.Z, w, max_features=4, track_columns=True,
-                   seed=derive_seed(3, t, Stream.GROW))
+                   seed=derive_seed(3, t, Stream.GROW), missing=params.missing)
         np.testing.assert_array_equal(tree.feature[tree.internal], patch[ref.feature[ref.internal]])
         np.testing.assert_array_equal(tree.gain, ref.gain)
         got = score_tree(data, params, t)
@@ -80,7 +80,7 @@ def test_without_patches_the_per_node_subset_is_unchanged_and_with_them_capped_a
     tree = grow_tree_of(data, params, 0, w, track=False)
     patch = tree_patch(1, 0, 30, 3)
     ref = grow(np.ascontiguousarray(data.codes[patch]), data.nominal[patch], data.lower[patch], data.upper[patch],
-               data.Z, w, max_features=3, seed=derive_seed(1, 0, Stream.GROW))
+               data.Z, w, max_features=3, seed=derive_seed(1, 0, Stream.GROW), missing=params.missing)
     np.testing.assert_array_equal(tree.gain, ref.gain)
 
 
