@@ -9,7 +9,7 @@ Algorithm sketch
               S_ij = exp(-d2_ij / (2 t^2)) if j is among i's k nearest or i among j's, else 0; S_ii = 1 (a row is its
               own nearest neighbour, as scikit-feature's ``construct_W`` counts it)
     D      <- diag(S 1);  L = D - S
-    score  <- per column f: f~ = f - (f'D1 / 1'D1) 1,   L_f = f~'L f~ / f~'D f~   (the paper's Eq. 4; lower = the
+    score  <- per column f: f~ = f - (f'D1 / 1'D1) 1,   L_f = f~'L f~ / f~'D f~   (the paper's score; lower = the
               feature respects the graph's neighbourhoods better; computed as sum_{i<j} S_ij (f_i - f_j)^2 over the
               graph's edges, which equals f~'L f~)
     nominal <- the sum of its one-hot columns' scores (the thesis)
@@ -18,7 +18,7 @@ Algorithm sketch
 
 Defaults: k = 5 and t = 1 with the heat kernel (scikit-feature's heat-kernel settings, ``construct_W(X,
 metric='euclidean', neighbor_mode='knn', weight_mode='heat_kernel', k=5, t=1)``; the paper leaves k and t to the
-user). The paper's Eq. 1 writes exp(-d2 / t); scikit-feature's exp(-d2 / (2 t^2)) is used so that its default t means
+user). The paper writes the weight exp(-d2 / t); scikit-feature's exp(-d2 / (2 t^2)) is used so that its default t means
 the same here. Decision: the evaluation builds the graph on the features scaled to [0, 1] by the training rows' range
 (the distance its kNN judge uses), not on raw units: on raw units a feature measured in thousands decides every
 neighbourhood, and a heat kernel with t = 1 underflows to an empty graph (only the self loops: every score 0).
