@@ -111,7 +111,10 @@ def check_options(opts: dict, method: str, given: set) -> object:
     if opts.get("per_target") and task != "auto" and not tasks.get(task).supervised:
         raise InputError(f"--per-target needs targets; --task {task} has none")
     params = METHODS[method]["params"].from_options(opts)
-    params.check()
+    if task != "auto" and hasattr(params, "for_task"):
+        params.for_task(tasks.get(task))  # checked with the task's defaults (unsupervised: extra trees bootstrap)
+    else:
+        params.check()
     return params
 
 

@@ -119,6 +119,47 @@ def test_unsupervised_protocol_is_scikit_learns_1nn_on_the_top_features(tmp_path
             assert got == pytest.approx(expect, rel=1e-12)
 
 
+def test_laplace_ranking_in_the_unsupervised_protocol_and_the_job(tmp_path, capsys, spark, on_driver):
+    from spark_fr.evaluation.laplace import laplace_importances
+
+    rng = np.random.default_rng(6)
+    n = 150
+    centre = rng.integers(0, 3, n)
+    X = np.column_stack([centre[:, None] + 0.1 * rng.normal(size=(n, 2)), 3 * rng.random((n, 4))])
+    path = write_arff(tmp_path / "lap.arff", X, {})
+    out = tmp_path / "lap-eval"
+    code, stdout, stderr = run_job(["--input", path, "--task", "unsupervised", "--rankings", "laplace", "--splits", 3,
+                                    "--top-features", 2, "--output", out], capsys, job=EVALUATE)
+    assert code == 0, stderr
+    table, imp = pd.read_csv(out / "evaluation.csv"), pd.read_csv(out / "importances.csv")
+    assert set(table.ranking) == {"uniform", "random", "laplace"} and set(table.measure) == {"mse"}
+    # the training fold's features scaled by its range, targets unseen: the Laplacian Score of exactly those rows
+    data = read_evaluation_data(spark, str(path), task="unsupervised")
+    for fold in cv_splits(data.keys, 3, 0)[0]:
+        got = imp[(imp.split == fold.name) & (imp.ranking == "laplace")].set_index("feature")
+        expect = laplace_importances(data.scaled_by(fold.train)[fold.train])
+        assert np.allclose(got.importance.reindex(data.feature_names), expect, rtol=1e-12)
+        assert set(got[got["rank"] <= 2].index) == {"x0", "x1"}  # the cluster's features
+    with pytest.raises(InputError, match="the laplace ranking takes neighbours, width, not k"):
+        evaluate(str(path), task="unsupervised", rankings={"lap": {"method": "laplace", "k": 3}}, spark=spark)
+
+
+def test_unsupervised_suite_drops_the_sets_targets(tmp_path, monkeypatch, datasets, spark, on_driver):
+    from spark_fr.evaluation import evaluate_suite, suite
+
+    # a .mat file's class (target_space) is not a feature of its unsupervised ranking, as a scikit-learn CSV's
+    chess = read_evaluation_data(spark, str(datasets / "reliefe_mat" / "chess.mat"), task="unsupervised")
+    assert chess.n_features == 38 and "class" not in chess.feature_names
+    # a suite's entry names its task (digits: classification) and targets (MTR); --task unsupervised wins
+    rng = np.random.default_rng(7)
+    (tmp_path / "tiny").mkdir()
+    write_arff(tmp_path / "tiny" / "tiny.arff", rng.random((40, 4)), {"y": rng.random(40)})
+    monkeypatch.setitem(suite.SUITES, "mtr", [("tiny", "tiny", "tiny.arff", None, {"task": "regression"}, 1)])
+    ev = evaluate_suite("mtr", folder=str(tmp_path), task="unsupervised", rankings="laplace", splits=2, spark=spark)
+    assert ev.runs[0]["task"] == "unsupervised" and ev.runs[0]["protocol"] == "unsupervised"
+    assert ev.runs[0]["n_features"] == 5 and ev.runs[0]["targets"] == []
+
+
 def test_splits_follow_the_rules():
     keys = np.random.default_rng(0).choice(2 ** 40, 300, replace=False).astype(np.uint64)
     sp = random_splits(keys, 3, seed=5)

@@ -45,6 +45,19 @@ def test_unsupervised_ranking_puts_the_cluster_defining_features_first(spark):
     assert p["features_per_node"] == 4  # ceil(log2 11)
 
 
+def test_unsupervised_extra_trees_keep_their_bootstrap_for_the_rf_score():
+    """Naming extra trees and the RF score leaves --bootstrap to the task: on for unsupervised (the thesis), off
+    otherwise, where the RF score has no out-of-bag rows (checked before any data is read)."""
+    from spark_fr.api import check_options
+    from spark_fr.errors import InputError
+
+    opts = {"ensemble": "extra_trees", "scores": ["genie3", "rf"]}
+    p = check_options({**opts, "task": "unsupervised"}, "ensemble", set(opts))
+    assert p.for_task(spark_fr.tasks.get("unsupervised")).bootstrap
+    with pytest.raises(InputError, match="--scores rf needs out-of-bag rows"):
+        check_options({**opts, "task": "regression"}, "ensemble", set(opts))
+
+
 def test_unsupervised_is_bit_identical_for_any_partitioning_and_in_partitioned_mode(spark):
     df = spark.createDataFrame(clusters(n=250, seed=2, noise=4))
     kw = dict(task="unsupervised", trees=8, seed=3, scores="symbolic,genie3,rf", spark=spark)

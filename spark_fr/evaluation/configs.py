@@ -1,15 +1,20 @@
 """The rankings an evaluation compares: named configurations of :func:`spark_fr.rank` (no Spark here).
 
-A name is ``<score>-<ensemble>`` for the PCT ensembles (the thesis's and the HMLC paper's pairs) or ``relief``:
+A name is ``<score>-<ensemble>`` for the PCT ensembles (the thesis's and the HMLC paper's pairs), ``relief`` or
+``laplace``:
 
 ==========================  ============================================================
 ``genie3-rf``               Genie3 of a random forest of PCTs
 ``symbolic-rf``             Symbolic of a random forest
 ``rf-rf``                   the RF (out-of-bag permutation) score of a random forest
 ``genie3-bagging``, ``symbolic-bagging``, ``rf-bagging``      the same of bagging
-``genie3-extra_trees``, ``symbolic-extra_trees``              of extra trees (no RF score: no bootstrap)
-``relief``                  the Relief family for the task (``--method relief``)
-``all``                     every name above
+``genie3-extra_trees``, ``symbolic-extra_trees``              of extra trees
+``rf-extra_trees``          the RF score of extra trees: only with bootstrapping (the unsupervised default, or
+                            ``--bootstrap``), else spark_fr.rank refuses it (no out-of-bag rows); not in ``all``
+``relief``                  the Relief family for the task (``--method relief``; URelief for unsupervised)
+``laplace``                 the Laplacian Score (He et al. 2005, :mod:`spark_fr.evaluation.laplace`): an outside
+                            unsupervised baseline computed in the evaluation, not by spark_fr.rank; not in ``all``
+``all``                     every spark_fr ranking above that runs on any task (not ``rf-extra_trees``, ``laplace``)
 ==========================  ============================================================
 
 Configurations that share an ensemble (the same keywords but for their one score) are computed by one
@@ -17,6 +22,10 @@ Configurations that share an ensemble (the same keywords but for their one score
 which scores are computed from them (each score draws from its own random stream,
 :class:`spark_fr.runtime.rng.Stream`), so ``genie3-rf`` is the same ranking whether or not ``rf-rf`` is asked for
 too, at a third of the cost.
+
+The Laplacian Score sees the training rows' features only (scaled to [0, 1] by their range, as the kNN judge sees
+them), whatever the task; ``{name: {'method': 'laplace', 'neighbours': k, 'width': t}}`` sets its graph (default k = 5,
+t = 1, scikit-feature's heat-kernel settings).
 
 Python callers may also pass ``{name: {rank() keywords}}`` for rankings of their own (e.g.
 ``{'genie3-et-log2': {'ensemble': 'extra_trees', 'scores': ['genie3'], 'max_features': 'log2'}}``); one score
@@ -27,12 +36,19 @@ per node, :mod:`spark_fr.evaluation.suite`).
 from __future__ import annotations
 
 from ..errors import InputError
+from .laplace import NEIGHBOURS, WIDTH
 
 ENSEMBLES = ("rf", "bagging", "extra_trees")
 #: the named configurations: name -> rank() keywords of one score
 NAMED = {f"{score}-{ens}": {"method": "ensemble", "ensemble": ens, "scores": [score]}
-         for ens in ENSEMBLES for score in ("genie3", "symbolic", "rf") if not (score == "rf" and ens == "extra_trees")}
+         for ens in ENSEMBLES for score in ("genie3", "symbolic", "rf")}
 NAMED["relief"] = {"method": "relief"}
+NAMED["laplace"] = {"method": "laplace"}
+#: what ``all`` names: the spark_fr rankings that run on every task (rf-extra_trees needs bootstrapping; the Laplacian
+#: Score is an outside baseline)
+ALL = tuple(n for n in NAMED if n not in ("rf-extra_trees", "laplace"))
+#: rankings computed in the evaluation itself, not by spark_fr.rank: method -> their keywords (with defaults)
+LOCAL_METHODS = {"laplace": {"neighbours": NEIGHBOURS, "width": WIDTH}}
 #: the baselines every evaluation adds: equal weights (the thesis's non-informed ranking), a random order (the
 #: unsupervised protocol's top-16 baseline)
 BASELINES = ("uniform", "random")
@@ -59,6 +75,7 @@ def resolve_rankings(rankings) -> dict:
                 kw = NAMED[name]
             if not isinstance(kw, dict):
                 raise InputError(f"ranking '{name}': give a dict of spark_fr.rank keywords, not {type(kw).__name__}")
+            _check_local(name, kw)
             out[str(name)] = dict(kw)
         if not out:
             raise InputError("no ranking to evaluate")
@@ -70,7 +87,7 @@ def resolve_rankings(rankings) -> dict:
     out = {}
     for n in names:
         if n == "all":
-            out.update({k: dict(v) for k, v in NAMED.items()})
+            out.update({k: dict(NAMED[k]) for k in ALL})
         elif n in NAMED:
             out[n] = dict(NAMED[n])
         elif n in BASELINES:
@@ -95,6 +112,22 @@ def with_ensemble_options(configs: dict, options: dict, given=()) -> dict:
                 kw[k] = v
         out[name] = kw
     return out
+
+
+def _check_local(name: str, kw: dict) -> None:
+    """A ranking computed in the evaluation takes its own keywords only (one-line error otherwise)."""
+    method = kw.get("method")
+    if method not in LOCAL_METHODS:
+        return
+    unknown = sorted(set(kw) - {"method"} - set(LOCAL_METHODS[method]))
+    if unknown:
+        raise InputError(f"ranking '{name}': the {method} ranking takes {', '.join(LOCAL_METHODS[method])}, not "
+                         f"{', '.join(unknown)}")
+
+
+def local_keywords(kw: dict) -> dict:
+    """The keywords of a ranking computed in the evaluation, defaults filled in."""
+    return {**LOCAL_METHODS[kw["method"]], **{k: v for k, v in kw.items() if k != "method"}}
 
 
 def rank_calls(configs: dict) -> list:

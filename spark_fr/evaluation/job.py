@@ -60,8 +60,10 @@ OWN = (
              "rankings over them (Friedman, Nemenyi CD diagram, Wilcoxon + Benjamini-Hochberg); replaces --input",
              GROUP),
     O.Option("rankings", O.Names(), "genie3-rf,symbolic-rf,rf-bagging,relief",
-             "rankings to evaluate: <score>-<ensemble> (genie3, symbolic, rf x rf, bagging, extra_trees; no "
-             "rf-extra_trees), relief, or all; the uniform baseline is always added", GROUP),
+             "rankings to evaluate: <score>-<ensemble> (genie3, symbolic, rf x rf, bagging, extra_trees; "
+             "rf-extra_trees needs bootstrapping, the unsupervised default), relief, laplace (the Laplacian Score, "
+             "an outside baseline), or all (not rf-extra_trees, laplace); the uniform baseline is always added",
+             GROUP),
     O.Option("protocol", O.Choice(PROTOCOLS), "auto", "splits: random 2/3-1/3 splits; train-test: --input / --test; "
              "cv: cross-validation (stratified); ssl: cross-validation keeping --labelled L labels in the training "
              "part; unsupervised: 1NN on the top features predicting all features", GROUP,

@@ -11,7 +11,8 @@ Algorithm sketch (thesis section 8; HMLC paper 3.3; SSL and unsupervised chapter
     for every split:
         rankings  <- spark_fr.rank on the training rows only, one call per ensemble (configs.rank_calls); SSL:
                      each configuration twice, supervised on the L labelled rows (name) and semi-supervised on all
-                     training rows with the others' labels hidden (name-ssl)
+                     training rows with the others' labels hidden (name-ssl); the Laplacian Score (an outside
+                     baseline, spark_fr.evaluation.laplace) is computed here from the same rows' features
         X         <- features rescaled by the training rows' ranges
         for the uniform baseline (all weights 1) and every ranking (weights max(importance, 0)):
             neighbours of the test rows among the (labelled) training rows   spark_fr.evaluation.knn
@@ -116,10 +117,15 @@ def rank_split(data, rows: np.ndarray, calls: list, params: dict, seed: int, spa
     from ..api import rank
 
     out = SplitRankings()
-    subset = data.subset(rows, hide, label)
+    subset = None
     names = data.feature_names
     for kw, naming in calls:
         method = kw.get("method", "ensemble")
+        if method in C.LOCAL_METHODS:
+            _rank_locally(data, rows, kw, naming[None] + suffix, out)
+            continue
+        if subset is None:
+            subset = data.subset(rows, hide, label)
         keywords = {**_for_method(params, method), **kw, "seed": seed}
         if semi:
             keywords["semi_supervised"] = True
@@ -143,6 +149,20 @@ def rank_split(data, rows: np.ndarray, calls: list, params: dict, seed: int, spa
             out.order[key] = np.argsort(ranks, kind="stable")
             out.seconds[key] = seconds / len(naming)
     return out
+
+
+def _rank_locally(data, rows: np.ndarray, kw: dict, name: str, out: SplitRankings) -> None:
+    """A ranking the evaluation computes itself (the Laplacian Score): from the features of ``rows`` scaled to [0, 1]
+    by their range (the judge's scaling), targets unseen; ties in the order of the features."""
+    from .laplace import laplace_importances
+
+    t0 = time.perf_counter()
+    params = C.local_keywords(kw)
+    X = data.scaled_by(rows)[rows]
+    imp = laplace_importances(X, data.nominal, data.n_values, k=int(params["neighbours"]), t=float(params["width"]))
+    out.importances[name] = imp
+    out.order[name] = np.argsort(-imp, kind="stable")
+    out.seconds[name] = time.perf_counter() - t0
 
 
 class Judge:

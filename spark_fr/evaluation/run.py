@@ -107,6 +107,7 @@ def evaluate_suite(kind: str, *, folder: str | None = None, spark=None, **kwargs
     Parameters
     ----------
     kind : {'mtr', 'mlc', 'hmlc', 'classification'}
+        With ``task='unsupervised'``: the sets of the kind without their targets (the unsupervised protocol).
     folder : str, optional
         The shared datasets folder (default: found from the working directory, or ``SPARK_FR_DATA``).
     **kwargs
@@ -132,9 +133,14 @@ def evaluate_suite(kind: str, *, folder: str | None = None, spark=None, **kwargs
         from ..runtime.session import get_spark
 
         spark = get_spark()
+    from .. import tasks
+
+    unsupervised = params.get("task") not in (None, "auto") and not tasks.get(params["task"]).supervised
     out = []
     for i, (name, path, test, kw) in enumerate(entries):
         log.info("suite %s: dataset %d of %d, %s", kind, i + 1, len(entries), name)
+        if unsupervised:  # the sets without their targets (the unsupervised protocol): the suite's task is not theirs
+            kw = {k: v for k, v in kw.items() if k not in ("task", "targets")}
         out.append(evaluate(path, test=test, name=name, spark=spark, **{**params, **kw}))
     return Evaluation.combine(out)
 

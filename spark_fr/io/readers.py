@@ -284,7 +284,8 @@ def split_inputs(source) -> list:
 
 
 def read_mat(spark, path: str) -> Dataset:
-    """Read a MATLAB file with ``input_space`` (X) and ``target_space`` (class vector), as in ReliefE."""
+    """Read a MATLAB file with ``input_space`` (X) and ``target_space`` (class vector), as in ReliefE; the class column
+    ``class`` is the default target and, for ``--task unsupervised``, not a feature."""
     import scipy.io
     import scipy.sparse as sp
 
@@ -325,7 +326,8 @@ def read_mat(spark, path: str) -> Dataset:
         df = spark.createDataFrame(table)
         cols = [ColumnInfo(nm, "numeric", None, nm) for nm in names]
         cols.append(ColumnInfo("class", "nominal", labels, "class"))
-    return Dataset(df, cols, path, default_target="class")
+    # target_space is the class by the file's layout: unsupervised ranking leaves it out (as scikit-learn's CSVs' class)
+    return Dataset(df, cols, path, default_target="class", class_column="class")
 
 
 def _arrow_to_df(spark, table, schema):
