@@ -59,8 +59,11 @@ had reached) and is not repeated in later rounds; the suite goes on. The table p
 peak memory, feature and row counts, and the ratios ``peer / spark_fr`` (> 1: spark_fr is faster or
 smaller; "> x" when the peer did not finish); the tightest pair is ``featuretools_like / spark_fr_common``
 (the same shapes, the shared aggregates; the feature counts still differ, see the peers' docstrings). The
-end of the report is a matrix of ``featuretools / spark_fr`` per data set, size, link table and format (with
-the engine ``auto`` chose). Reported, never asserted. Examples::
+end of the report holds three matrices (:data:`MATRICES`), one line per data set, size and link table, one
+column per format: ``featuretools / spark_fr`` (the engine ``auto`` chose), ``featuretools / spark_fr_spark``
+(the Spark engine forced) and ``spark_fr_spark / spark_fr`` (what the Spark engine costs over the one ``auto``
+picks); ``--json`` has them as ``matrices`` and is rewritten after every case (``finished``: false until the
+end), so a long run stopped half-way keeps what it measured. Reported, never asserted. Examples::
 
     python jobs/benchmark.py --suite relational --json out/relational.json   # financial + 10^7 rows, 5 formats
     python jobs/benchmark.py --suite relational --relational-rows 1000000,10000000 --relational-formats csv,delta
@@ -453,39 +456,74 @@ def _warm_ratio(summary: dict, peer: str, reference: str):
     return _ratio(s["median_wall_s"], ref["median_wall_s"] - ref["median_session_s"])
 
 
-def format_matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr") -> str:
-    """``peer / reference`` wall-time ratios, one line per data set, size and link table, one column per format
-    (with the engine ``reference`` ran: L local, S Spark), and the load averages of the runs."""
-    formats = [f for f in FORMATS if any(r["data"].get("format") == f for r in results)]
+#: the matrices at the end of the report: (peer, reference), each printed when both ran
+MATRICES = (("featuretools", "spark_fr"), ("featuretools", "spark_fr_spark"), ("spark_fr_spark", "spark_fr"))
+
+
+def matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr") -> list:
+    """``peer / reference`` wall-time ratios per data set, size and link table (a row) and format (a cell).
+
+    Parameters
+    ----------
+    results : list of dict
+        The cases of :func:`run`.
+    peer, reference : str
+
+    Returns
+    -------
+    list of dict
+        One per row: ``label`` (:func:`case_label`), ``load`` (the runs' 1-minute load averages, per format)
+        and ``cells``: {format: {"ratio" (None when one of them did not finish), "at_least" (the peer did not
+        finish: the time it had reached over the reference's), "warm" (DataFrames: the reference's session start
+        left out, as in a notebook whose session runs already), "engine" (the reference's: local or spark),
+        "peer_s", "reference_s" (median wall times), "status" (the peer's)}}.
+    """
     rows = {}
     for r in results:
         ratio = next((x for x in r["ratios"] if x["peer"] == peer and x["reference"] == reference), None)
-        ref = r["summary"].get(reference, {})
         if ratio is None:
-            cell = "-"
-        elif ratio["wall"] is not None:
-            cell = f"{ratio['wall']:.2f}x"
-        elif ratio.get("wall_at_least"):
-            cell = f">{ratio['wall_at_least']:.2f}x"
-        else:
-            cell = "n/a"
-        warm = _warm_ratio(r["summary"], peer, reference)
-        if warm is not None:
-            cell += f" ({warm:.2f}x)"
-        engine = {"local": "L", "spark": "S"}.get(ref.get("engine"), "?")
-        loads = [v for s in r["summary"].values() for v in (s.get("load_avg_1") or [])]
-        load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else "-"
-        line = rows.setdefault(case_label(r), {"load": []})
-        line[r["data"].get("format", "parquet")] = f"{cell} {engine}"
-        line["load"].append(load)
+            continue
+        s, ref = r["summary"].get(peer, {}), r["summary"].get(reference, {})
+        loads = [v for x in r["summary"].values() for v in (x.get("load_avg_1") or [])]
+        row = rows.setdefault(case_label(r), {"label": case_label(r), "load": {}, "cells": {}})
+        fmt = r["data"].get("format", "parquet")
+        row["load"][fmt] = [min(loads), max(loads)] if loads else None
+        row["cells"][fmt] = {"ratio": ratio["wall"], "at_least": ratio.get("wall_at_least"),
+                             "warm": _warm_ratio(r["summary"], peer, reference), "engine": ref.get("engine"),
+                             "peer_s": s.get("median_wall_s"), "reference_s": ref.get("median_wall_s"),
+                             "status": s.get("status")}
+    return list(rows.values())
+
+
+def format_matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr") -> str:
+    """:func:`matrix` as text: ``peer / reference`` wall-time ratios, one line per data set, size and link table,
+    one column per format (with the engine ``reference`` ran: L local, S Spark), and the load averages."""
+    formats = [f for f in FORMATS if any(r["data"].get("format") == f for r in results)]
     head = (f"{peer} / {reference} of the whole processes' wall times (L: local engine, S: Spark engine; "
             f"dataframe: in brackets with the session already running)")
-    width = max([len(k) for k in rows] + [20])
-    lines = [head, f"{'':<{width}}" + "".join(f"{f:>14}" for f in formats) + "   load"]
-    for label, cells in rows.items():
-        lines.append(f"{label:<{width}}" + "".join(f"{cells.get(f, '-'):>14}" for f in formats)
-                     + "   " + ", ".join(dict.fromkeys(cells["load"])))
+    rows = matrix(results, peer, reference)
+    width = max([len(row["label"]) for row in rows] + [20])
+    lines = [head, f"{'':<{width}}" + "".join(f"{f:>16}" for f in formats) + "   load"]
+    for row in rows:
+        texts = []
+        for f in formats:
+            c = row["cells"].get(f)
+            if c is None:
+                texts.append("-")
+                continue
+            text = (f"{c['ratio']:.2f}x" if c["ratio"] is not None else
+                    f">{c['at_least']:.2f}x" if c["at_least"] else "n/a")
+            if c["warm"] is not None:
+                text += f" ({c['warm']:.2f}x)"
+            texts.append(f"{text} {({'local': 'L', 'spark': 'S'}).get(c['engine'], '?')}")
+        loads = dict.fromkeys(f"{lo:.1f}-{hi:.1f}" for lo, hi in (v for v in row["load"].values() if v))
+        lines.append(f"{row['label']:<{width}}" + "".join(f"{t:>16}" for t in texts) + "   " + ", ".join(loads))
     return "\n".join(lines)
+
+
+def report_matrices(results: list, names: list) -> dict:
+    """{"peer / reference": :func:`matrix`} of every pair of :data:`MATRICES` whose peers both ran."""
+    return {f"{p} / {r}": matrix(results, p, r) for p, r in MATRICES if p in names and r in names}
 
 
 def run(args) -> int:
@@ -535,12 +573,20 @@ def run(args) -> int:
         failed |= any(s["runs_ok"] == 0 for n, s in summary.items() if n.startswith("spark_fr"))
         results.append({"set": name, "max_depth": depth, "repeats": repeats, "data": data, "summary": summary,
                         "ratios": rs, "runs": runs})
+        if args.json:  # after every case: a long run stopped half-way keeps what it measured
+            write_json(args.json, report(args, env_before, None, results, names), announce=False)
     env_after = environment()
-    if "featuretools" in names and "spark_fr" in names:
-        print(format_matrix(results))
-        print()
+    for p, r in MATRICES:
+        if p in names and r in names:
+            print(format_matrix(results, p, r))
+            print()
     print(f"load average after: {env_after['load_avg_1_5_15']}")
     if args.json:
-        write_json(args.json, {"suite": "relational", "config": dict(vars(args)),
-                               "environment": {"before": env_before, "after": env_after}, "cases": results})
+        write_json(args.json, report(args, env_before, env_after, results, names))
     return 1 if failed else 0
+
+
+def report(args, env_before: dict, env_after: dict | None, results: list, names: list) -> dict:
+    """The suite's JSON report (``env_after`` None: written after a case, the run still going)."""
+    return {"suite": "relational", "config": dict(vars(args)), "environment": {"before": env_before, "after": env_after},
+            "cases": results, "matrices": report_matrices(results, names), "finished": env_after is not None}
