@@ -10,6 +10,7 @@ recorded by the suite and never asserted here.
 """
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -135,6 +136,7 @@ def test_suite_end_to_end(suite):
         s = case["summary"][name]
         assert s["status"] == "ok" and s["runs_ok"] == 1 and s["rows"] == case["data"]["sizes"]["customers"]
         assert s["features"] > 40 and s["median_wall_s"] > 0 and s["median_peak_rss_mb"] > 0
+        assert 0 < s["median_cpu_s"] <= (os.cpu_count() or 1) * s["median_wall_s"] + 1  # the process tree's CPU
         assert len(s["load_avg_1"]) == 2
     pairs = [(r["peer"], r["reference"]) for r in case["ratios"]]
     assert pairs == [("spark_fr_spark", "spark_fr"), ("featuretools", "spark_fr"), ("featuretools", "spark_fr_spark")]
@@ -147,6 +149,7 @@ def test_suite_end_to_end(suite):
         assert cell["ratio"] == next(x["wall"] for x in case["ratios"] if (x["peer"], x["reference"]) == (p, q))
         assert cell["engine"] == ("spark" if q == "spark_fr_spark" else "local") and cell["status"] == "ok"
         assert f"{cell['ratio']:.2f}x {cell['engine'][0].upper()}" in relational.format_matrix([case], p, q)
+        assert cell["cpu_ratio"] > 0 and f"{cell['cpu_ratio']:.2f}x" in relational.format_matrix([case], p, q, cpu=True)
     assert r["features"] == {"featuretools": case["summary"]["featuretools"]["features"],
                              "spark_fr": case["summary"]["spark_fr"]["features"]}
     run = case["runs"]["featuretools"][0]

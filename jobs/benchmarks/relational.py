@@ -282,7 +282,8 @@ def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, time
                 note = res["status"] + (f": {res['stderr_tail'][-300:]}" if res["status"].startswith("failed") else "")
             runs[peer.name].append(res)
             engine = f" ({res['engine']} engine)" if res.get("engine") else ""
-            print(f"  round {rnd} {peer.name:<22} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:6.2f} GB  "
+            print(f"  round {rnd} {peer.name:<22} {res['wall_s']:8.1f} s  cpu {res.get('cpu_s', 0):7.1f} s  "
+                  f"peak {res['peak_rss_mb'] / 1024:6.2f} GB  "
                   f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {note}{engine}", flush=True)
     return runs
 
@@ -303,8 +304,8 @@ def summarise(runs: dict) -> dict:
     Returns
     -------
     dict
-        ``{peer: {"status", "runs", "runs_ok", "median_wall_s", "min_wall_s", "max_wall_s",
-        "median_peak_rss_mb", "features", "rows", "median_<timing>", "load_avg_1": [min, max]}}``; a peer
+        ``{peer: {"status", "runs", "runs_ok", "median_wall_s", "min_wall_s", "max_wall_s", "median_cpu_s"
+        (CPU seconds of the process tree), "median_peak_rss_mb", "features", "rows", "median_<timing>", "load_avg_1": [min, max]}}``; a peer
         that did not finish has ``status`` saying why and ``reached_wall_s`` / ``reached_peak_rss_mb``.
     """
     out = {}
@@ -316,7 +317,8 @@ def summarise(runs: dict) -> dict:
         if ok:
             walls = [r["wall_s"] for r in ok]
             s.update({"median_wall_s": round(statistics.median(walls), 3), "min_wall_s": min(walls),
-                      "max_wall_s": max(walls), "median_peak_rss_mb": _median(ok, "peak_rss_mb"),
+                      "max_wall_s": max(walls), "median_cpu_s": _median(ok, "cpu_s"),
+                      "median_peak_rss_mb": _median(ok, "peak_rss_mb"),
                       "features": ok[-1]["features"], "rows": ok[-1]["rows"], "matrix": ok[-1].get("matrix"),
                       "engine": ok[-1].get("engine"), "engine_reason": ok[-1].get("engine_reason")})
             for key in TIMINGS:
@@ -358,8 +360,8 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
     Returns
     -------
     list of dict
-        ``peer``, ``reference``, ``wall``, ``peak_rss`` (> 1: the reference is faster / smaller; None when
-        one of them did not finish), ``wall_at_least`` (the peer did not finish: the time it had reached over
+        ``peer``, ``reference``, ``wall``, ``peak_rss``, ``cpu`` (CPU seconds; > 1: the reference is faster /
+        smaller / does less work; None when one of them did not finish), ``wall_at_least`` (the peer did not finish: the time it had reached over
         the reference's median) or ``wall_at_most`` (the reference did not finish), ``features`` of both.
     """
     out = []
@@ -369,6 +371,7 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
             continue
         r = {"peer": name, "reference": reference, "wall": _ratio(s.get("median_wall_s"), ref.get("median_wall_s")),
              "peak_rss": _ratio(s.get("median_peak_rss_mb"), ref.get("median_peak_rss_mb")),
+             "cpu": _ratio(s.get("median_cpu_s"), ref.get("median_cpu_s")),
              "features": {name: s.get("features"), reference: ref.get("features")}}
         if s.get("reached_wall_s") and ref.get("median_wall_s"):
             r["wall_at_least"] = _ratio(s["reached_wall_s"], ref["median_wall_s"])
@@ -380,20 +383,20 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
 
 def format_table(summary: dict) -> str:
     """Plain-text table of one data set and depth: one line per peer."""
-    head = (f"{'peer':<23}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'peak RSS GB':>13}{'features':>10}"
+    head = (f"{'peer':<23}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'CPU s':>9}{'peak RSS GB':>13}{'features':>10}"
             f"{'rows':>9}{'load':>11}  status")
     lines = [head, "-" * len(head)]
     for name, s in summary.items():
         load = f"{s['load_avg_1'][0]:.1f}-{s['load_avg_1'][1]:.1f}" if s.get("load_avg_1") else "-"
         if s["runs_ok"]:
             rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
-            lines.append(f"{name:<23}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
+            lines.append(f"{name:<23}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}{s.get('median_cpu_s') or 0:>9.1f}"
                          f"{s['median_peak_rss_mb'] / 1024:>13.2f}{s['features']:>10}{s['rows']:>9}{load:>11}  ok")
         else:
             reached = s.get("reached_wall_s")
             rng = f"(>= {reached:.0f})" if reached else ""
             peak = s.get("reached_peak_rss_mb")
-            lines.append(f"{name:<23}{0:>5}{'-':>15}{rng:>17}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}{load:>11}  "
+            lines.append(f"{name:<23}{0:>5}{'-':>15}{rng:>17}{'-':>9}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}{load:>11}  "
                          f"{s['status']}")
     return "\n".join(lines)
 
@@ -409,7 +412,7 @@ def format_ratios(rs: list) -> str:
         wall = x(r["wall"]) if r["wall"] is not None else (
             f"> {r['wall_at_least']:.2f}x (did not finish)" if r.get("wall_at_least") else
             f"< {r['wall_at_most']:.2f}x ({r['reference']} did not finish)" if r.get("wall_at_most") else "n/a")
-        lines.append(f"{r['peer']} / {r['reference']}: wall {wall}, peak RSS {x(r['peak_rss'])} "
+        lines.append(f"{r['peer']} / {r['reference']}: wall {wall}, CPU {x(r.get('cpu'))}, peak RSS {x(r['peak_rss'])} "
                      f"(features {f[r['peer']]} / {f[r['reference']]})")
     return "\n".join(lines)
 
@@ -476,7 +479,8 @@ def matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr
         and ``cells``: {format: {"ratio" (None when one of them did not finish), "at_least" (the peer did not
         finish: the time it had reached over the reference's), "warm" (DataFrames: the reference's session start
         left out, as in a notebook whose session runs already), "engine" (the reference's: local or spark),
-        "peer_s", "reference_s" (median wall times), "status" (the peer's)}}.
+        "peer_s", "reference_s" (median wall times), "cpu_ratio", "peer_cpu_s", "reference_cpu_s" (the same of
+        the processes' CPU seconds), "status" (the peer's)}}.
     """
     rows = {}
     for r in results:
@@ -491,15 +495,19 @@ def matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr
         row["cells"][fmt] = {"ratio": ratio["wall"], "at_least": ratio.get("wall_at_least"),
                              "warm": _warm_ratio(r["summary"], peer, reference), "engine": ref.get("engine"),
                              "peer_s": s.get("median_wall_s"), "reference_s": ref.get("median_wall_s"),
+                             "cpu_ratio": ratio.get("cpu"), "peer_cpu_s": s.get("median_cpu_s"),
+                             "reference_cpu_s": ref.get("median_cpu_s"),
                              "status": s.get("status")}
     return list(rows.values())
 
 
-def format_matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr") -> str:
-    """:func:`matrix` as text: ``peer / reference`` wall-time ratios, one line per data set, size and link table,
-    one column per format (with the engine ``reference`` ran: L local, S Spark), and the load averages."""
+def format_matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr", cpu: bool = False) -> str:
+    """:func:`matrix` as text: ``peer / reference`` wall-time ratios (``cpu``: of the CPU seconds), one line per data
+    set, size and link table, one column per format (with the engine ``reference`` ran: L local, S Spark), and the
+    load averages."""
     formats = [f for f in FORMATS if any(r["data"].get("format") == f for r in results)]
-    head = (f"{peer} / {reference} of the whole processes' wall times (L: local engine, S: Spark engine; "
+    head = (f"{peer} / {reference} of the whole processes' CPU seconds (L: local engine, S: Spark engine)" if cpu else
+            f"{peer} / {reference} of the whole processes' wall times (L: local engine, S: Spark engine; "
             f"dataframe: in brackets with the session already running)")
     rows = matrix(results, peer, reference)
     width = max([len(row["label"]) for row in rows] + [20])
@@ -511,9 +519,12 @@ def format_matrix(results: list, peer: str = "featuretools", reference: str = "s
             if c is None:
                 texts.append("-")
                 continue
-            text = (f"{c['ratio']:.2f}x" if c["ratio"] is not None else
-                    f">{c['at_least']:.2f}x" if c["at_least"] else "n/a")
-            if c["warm"] is not None:
+            if cpu:
+                text = f"{c['cpu_ratio']:.2f}x" if c.get("cpu_ratio") is not None else "n/a"
+            else:
+                text = (f"{c['ratio']:.2f}x" if c["ratio"] is not None else
+                        f">{c['at_least']:.2f}x" if c["at_least"] else "n/a")
+            if c["warm"] is not None and not cpu:
                 text += f" ({c['warm']:.2f}x)"
             texts.append(f"{text} {({'local': 'L', 'spark': 'S'}).get(c['engine'], '?')}")
         loads = dict.fromkeys(f"{lo:.1f}-{hi:.1f}" for lo, hi in (v for v in row["load"].values() if v))
@@ -579,6 +590,7 @@ def run(args) -> int:
     for p, r in MATRICES:
         if p in names and r in names:
             print(format_matrix(results, p, r))
+            print(format_matrix(results, p, r, cpu=True))
             print()
     print(f"load average after: {env_after['load_avg_1_5_15']}")
     if args.json:
