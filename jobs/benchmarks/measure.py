@@ -12,9 +12,9 @@ is the sum of the last value seen of every process of the tree (the work done, w
 stretches less than the wall time; the CPU of a process's last poll interval, at most ``SAMPLE_EVERY_S``, and
 processes shorter than a poll are missed). The wall time runs from the start of the process to its exit, so
 interpreter or JVM start-up, reading the input and writing the result are included. The 1-minute load
-average before and after each run, and :func:`environment`, tell how busy the (shared) machine was. The command runs in its own
-process group: a run past its time limit, or past its memory limit (``max_rss_mb``, checked at every poll),
-is killed with its whole tree (a Spark peer's JVM included), and ``killed`` says why.
+average before and after each run, and :func:`environment`, tell how busy the (shared) machine was. The command
+runs in its own process group: a run past its time limit, or past its memory limit (``max_rss_mb``, checked at
+every poll), is killed with its whole tree (a Spark peer's JVM included), and ``killed`` says why.
 """
 from __future__ import annotations
 

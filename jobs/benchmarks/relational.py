@@ -305,8 +305,9 @@ def summarise(runs: dict) -> dict:
     -------
     dict
         ``{peer: {"status", "runs", "runs_ok", "median_wall_s", "min_wall_s", "max_wall_s", "median_cpu_s"
-        (CPU seconds of the process tree), "median_peak_rss_mb", "features", "rows", "median_<timing>", "load_avg_1": [min, max]}}``; a peer
-        that did not finish has ``status`` saying why and ``reached_wall_s`` / ``reached_peak_rss_mb``.
+        (CPU seconds of the process tree), "median_peak_rss_mb", "features", "rows", "median_<timing>",
+        "load_avg_1": [min, max]}}``; a peer that did not finish has ``status`` saying why and
+        ``reached_wall_s`` / ``reached_peak_rss_mb``.
     """
     out = {}
     for name, rs in runs.items():
@@ -361,8 +362,9 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
     -------
     list of dict
         ``peer``, ``reference``, ``wall``, ``peak_rss``, ``cpu`` (CPU seconds; > 1: the reference is faster /
-        smaller / does less work; None when one of them did not finish), ``wall_at_least`` (the peer did not finish: the time it had reached over
-        the reference's median) or ``wall_at_most`` (the reference did not finish), ``features`` of both.
+        smaller / does less work; None when one of them did not finish), ``wall_at_least`` (the peer did not
+        finish: the time it had reached over the reference's median) or ``wall_at_most`` (the reference did not
+        finish), ``features`` of both.
     """
     out = []
     for name, reference in (default_pairs(list(summary)) if pairs is None else pairs):
@@ -383,21 +385,22 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
 
 def format_table(summary: dict) -> str:
     """Plain-text table of one data set and depth: one line per peer."""
-    head = (f"{'peer':<23}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'CPU s':>9}{'peak RSS GB':>13}{'features':>10}"
-            f"{'rows':>9}{'load':>11}  status")
+    head = (f"{'peer':<23}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'CPU s':>9}{'peak RSS GB':>13}"
+            f"{'features':>10}{'rows':>9}{'load':>11}  status")
     lines = [head, "-" * len(head)]
     for name, s in summary.items():
         load = f"{s['load_avg_1'][0]:.1f}-{s['load_avg_1'][1]:.1f}" if s.get("load_avg_1") else "-"
         if s["runs_ok"]:
             rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
-            lines.append(f"{name:<23}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}{s.get('median_cpu_s') or 0:>9.1f}"
-                         f"{s['median_peak_rss_mb'] / 1024:>13.2f}{s['features']:>10}{s['rows']:>9}{load:>11}  ok")
+            lines.append(f"{name:<23}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
+                         f"{s.get('median_cpu_s') or 0:>9.1f}{s['median_peak_rss_mb'] / 1024:>13.2f}{s['features']:>10}"
+                         f"{s['rows']:>9}{load:>11}  ok")
         else:
             reached = s.get("reached_wall_s")
             rng = f"(>= {reached:.0f})" if reached else ""
             peak = s.get("reached_peak_rss_mb")
-            lines.append(f"{name:<23}{0:>5}{'-':>15}{rng:>17}{'-':>9}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}{load:>11}  "
-                         f"{s['status']}")
+            lines.append(f"{name:<23}{0:>5}{'-':>15}{rng:>17}{'-':>9}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}"
+                         f"{load:>11}  {s['status']}")
     return "\n".join(lines)
 
 
@@ -412,8 +415,8 @@ def format_ratios(rs: list) -> str:
         wall = x(r["wall"]) if r["wall"] is not None else (
             f"> {r['wall_at_least']:.2f}x (did not finish)" if r.get("wall_at_least") else
             f"< {r['wall_at_most']:.2f}x ({r['reference']} did not finish)" if r.get("wall_at_most") else "n/a")
-        lines.append(f"{r['peer']} / {r['reference']}: wall {wall}, CPU {x(r.get('cpu'))}, peak RSS {x(r['peak_rss'])} "
-                     f"(features {f[r['peer']]} / {f[r['reference']]})")
+        lines.append(f"{r['peer']} / {r['reference']}: wall {wall}, CPU {x(r.get('cpu'))}, "
+                     f"peak RSS {x(r['peak_rss'])} (features {f[r['peer']]} / {f[r['reference']]})")
     return "\n".join(lines)
 
 
@@ -600,5 +603,6 @@ def run(args) -> int:
 
 def report(args, env_before: dict, env_after: dict | None, results: list, names: list) -> dict:
     """The suite's JSON report (``env_after`` None: written after a case, the run still going)."""
-    return {"suite": "relational", "config": dict(vars(args)), "environment": {"before": env_before, "after": env_after},
+    return {"suite": "relational", "config": dict(vars(args)),
+            "environment": {"before": env_before, "after": env_after},
             "cases": results, "matrices": report_matrices(results, names), "finished": env_after is not None}
