@@ -10,6 +10,7 @@ recorded by the suite and never asserted here.
 """
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -90,6 +91,12 @@ def test_not_finishing_is_reported_not_raised():
     (r,) = relational.ratios(summary)
     assert r["wall"] is None and r["wall_at_least"] == 6.0
     assert "did not finish" in relational.format_table(summary) and "> 6.00x" in relational.format_ratios([r])
+    case = {"set": "synthetic", "max_depth": 2, "data": {"rows": 100, "format": "csv", "link": "with"},
+            "summary": summary, "ratios": [r]}
+    (row,) = relational.matrix([case])
+    assert row["label"] == "synthetic 100 rows, keyless link table (max_depth 2)" and row["load"]["csv"] == [1.0, 2.0]
+    assert row["cells"]["csv"]["ratio"] is None and row["cells"]["csv"]["at_least"] == 6.0
+    assert ">6.00x" in relational.format_matrix([case]) and relational.matrix([case], "spark_fr_spark") == []
 
 
 def test_measure_kills_a_run_over_its_memory_limit(tmp_path):
@@ -129,11 +136,20 @@ def test_suite_end_to_end(suite):
         s = case["summary"][name]
         assert s["status"] == "ok" and s["runs_ok"] == 1 and s["rows"] == case["data"]["sizes"]["customers"]
         assert s["features"] > 40 and s["median_wall_s"] > 0 and s["median_peak_rss_mb"] > 0
+        assert 0 < s["median_cpu_s"] <= (os.cpu_count() or 1) * s["median_wall_s"] + 1  # the process tree's CPU
         assert len(s["load_avg_1"]) == 2
     pairs = [(r["peer"], r["reference"]) for r in case["ratios"]]
     assert pairs == [("spark_fr_spark", "spark_fr"), ("featuretools", "spark_fr"), ("featuretools", "spark_fr_spark")]
     r = case["ratios"][1]
     assert r["wall"] > 0 and r["peak_rss"] > 0
+    assert report["finished"] and list(report["matrices"]) == [f"{p} / {q}" for p, q in relational.MATRICES]
+    for (p, q), rows in zip(relational.MATRICES, report["matrices"].values()):
+        (row,) = rows
+        cell = row["cells"]["parquet"]
+        assert cell["ratio"] == next(x["wall"] for x in case["ratios"] if (x["peer"], x["reference"]) == (p, q))
+        assert cell["engine"] == ("spark" if q == "spark_fr_spark" else "local") and cell["status"] == "ok"
+        assert f"{cell['ratio']:.2f}x {cell['engine'][0].upper()}" in relational.format_matrix([case], p, q)
+        assert cell["cpu_ratio"] > 0 and f"{cell['cpu_ratio']:.2f}x" in relational.format_matrix([case], p, q, cpu=True)
     assert r["features"] == {"featuretools": case["summary"]["featuretools"]["features"],
                              "spark_fr": case["summary"]["spark_fr"]["features"]}
     run = case["runs"]["featuretools"][0]

@@ -7,11 +7,14 @@ Sketch
 command's descendants (Spark's JVM and its Python workers, CLUS' JVM) and sums their resident set sizes
 (``statm``); the peak of that sum is the run's memory. Pages shared between processes (forked Python
 workers) are counted once per process, so the sum over-states a little; a process living less than one
-poll may be missed. The wall time runs from the start of the process to its exit, so interpreter or JVM
-start-up, reading the input and writing the result are included. The 1-minute load average before and
-after each run, and :func:`environment`, tell how busy the (shared) machine was. The command runs in its own
-process group: a run past its time limit, or past its memory limit (``max_rss_mb``, checked at every poll),
-is killed with its whole tree (a Spark peer's JVM included), and ``killed`` says why.
+poll may be missed. The same polls read each process's CPU time (user + system, ``stat``); the run's CPU time
+is the sum of the last value seen of every process of the tree (the work done, which a busy machine
+stretches less than the wall time; the CPU of a process's last poll interval, at most ``SAMPLE_EVERY_S``, and
+processes shorter than a poll are missed). The wall time runs from the start of the process to its exit, so
+interpreter or JVM start-up, reading the input and writing the result are included. The 1-minute load
+average before and after each run, and :func:`environment`, tell how busy the (shared) machine was. The command
+runs in its own process group: a run past its time limit, or past its memory limit (``max_rss_mb``, checked at
+every poll), is killed with its whole tree (a Spark peer's JVM included), and ``killed`` says why.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ from pathlib import Path
 
 SAMPLE_EVERY_S = 0.2
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def _children_map() -> dict:
@@ -43,6 +47,35 @@ def _children_map() -> dict:
     return children
 
 
+def _tree(root: int) -> list:
+    """``root`` and every descendant (pids)."""
+    children = _children_map()
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
+        out.append(pid)
+        stack.extend(children.get(pid, []))
+    return out
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of one process so far (None if it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * PAGE_KB
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
 def tree_rss_kb(root: int) -> int:
     """Sum of the resident set sizes of ``root`` and all its descendants.
 
@@ -56,17 +89,7 @@ def tree_rss_kb(root: int) -> int:
     int
         kB; processes that vanish while they are read count 0.
     """
-    children = _children_map()
-    total, stack = 0, [root]
-    while stack:
-        pid = stack.pop()
-        stack.extend(children.get(pid, []))
-        try:
-            with open(f"/proc/{pid}/statm") as fh:
-                total += int(fh.read().split()[1]) * PAGE_KB
-        except (OSError, IndexError, ValueError):
-            pass
-    return total
+    return sum(_rss_kb(pid) for pid in _tree(root))
 
 
 def run_measured(command: list, run_dir: Path, timeout: float, max_rss_mb: float | None = None) -> dict:
@@ -85,8 +108,9 @@ def run_measured(command: list, run_dir: Path, timeout: float, max_rss_mb: float
     Returns
     -------
     dict
-        ``wall_s``, ``peak_rss_mb`` (process tree), ``returncode``, ``stderr_tail`` (failed runs only),
-        ``load_avg_1_before``, ``load_avg_1_after``, ``killed`` (None, ``"timeout"`` or ``"memory"``).
+        ``wall_s``, ``peak_rss_mb`` (process tree), ``cpu_s`` (process tree, see the module's notes),
+        ``returncode``, ``stderr_tail`` (failed runs only), ``load_avg_1_before``, ``load_avg_1_after``,
+        ``killed`` (None, ``"timeout"`` or ``"memory"``).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     load_before = round(os.getloadavg()[0], 2)
@@ -95,9 +119,14 @@ def run_measured(command: list, run_dir: Path, timeout: float, max_rss_mb: float
     with open(run_dir / "stdout.txt", "w") as out, open(run_dir / "stderr.txt", "w") as err:
         t0 = time.perf_counter()
         proc = subprocess.Popen(command, cwd=run_dir, stdout=out, stderr=err, env=env, start_new_session=True)
-        peak = 0
+        peak, cpu = 0, {}
         while proc.poll() is None:
-            peak = max(peak, tree_rss_kb(proc.pid))
+            pids = _tree(proc.pid)
+            peak = max(peak, sum(_rss_kb(pid) for pid in pids))
+            for pid in pids:
+                used = cpu_seconds(pid)
+                if used is not None:
+                    cpu[pid] = used
             if time.perf_counter() - t0 > timeout:
                 killed = "timeout"
             elif max_rss_mb is not None and peak > max_rss_mb * 1024:
@@ -109,7 +138,8 @@ def run_measured(command: list, run_dir: Path, timeout: float, max_rss_mb: float
         proc.wait()
         wall = time.perf_counter() - t0
     tail = (run_dir / "stderr.txt").read_text(errors="replace")[-2000:]
-    return {"wall_s": round(wall, 3), "peak_rss_mb": round(peak / 1024, 1), "returncode": proc.returncode,
+    return {"wall_s": round(wall, 3), "peak_rss_mb": round(peak / 1024, 1), "cpu_s": round(sum(cpu.values()), 2),
+            "returncode": proc.returncode,
             "stderr_tail": tail if proc.returncode else "", "load_avg_1_before": load_before,
             "load_avg_1_after": round(os.getloadavg()[0], 2), "killed": killed}
 

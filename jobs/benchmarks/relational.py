@@ -59,8 +59,11 @@ had reached) and is not repeated in later rounds; the suite goes on. The table p
 peak memory, feature and row counts, and the ratios ``peer / spark_fr`` (> 1: spark_fr is faster or
 smaller; "> x" when the peer did not finish); the tightest pair is ``featuretools_like / spark_fr_common``
 (the same shapes, the shared aggregates; the feature counts still differ, see the peers' docstrings). The
-end of the report is a matrix of ``featuretools / spark_fr`` per data set, size, link table and format (with
-the engine ``auto`` chose). Reported, never asserted. Examples::
+end of the report holds three matrices (:data:`MATRICES`), one line per data set, size and link table, one
+column per format: ``featuretools / spark_fr`` (the engine ``auto`` chose), ``featuretools / spark_fr_spark``
+(the Spark engine forced) and ``spark_fr_spark / spark_fr`` (what the Spark engine costs over the one ``auto``
+picks); ``--json`` has them as ``matrices`` and is rewritten after every case (``finished``: false until the
+end), so a long run stopped half-way keeps what it measured. Reported, never asserted. Examples::
 
     python jobs/benchmark.py --suite relational --json out/relational.json   # financial + 10^7 rows, 5 formats
     python jobs/benchmark.py --suite relational --relational-rows 1000000,10000000 --relational-formats csv,delta
@@ -279,7 +282,8 @@ def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, time
                 note = res["status"] + (f": {res['stderr_tail'][-300:]}" if res["status"].startswith("failed") else "")
             runs[peer.name].append(res)
             engine = f" ({res['engine']} engine)" if res.get("engine") else ""
-            print(f"  round {rnd} {peer.name:<22} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:6.2f} GB  "
+            print(f"  round {rnd} {peer.name:<22} {res['wall_s']:8.1f} s  cpu {res.get('cpu_s', 0):7.1f} s  "
+                  f"peak {res['peak_rss_mb'] / 1024:6.2f} GB  "
                   f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {note}{engine}", flush=True)
     return runs
 
@@ -300,9 +304,10 @@ def summarise(runs: dict) -> dict:
     Returns
     -------
     dict
-        ``{peer: {"status", "runs", "runs_ok", "median_wall_s", "min_wall_s", "max_wall_s",
-        "median_peak_rss_mb", "features", "rows", "median_<timing>", "load_avg_1": [min, max]}}``; a peer
-        that did not finish has ``status`` saying why and ``reached_wall_s`` / ``reached_peak_rss_mb``.
+        ``{peer: {"status", "runs", "runs_ok", "median_wall_s", "min_wall_s", "max_wall_s", "median_cpu_s"
+        (CPU seconds of the process tree), "median_peak_rss_mb", "features", "rows", "median_<timing>",
+        "load_avg_1": [min, max]}}``; a peer that did not finish has ``status`` saying why and
+        ``reached_wall_s`` / ``reached_peak_rss_mb``.
     """
     out = {}
     for name, rs in runs.items():
@@ -313,7 +318,8 @@ def summarise(runs: dict) -> dict:
         if ok:
             walls = [r["wall_s"] for r in ok]
             s.update({"median_wall_s": round(statistics.median(walls), 3), "min_wall_s": min(walls),
-                      "max_wall_s": max(walls), "median_peak_rss_mb": _median(ok, "peak_rss_mb"),
+                      "max_wall_s": max(walls), "median_cpu_s": _median(ok, "cpu_s"),
+                      "median_peak_rss_mb": _median(ok, "peak_rss_mb"),
                       "features": ok[-1]["features"], "rows": ok[-1]["rows"], "matrix": ok[-1].get("matrix"),
                       "engine": ok[-1].get("engine"), "engine_reason": ok[-1].get("engine_reason")})
             for key in TIMINGS:
@@ -355,9 +361,10 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
     Returns
     -------
     list of dict
-        ``peer``, ``reference``, ``wall``, ``peak_rss`` (> 1: the reference is faster / smaller; None when
-        one of them did not finish), ``wall_at_least`` (the peer did not finish: the time it had reached over
-        the reference's median) or ``wall_at_most`` (the reference did not finish), ``features`` of both.
+        ``peer``, ``reference``, ``wall``, ``peak_rss``, ``cpu`` (CPU seconds; > 1: the reference is faster /
+        smaller / does less work; None when one of them did not finish), ``wall_at_least`` (the peer did not
+        finish: the time it had reached over the reference's median) or ``wall_at_most`` (the reference did not
+        finish), ``features`` of both.
     """
     out = []
     for name, reference in (default_pairs(list(summary)) if pairs is None else pairs):
@@ -366,6 +373,7 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
             continue
         r = {"peer": name, "reference": reference, "wall": _ratio(s.get("median_wall_s"), ref.get("median_wall_s")),
              "peak_rss": _ratio(s.get("median_peak_rss_mb"), ref.get("median_peak_rss_mb")),
+             "cpu": _ratio(s.get("median_cpu_s"), ref.get("median_cpu_s")),
              "features": {name: s.get("features"), reference: ref.get("features")}}
         if s.get("reached_wall_s") and ref.get("median_wall_s"):
             r["wall_at_least"] = _ratio(s["reached_wall_s"], ref["median_wall_s"])
@@ -377,21 +385,22 @@ def ratios(summary: dict, pairs: list | None = None) -> list:
 
 def format_table(summary: dict) -> str:
     """Plain-text table of one data set and depth: one line per peer."""
-    head = (f"{'peer':<23}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'peak RSS GB':>13}{'features':>10}"
-            f"{'rows':>9}{'load':>11}  status")
+    head = (f"{'peer':<23}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}{'CPU s':>9}{'peak RSS GB':>13}"
+            f"{'features':>10}{'rows':>9}{'load':>11}  status")
     lines = [head, "-" * len(head)]
     for name, s in summary.items():
         load = f"{s['load_avg_1'][0]:.1f}-{s['load_avg_1'][1]:.1f}" if s.get("load_avg_1") else "-"
         if s["runs_ok"]:
             rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
             lines.append(f"{name:<23}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
-                         f"{s['median_peak_rss_mb'] / 1024:>13.2f}{s['features']:>10}{s['rows']:>9}{load:>11}  ok")
+                         f"{s.get('median_cpu_s') or 0:>9.1f}{s['median_peak_rss_mb'] / 1024:>13.2f}{s['features']:>10}"
+                         f"{s['rows']:>9}{load:>11}  ok")
         else:
             reached = s.get("reached_wall_s")
             rng = f"(>= {reached:.0f})" if reached else ""
             peak = s.get("reached_peak_rss_mb")
-            lines.append(f"{name:<23}{0:>5}{'-':>15}{rng:>17}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}{load:>11}  "
-                         f"{s['status']}")
+            lines.append(f"{name:<23}{0:>5}{'-':>15}{rng:>17}{'-':>9}{(peak or 0) / 1024:>13.2f}{'-':>10}{'-':>9}"
+                         f"{load:>11}  {s['status']}")
     return "\n".join(lines)
 
 
@@ -406,8 +415,8 @@ def format_ratios(rs: list) -> str:
         wall = x(r["wall"]) if r["wall"] is not None else (
             f"> {r['wall_at_least']:.2f}x (did not finish)" if r.get("wall_at_least") else
             f"< {r['wall_at_most']:.2f}x ({r['reference']} did not finish)" if r.get("wall_at_most") else "n/a")
-        lines.append(f"{r['peer']} / {r['reference']}: wall {wall}, peak RSS {x(r['peak_rss'])} "
-                     f"(features {f[r['peer']]} / {f[r['reference']]})")
+        lines.append(f"{r['peer']} / {r['reference']}: wall {wall}, CPU {x(r.get('cpu'))}, "
+                     f"peak RSS {x(r['peak_rss'])} (features {f[r['peer']]} / {f[r['reference']]})")
     return "\n".join(lines)
 
 
@@ -453,39 +462,82 @@ def _warm_ratio(summary: dict, peer: str, reference: str):
     return _ratio(s["median_wall_s"], ref["median_wall_s"] - ref["median_session_s"])
 
 
-def format_matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr") -> str:
-    """``peer / reference`` wall-time ratios, one line per data set, size and link table, one column per format
-    (with the engine ``reference`` ran: L local, S Spark), and the load averages of the runs."""
-    formats = [f for f in FORMATS if any(r["data"].get("format") == f for r in results)]
+#: the matrices at the end of the report: (peer, reference), each printed when both ran
+MATRICES = (("featuretools", "spark_fr"), ("featuretools", "spark_fr_spark"), ("spark_fr_spark", "spark_fr"))
+
+
+def matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr") -> list:
+    """``peer / reference`` wall-time ratios per data set, size and link table (a row) and format (a cell).
+
+    Parameters
+    ----------
+    results : list of dict
+        The cases of :func:`run`.
+    peer, reference : str
+
+    Returns
+    -------
+    list of dict
+        One per row: ``label`` (:func:`case_label`), ``load`` (the runs' 1-minute load averages, per format)
+        and ``cells``: {format: {"ratio" (None when one of them did not finish), "at_least" (the peer did not
+        finish: the time it had reached over the reference's), "warm" (DataFrames: the reference's session start
+        left out, as in a notebook whose session runs already), "engine" (the reference's: local or spark),
+        "peer_s", "reference_s" (median wall times), "cpu_ratio", "peer_cpu_s", "reference_cpu_s" (the same of
+        the processes' CPU seconds), "status" (the peer's)}}.
+    """
     rows = {}
     for r in results:
         ratio = next((x for x in r["ratios"] if x["peer"] == peer and x["reference"] == reference), None)
-        ref = r["summary"].get(reference, {})
         if ratio is None:
-            cell = "-"
-        elif ratio["wall"] is not None:
-            cell = f"{ratio['wall']:.2f}x"
-        elif ratio.get("wall_at_least"):
-            cell = f">{ratio['wall_at_least']:.2f}x"
-        else:
-            cell = "n/a"
-        warm = _warm_ratio(r["summary"], peer, reference)
-        if warm is not None:
-            cell += f" ({warm:.2f}x)"
-        engine = {"local": "L", "spark": "S"}.get(ref.get("engine"), "?")
-        loads = [v for s in r["summary"].values() for v in (s.get("load_avg_1") or [])]
-        load = f"{min(loads):.1f}-{max(loads):.1f}" if loads else "-"
-        line = rows.setdefault(case_label(r), {"load": []})
-        line[r["data"].get("format", "parquet")] = f"{cell} {engine}"
-        line["load"].append(load)
-    head = (f"{peer} / {reference} of the whole processes' wall times (L: local engine, S: Spark engine; "
+            continue
+        s, ref = r["summary"].get(peer, {}), r["summary"].get(reference, {})
+        loads = [v for x in r["summary"].values() for v in (x.get("load_avg_1") or [])]
+        row = rows.setdefault(case_label(r), {"label": case_label(r), "load": {}, "cells": {}})
+        fmt = r["data"].get("format", "parquet")
+        row["load"][fmt] = [min(loads), max(loads)] if loads else None
+        row["cells"][fmt] = {"ratio": ratio["wall"], "at_least": ratio.get("wall_at_least"),
+                             "warm": _warm_ratio(r["summary"], peer, reference), "engine": ref.get("engine"),
+                             "peer_s": s.get("median_wall_s"), "reference_s": ref.get("median_wall_s"),
+                             "cpu_ratio": ratio.get("cpu"), "peer_cpu_s": s.get("median_cpu_s"),
+                             "reference_cpu_s": ref.get("median_cpu_s"),
+                             "status": s.get("status")}
+    return list(rows.values())
+
+
+def format_matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr", cpu: bool = False) -> str:
+    """:func:`matrix` as text: ``peer / reference`` wall-time ratios (``cpu``: of the CPU seconds), one line per data
+    set, size and link table, one column per format (with the engine ``reference`` ran: L local, S Spark), and the
+    load averages."""
+    formats = [f for f in FORMATS if any(r["data"].get("format") == f for r in results)]
+    head = (f"{peer} / {reference} of the whole processes' CPU seconds (L: local engine, S: Spark engine)" if cpu else
+            f"{peer} / {reference} of the whole processes' wall times (L: local engine, S: Spark engine; "
             f"dataframe: in brackets with the session already running)")
-    width = max([len(k) for k in rows] + [20])
-    lines = [head, f"{'':<{width}}" + "".join(f"{f:>14}" for f in formats) + "   load"]
-    for label, cells in rows.items():
-        lines.append(f"{label:<{width}}" + "".join(f"{cells.get(f, '-'):>14}" for f in formats)
-                     + "   " + ", ".join(dict.fromkeys(cells["load"])))
+    rows = matrix(results, peer, reference)
+    width = max([len(row["label"]) for row in rows] + [20])
+    lines = [head, f"{'':<{width}}" + "".join(f"{f:>16}" for f in formats) + "   load"]
+    for row in rows:
+        texts = []
+        for f in formats:
+            c = row["cells"].get(f)
+            if c is None:
+                texts.append("-")
+                continue
+            if cpu:
+                text = f"{c['cpu_ratio']:.2f}x" if c.get("cpu_ratio") is not None else "n/a"
+            else:
+                text = (f"{c['ratio']:.2f}x" if c["ratio"] is not None else
+                        f">{c['at_least']:.2f}x" if c["at_least"] else "n/a")
+            if c["warm"] is not None and not cpu:
+                text += f" ({c['warm']:.2f}x)"
+            texts.append(f"{text} {({'local': 'L', 'spark': 'S'}).get(c['engine'], '?')}")
+        loads = dict.fromkeys(f"{lo:.1f}-{hi:.1f}" for lo, hi in (v for v in row["load"].values() if v))
+        lines.append(f"{row['label']:<{width}}" + "".join(f"{t:>16}" for t in texts) + "   " + ", ".join(loads))
     return "\n".join(lines)
+
+
+def report_matrices(results: list, names: list) -> dict:
+    """{"peer / reference": :func:`matrix`} of every pair of :data:`MATRICES` whose peers both ran."""
+    return {f"{p} / {r}": matrix(results, p, r) for p, r in MATRICES if p in names and r in names}
 
 
 def run(args) -> int:
@@ -535,12 +587,22 @@ def run(args) -> int:
         failed |= any(s["runs_ok"] == 0 for n, s in summary.items() if n.startswith("spark_fr"))
         results.append({"set": name, "max_depth": depth, "repeats": repeats, "data": data, "summary": summary,
                         "ratios": rs, "runs": runs})
+        if args.json:  # after every case: a long run stopped half-way keeps what it measured
+            write_json(args.json, report(args, env_before, None, results, names), announce=False)
     env_after = environment()
-    if "featuretools" in names and "spark_fr" in names:
-        print(format_matrix(results))
-        print()
+    for p, r in MATRICES:
+        if p in names and r in names:
+            print(format_matrix(results, p, r))
+            print(format_matrix(results, p, r, cpu=True))
+            print()
     print(f"load average after: {env_after['load_avg_1_5_15']}")
     if args.json:
-        write_json(args.json, {"suite": "relational", "config": dict(vars(args)),
-                               "environment": {"before": env_before, "after": env_after}, "cases": results})
+        write_json(args.json, report(args, env_before, env_after, results, names))
     return 1 if failed else 0
+
+
+def report(args, env_before: dict, env_after: dict | None, results: list, names: list) -> dict:
+    """The suite's JSON report (``env_after`` None: written after a case, the run still going)."""
+    return {"suite": "relational", "config": dict(vars(args)),
+            "environment": {"before": env_before, "after": env_after},
+            "cases": results, "matrices": report_matrices(results, names), "finished": env_after is not None}

@@ -236,21 +236,31 @@ class GroupAggregates:
         self._step(0, F.when(packed >= size, F.element_at(F.array(*[F.lit(w) for w in domain]), (index + 1).cast("int"))),
                    alias)
 
+    def _fold(self, key, i: int, expr, name: str) -> str:
+        """A hidden column ``name`` computed at step ``i`` once per ``key``: a fold over a sorted array is a
+        higher-order function, which Spark evaluates element by element (no generated code) and never shares
+        between two places of an expression (each place gets its own lambda variables)."""
+        if key not in self._keys:
+            self._keys[key] = name
+            self._step(i, expr, name, hidden=True)
+        return self._keys[key]
+
     def _add_from_sorted(self, name, value, alias, condition):
         arr = self._sorted(value, condition)
         values = F.col(arr)
-        if name == "sum":
-            self._step(0, _sorted_sum(values), alias)
-        elif name == "mean":
-            self._step(0, _sorted_mean(values), alias)
-        elif name == "count_distinct":
+        if name == "count_distinct":
             self._step(0, F.size(F.array_distinct(values)), alias)
-        else:
-            mean = f"{arr}_m"
-            if ("sorted_mean", arr) not in self._keys:
-                self._keys[("sorted_mean", arr)] = mean
-                self._step(0, _sorted_mean(values), mean, hidden=True)
-            self._step(1, _std_around(values, F.col(mean)), alias)
+            return
+        total = F.col(self._fold(("sorted_sum", arr), 0, _fold_sum(values), f"{arr}_s"))
+        if name == "sum":
+            self._step(1, F.when(F.size(values) > 0, total), alias)
+            return
+        mean = self._fold(("sorted_mean", arr), 1, _sorted_mean(values, total), f"{arr}_m")
+        if name == "mean":
+            self._step(2, F.col(mean), alias)
+            return
+        squares = F.col(self._fold(("sorted_squares", arr), 2, _fold_squares(values, F.col(mean)), f"{arr}_q"))
+        self._step(3, _std_around(values, F.col(mean), squares), alias)
 
     def add_expression(self, expr, alias: str) -> None:
         """Add a ready aggregate expression (e.g. :func:`share`) as output column ``alias``."""
@@ -284,30 +294,34 @@ class GroupAggregates:
         return bool(self.names)
 
 
-def _sorted_sum(values):
-    """The sum of an array of doubles, added in array order; null for an empty array."""
-    total = F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + x)
-    return F.when(F.size(values) > 0, total)
+def _fold_sum(values):
+    """The sum of an array of doubles, added in array order from 0.0 (0.0 for an empty array)."""
+    return F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + x)
 
 
 def _infinite(x):
     return F.abs(x) == F.lit(float("inf"))
 
 
-def _sorted_mean(values):
-    """The mean of an array of doubles from its sum in array order; when that sum overflows, from the sum of the
-    values times 2^-RESCUE_BITS (:data:`spark_fr.relational.exact.RESCUE_BITS`); null for an empty array."""
-    total = _sorted_sum(values)
+def _sorted_mean(values, total):
+    """The mean of an array of doubles from its sum in array order (``total``, a column of :func:`_fold_sum`); when
+    that sum overflows, from the sum of the values times 2^-RESCUE_BITS (:data:`spark_fr.relational.exact.RESCUE_BITS`,
+    folded only then); null for an empty array."""
     down = F.lit(2.0 ** -X.RESCUE_BITS)
     rescued = F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + x * down) / F.size(values) \
         * F.lit(2.0 ** X.RESCUE_BITS)
-    return F.when(_infinite(total), rescued).otherwise(total / F.size(values))
+    return F.when(F.size(values) > 0, F.when(_infinite(total), rescued).otherwise(total / F.size(values)))
 
 
-def _std_around(values, mean):
-    """Sample standard deviation of a sorted array around its mean (a column): null below two values; when the
-    sum of squared deviations overflows, from the values and the mean times 2^-RESCUE_BITS, scaled back."""
-    squares = F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + (x - mean) * (x - mean))
+def _fold_squares(values, mean):
+    """The sum of the squared deviations of an array's values from ``mean`` (a column), in array order."""
+    return F.aggregate(values, F.lit(0.0).cast("double"), lambda acc, x: acc + (x - mean) * (x - mean))
+
+
+def _std_around(values, mean, squares):
+    """Sample standard deviation of a sorted array from its mean and its squared deviations (``squares``, a column
+    of :func:`_fold_squares`): null below two values; when ``squares`` overflows, from the values and the mean
+    times 2^-RESCUE_BITS (folded only then), scaled back."""
     down = F.lit(2.0 ** -X.RESCUE_BITS)
     scaled = F.aggregate(values, F.lit(0.0).cast("double"),
                          lambda acc, x: acc + (x * down - mean * down) * (x * down - mean * down))
