@@ -62,12 +62,17 @@ def slow_prms(B, coins):
     N = m + n
     eps = np.abs(A).mean(axis=0).max()                 # the largest column mean of |A|
     out = B.copy()
+    q = 0
     for i in range(m):
         for j in range(n):
             a = B[i, j]
+            if a == 0:
+                continue                                      # zeros stay zero (probability 0): no coin
+            c = coins[q]
+            q += 1
             if abs(a) > eps / np.sqrt(N):
                 continue
-            out[i, j] = np.sign(a) * eps / np.sqrt(N) if coins[i, j] < np.sqrt(N) * abs(a) / eps else 0.0
+            out[i, j] = np.sign(a) * eps / np.sqrt(N) if c < np.sqrt(N) * abs(a) / eps else 0.0
     return out
 
 
@@ -75,14 +80,15 @@ def test_prms_against_its_definition():
     rng = np.random.default_rng(3)
     B = rng.normal(size=(30, 50)) * (rng.random((30, 50)) < 0.6)
     B[0, :5] = 4.0                                            # a few large entries are kept as they are
-    got = prms(B, np.random.default_rng(11))
-    coins = np.random.default_rng(11).random(B.shape)
+    got = prms(B, np.random.default_rng(11)).toarray()
+    assert np.array_equal(got, prms(sparse.csr_matrix(B), np.random.default_rng(11)).toarray())
+    coins = np.random.default_rng(11).random(np.count_nonzero(B))
     assert np.allclose(got, slow_prms(B, coins), rtol=0, atol=1e-15)
     assert np.all(got[B == 0] == 0) and np.all(got[0, :5] == 4.0)
     assert np.isclose(prms_epsilon(B), np.abs(np.block([[np.zeros((30, 30)), B], [B.T, np.zeros((50, 50))]])).mean(0).max())
     assert density(got) < density(B)
     # unbiased: the mean of many draws is B (negative entries too: the signed-value bug of [R] is not copied)
-    mean = np.mean([prms(B, np.random.default_rng(s)) for s in range(3000)], axis=0)
+    mean = np.mean([prms(B, np.random.default_rng(s)).toarray() for s in range(3000)], axis=0)
     assert np.abs(mean - B).max() < 0.05 * np.abs(B).max()
 
 

@@ -16,7 +16,8 @@ Decisions:
   transformed in fixed chunks of the canonical row order: the embedding depends on the data and the seed,
   never on the Spark partitioning;
 * PCA: scikit-learn's PCA (ARPACK on a sparse sample, so the sample is centred implicitly and never made
-  dense); random projection: scikit-learn's GaussianRandomProjection; both are row-by-row maps.
+  dense; a sample dense and small enough is made dense, :func:`dense_if_small`); random projection:
+  scikit-learn's GaussianRandomProjection; both are row-by-row maps.
 """
 from __future__ import annotations
 
@@ -95,6 +96,7 @@ class _PCA:
         from scipy import sparse
         from sklearn.decomposition import PCA
 
+        X = dense_if_small(X)
         is_sparse = sparse.issparse(X)
         d = min(self.d, min(X.shape) - (1 if is_sparse else 0))
         self.model = PCA(n_components=max(1, d), svd_solver="arpack" if is_sparse else "full",
@@ -104,6 +106,21 @@ class _PCA:
 
     def transform(self, X):
         return self.model.transform(X)
+
+
+#: a sparse sample is made dense for PCA and TwoNN when it has at most this many cells and is this dense
+DENSE_CELLS, DENSE_SHARE = 2 ** 25, 0.3
+
+
+def dense_if_small(X):
+    """X as a dense array when it is sparse but dense enough and small enough that dense algebra is faster."""
+    from scipy import sparse
+
+    if sparse.issparse(X):
+        cells = X.shape[0] * X.shape[1]
+        if cells and cells <= DENSE_CELLS and X.nnz / cells >= DENSE_SHARE:
+            return X.toarray()
+    return X
 
 
 def l2_rows(E: np.ndarray) -> np.ndarray:

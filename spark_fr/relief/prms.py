@@ -18,7 +18,9 @@ Decisions (spec Sec. 5, C6 and 3.3):
   coin (a bug we do not copy);
 * rows are L2-normalised first, as [R] does, since the sample is used in the cosine geometry of the
   embedding; :func:`prms` itself takes any matrix, the caller normalises;
-* the coins come from a numpy Generator seeded by (seed, Stream.RELIEFE_PRMS): deterministic.
+* the coins come from a numpy Generator seeded by (seed, Stream.RELIEFE_PRMS), one per stored non-zero in
+  CSR order (zeros stay zero whatever the coin, so they are never visited): deterministic, and a wide sample
+  is never made dense.
 """
 from __future__ import annotations
 
@@ -34,35 +36,48 @@ def density(B) -> float:
     return float(nnz) / (m * n)
 
 
-def prms_epsilon(B: np.ndarray) -> float:
+def prms_epsilon(B) -> float:
     """eps = ||A||_inf / (m + n) for the dilation A of B: the largest row (= column) sum of |B| over m + n."""
-    B = np.abs(np.asarray(B, np.float64))
+    from scipy import sparse
+
     m, n = B.shape
-    return float(max(B.sum(axis=1).max(initial=0.0), B.sum(axis=0).max(initial=0.0))) / (m + n)
+    A = abs(B) if sparse.issparse(B) else np.abs(np.asarray(B, np.float64))
+    rows = np.asarray(A.sum(axis=1)).ravel()
+    cols = np.asarray(A.sum(axis=0)).ravel()
+    return float(max(rows.max(initial=0.0), cols.max(initial=0.0))) / (m + n)
 
 
-def prms(B: np.ndarray, rng: np.random.Generator, epsilon: float | None = None) -> np.ndarray:
-    """The PrMS sparsification of B (dense, float64); a new array.
+def prms(B, rng: np.random.Generator, epsilon: float | None = None):
+    """The PrMS sparsification of B, as a new CSR matrix (float64).
 
     Parameters
     ----------
-    B : ndarray (m, n)
+    B : ndarray or scipy sparse matrix (m, n)
+        Zeros stay zero (their probability is 0), so only the stored non-zeros are visited: a wide sample is
+        never made dense.
     rng : numpy.random.Generator
-        One uniform draw per entry, in row-major order (entries kept or zero use theirs too).
+        One uniform draw per stored non-zero, in CSR order (row by row, columns ascending).
     epsilon : float, optional
         Default :func:`prms_epsilon`.
 
     Returns
     -------
-    ndarray (m, n)
+    scipy.sparse.csr_matrix (m, n)
     """
-    B = np.asarray(B, np.float64)
-    m, n = B.shape
-    eps = prms_epsilon(B) if epsilon is None else float(epsilon)
-    coins = rng.random((m, n))
+    from scipy import sparse
+
+    C = sparse.csr_matrix(B, dtype=np.float64, copy=True)
+    C.sum_duplicates()
+    C.eliminate_zeros()
+    C.sort_indices()
+    m, n = C.shape
+    eps = prms_epsilon(C) if epsilon is None else float(epsilon)
+    coins = rng.random(C.data.size)
     if eps <= 0:
-        return np.zeros_like(B)
+        return sparse.csr_matrix((m, n))
     thr = eps / np.sqrt(m + n)
-    mag = np.abs(B)
-    drawn = np.where(coins < mag / thr, np.sign(B) * thr, 0.0)
-    return np.where(mag > thr, B, drawn)
+    v = C.data
+    mag = np.abs(v)
+    C.data = np.where(mag > thr, v, np.where(coins < mag / thr, np.sign(v) * thr, 0.0))
+    C.eliminate_zeros()
+    return C

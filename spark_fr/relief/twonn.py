@@ -44,6 +44,9 @@ def pairwise_euclidean(X) -> np.ndarray:
     (the fast dot-product formula leaves rounding noise there, which would make r1 tiny)."""
     from sklearn.metrics.pairwise import euclidean_distances
 
+    from .embedders import dense_if_small
+
+    X = dense_if_small(X)
     D = euclidean_distances(X)
     ids = identical_rows(X)
     D[ids[:, None] == ids[None, :]] = 0.0
