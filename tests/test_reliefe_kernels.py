@@ -269,3 +269,16 @@ def test_embedders_fit_and_transform_row_by_row():
         part = l2_rows(emb.transform(X[150:]))
         assert full.shape == (200, 5) and np.allclose(full[150:], part)
         assert np.allclose(np.linalg.norm(full, axis=1)[np.abs(full).sum(1) > 0], 1.0)
+
+
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_pca_embedder_is_scikit_learns_pca_up_to_signs(as_sparse):
+    from sklearn.decomposition import PCA
+
+    rng = np.random.default_rng(4)
+    X = rng.random((120, 40)) * (rng.random((120, 40)) < 0.2) @ np.diag(np.linspace(1, 3, 40))
+    S = sparse.csr_matrix(X) if as_sparse else X
+    ours = make_embedder("pca", 4, 1, 120).fit(S).transform(S)
+    ref = PCA(n_components=4, svd_solver="full").fit(X).transform(X)
+    assert np.allclose(np.abs(ours), np.abs(ref), atol=1e-8)
+    assert np.allclose(np.abs((ours * ref).sum(0)), (ref * ref).sum(0))

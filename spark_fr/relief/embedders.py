@@ -15,9 +15,9 @@ Decisions:
 * UMAP's transform of a batch of new rows depends on the batch (negative sampling over it), so rows are
   transformed in fixed chunks of the canonical row order: the embedding depends on the data and the seed,
   never on the Spark partitioning;
-* PCA: scikit-learn's PCA (ARPACK on a sparse sample, so the sample is centred implicitly and never made
-  dense; a sample dense and small enough is made dense, :func:`dense_if_small`); random projection:
-  scikit-learn's GaussianRandomProjection; both are row-by-row maps.
+* PCA (:class:`PCAEmbedder`: a full SVD, or ARPACK on a sparse sample, centred implicitly and never made
+  dense) and Gaussian random projection (:class:`RandomProjection`) need numpy and scipy only (scikit-learn
+  is not a dependency of spark_fr); both are row-by-row maps.
 """
 from __future__ import annotations
 
@@ -78,34 +78,67 @@ def make_embedder(name: str, d: int, seed: int, n_sample: int):
         return umap.UMAP(n_components=d, n_neighbors=max(2, min(15, n_sample - 1)), min_dist=0.1, init="random",
                          random_state=seed, low_memory=True)
     if name == "pca":
-        return _PCA(d, seed)
+        return PCAEmbedder(d, seed)
     if name == "random_projection":
-        from sklearn.random_projection import GaussianRandomProjection
-
-        return GaussianRandomProjection(n_components=d, random_state=seed)
+        return RandomProjection(d, seed)
     raise ValueError(f"unknown embedder {name!r}")
 
 
-class _PCA:
-    """scikit-learn's PCA on a dense sample, ARPACK (implicit centring) on a sparse one."""
+class PCAEmbedder:
+    """PCA (numpy / scipy only): the top-d right singular vectors of the centred sample.
+
+    A dense sample (or one :func:`dense_if_small` makes dense) goes through a full SVD; a sparse one through
+    ARPACK (``scipy.sparse.linalg.svds``) on the implicitly centred matrix, never made dense. Signs follow
+    scikit-learn's ``svd_flip`` (the largest |loading| of each component is positive), so the embedding is
+    deterministic. ``transform(X) = (X - mean) V^T`` row by row.
+    """
 
     def __init__(self, d: int, seed: int):
-        self.d, self.seed = d, seed
+        self.d, self.seed = int(d), int(seed)
 
     def fit(self, X):
         from scipy import sparse
-        from sklearn.decomposition import PCA
 
         X = dense_if_small(X)
-        is_sparse = sparse.issparse(X)
-        d = min(self.d, min(X.shape) - (1 if is_sparse else 0))
-        self.model = PCA(n_components=max(1, d), svd_solver="arpack" if is_sparse else "full",
-                         random_state=self.seed)
-        self.model.fit(X)
+        m, F = X.shape
+        self.mean_ = np.asarray(X.mean(axis=0), np.float64).ravel()
+        if sparse.issparse(X):
+            from scipy.sparse.linalg import LinearOperator, svds
+
+            X = sparse.csr_matrix(X, dtype=np.float64)
+            mu = self.mean_
+            op = LinearOperator((m, F), dtype=np.float64,
+                                matvec=lambda v: X @ v - mu @ v, rmatvec=lambda u: X.T @ u - mu * u.sum(),
+                                matmat=lambda V: X @ V - np.outer(np.ones(m), mu @ V),
+                                rmatmat=lambda U: X.T @ U - np.outer(mu, U.sum(axis=0)))
+            k = max(1, min(self.d, min(m, F) - 1))
+            v0 = np.random.default_rng(self.seed).random(min(m, F))
+            _, s, Vt = svds(op, k=k, v0=v0)
+            Vt = Vt[np.argsort(-s)]
+        else:
+            _, _, Vt = np.linalg.svd(np.asarray(X, np.float64) - self.mean_, full_matrices=False)
+            Vt = Vt[:max(1, min(self.d, Vt.shape[0]))]
+        big = np.argmax(np.abs(Vt), axis=1)
+        Vt = Vt * np.sign(Vt[np.arange(Vt.shape[0]), big])[:, None]
+        self.components_ = np.ascontiguousarray(Vt)
         return self
 
     def transform(self, X):
-        return self.model.transform(X)
+        return np.asarray(X @ self.components_.T) - self.mean_ @ self.components_.T
+
+
+class RandomProjection:
+    """Gaussian random projection: X R with R ~ N(0, 1/d), F x d, from the seed (row by row)."""
+
+    def __init__(self, d: int, seed: int):
+        self.d, self.seed = int(d), int(seed)
+
+    def fit(self, X):
+        self.R_ = np.random.default_rng(self.seed).normal(0.0, 1.0 / np.sqrt(self.d), (X.shape[1], self.d))
+        return self
+
+    def transform(self, X):
+        return np.asarray(X @ self.R_)
 
 
 #: a sparse sample is made dense for PCA and TwoNN when it has at most this many cells and is this dense

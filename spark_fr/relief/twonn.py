@@ -42,12 +42,14 @@ def identical_rows(X) -> np.ndarray:
 def pairwise_euclidean(X) -> np.ndarray:
     """Euclidean distances between the rows of X (dense or scipy sparse); exactly 0 between identical rows
     (the fast dot-product formula leaves rounding noise there, which would make r1 tiny)."""
-    from sklearn.metrics.pairwise import euclidean_distances
+    from scipy import sparse
 
     from .embedders import dense_if_small
 
     X = dense_if_small(X)
-    D = euclidean_distances(X)
+    G = (X @ X.T).toarray() if sparse.issparse(X) else np.asarray(X, np.float64) @ np.asarray(X, np.float64).T
+    sq = np.diag(G).copy()
+    D = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2.0 * G, 0.0))
     ids = identical_rows(X)
     D[ids[:, None] == ids[None, :]] = 0.0
     return D
