@@ -18,6 +18,7 @@ Settings (spark_fr option -> [R] constructor argument):
 * ``adaptive``: the same with ``--reliefe-k adaptive`` (``determine_k_automatically=True``);
 * MLC ``f1``: raw labels, F1 distance; MLC ``cosine-pca``: the target embedded by PCA (d = 8) and compared by
   cosine ([R] gets the same scikit-learn PCA as its ``embedding_method``).
+[R] 0.18 needs one shim with today's scikit-learn (an np.matrix handed to ``normalize``; see R_SCRIPT).
 The input embedding is not compared: [R]'s update loop then reads the *embedded* matrix over |F| columns
 (spec Sec. 5, C2), which is not ReliefE as the paper defines it.
 """
@@ -52,8 +53,14 @@ R_SCRIPT = r'''
 import json, sys, time
 import numpy as np
 from scipy import sparse
+import reliefe.reliefe_classes as rc
 from reliefe import ReliefE
 from sklearn.decomposition import PCA
+from sklearn.preprocessing import normalize as _normalize
+
+# reliefe 0.18 passes np.matrix to sklearn's normalize, which scikit-learn >= 1.6 refuses (in its PrMS step,
+# which only feeds its latent-dimension estimate): hand it an ndarray, nothing else changes
+rc.normalize = lambda X, *a, **k: _normalize(np.asarray(X) if isinstance(X, np.matrix) else X, *a, **k)
 
 class DensePCA:
     def __init__(self, d): self.p = PCA(n_components=d, svd_solver="full")

@@ -120,3 +120,26 @@ def test_other_tasks_and_bad_settings_are_one_line_errors(spark, datasets):
         spark_fr.rank(str(datasets / "reliefe_mat/chess.mat"), method="reliefe", reliefe_embed="target", spark=spark)
     with pytest.raises(InputError, match="--reliefe-k must be adaptive or a positive integer"):
         spark_fr.rank(str(datasets / "reliefe_mat/chess.mat"), method="reliefe", reliefe_k=0, spark=spark)
+
+
+def test_estimator_yaml_and_command_line_reach_the_same_options(spark, tmp_path):
+    """The Estimator's Params and a YAML config are derived from the option table: the same run as rank()."""
+    from spark_fr import options as O
+    from spark_fr.estimator import FeatureRanker
+
+    df = spark.createDataFrame(wide_sparse(n=120, D=60, seed=7), SCHEMA)
+    kw = dict(reliefe_k="adaptive", reliefe_update="absmean", reliefe_embedder="random_projection",
+              reliefe_dimension=5)
+    direct = joint(spark_fr.rank(df, targets="y", method="reliefe", spark=spark, seed=2, **kw))
+    model = FeatureRanker(targetCols=["y"], method="reliefe", reliefeK="adaptive", reliefeUpdate="absmean",
+                          reliefeEmbedder="random_projection", reliefeDimension=5, seed=2, numTopFeatures=6).fit(df)
+    t = model.ranking.to_pandas().set_index("feature").importance
+    np.testing.assert_array_equal(t[direct.index].to_numpy(), direct.to_numpy())
+    cfg = tmp_path / "reliefe.yaml"
+    cfg.write_text("method: reliefe\nreliefe-k: adaptive\nreliefe_update: absmean\nreliefe-embedder: random_projection\n"
+                   "reliefe-dimension: 5\nseed: 2\n")
+    opts = O.load_config(str(cfg))
+    assert opts == {"method": "reliefe", "reliefe_k": "adaptive", "reliefe_update": "absmean",
+                    "reliefe_embedder": "random_projection", "reliefe_dimension": 5, "seed": 2}
+    assert O.parse_command_line(["--method", "reliefe", "--reliefe-k", "adaptive", "--reliefe-dimension", "auto",
+                                 "--reliefe-k", "7"])["reliefe_k"] == 7
