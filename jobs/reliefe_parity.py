@@ -139,7 +139,7 @@ def main(argv=None) -> int:
         data, task, n_classes, names = read_rows(spark, a.root, *DATASETS[name])
         for setting, (ours_kw, r_kw) in SETTINGS["mlc" if task == "mlc" else "classification"].items():
             t = time.perf_counter()
-            res, info, _ = reliefe_weights(spark, data, task, n_classes, ReliefEParams(seed=0, **ours_kw))
+            res, info, _ = reliefe_weights(spark, data, n_classes, ReliefEParams(seed=0, **ours_kw))
             ours_s = time.perf_counter() - t
             ours = res[0].importance
             ref, ref_s = reference_weights(a.reliefe_python, data, dict(r_kw))

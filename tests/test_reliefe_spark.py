@@ -103,7 +103,7 @@ def test_spark_weights_equal_one_kernel_call_in_process(spark, wide_df):
     keys = np.arange(150, dtype=np.uint64) * np.uint64(7919)
     data = ReliefEData(X, y, keys, np.zeros(2000, bool))
     params = ReliefEParams(embed="none", k=5, iterations=100, seed=4)
-    res, info, _ = reliefe_weights(spark, data, "classification", 3, params)
+    res, info, _ = reliefe_weights(spark, data, 3, params)
     inst = sample_order(keys, 4)[:100]
     priors = np.bincount(y[:, 0].astype(int), minlength=3) / 150
     W, iters, _ = reliefe_shard(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.zeros(2000, bool),

@@ -65,9 +65,9 @@ log = logging.getLogger(__name__)
 SECONDS_PER_EVALUATION = 2e-9
 
 
-def resolve_spaces(params: ReliefEParams, task: str) -> tuple:
-    """(embed_input, embed_target, target distance name) of a run; one-line errors for what cannot be."""
-    mlc = task == "mlc"
+def resolve_spaces(params: ReliefEParams, mlc: bool) -> tuple:
+    """(embed_input, embed_target, target distance name) of a run (``mlc``: the target is a label set);
+    one-line errors for what cannot be."""
     embed = params.embed if params.embed != "auto" else ("target" if mlc else "input")
     if not mlc and embed in ("target", "both"):
         raise InputError(f"--reliefe-embed {embed} embeds a multi-label target; a classification target is one "
@@ -144,8 +144,11 @@ def _run_shard(payload: dict, rows: np.ndarray, p: dict) -> tuple:
     return total, (np.vstack(ks) if ks else np.zeros((0, 1), np.int64))
 
 
-def reliefe_weights(spark, data: ReliefEData, task: str, n_classes: int, params: ReliefEParams) -> tuple:
+def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEParams) -> tuple:
     """ReliefE weights of prepared rows (the module sketch, after the rows are read).
+
+    ``n_classes`` > 0: a classification target (class index per row); 0: label sets (MLC, 0/1 columns), the two
+    target types :mod:`spark_fr.tasks` lets ReliefE rank.
 
     Returns
     -------
@@ -154,7 +157,8 @@ def reliefe_weights(spark, data: ReliefEData, task: str, n_classes: int, params:
     from scipy import sparse
 
     timings = {}
-    e_in, e_t, dist = resolve_spaces(params, task)
+    mlc = n_classes == 0
+    e_in, e_t, dist = resolve_spaces(params, mlc)
     n, D = data.n_rows, data.n_features
     if n < 2:
         raise InputError("ReliefE needs at least two rows with known targets")
@@ -163,7 +167,7 @@ def reliefe_weights(spark, data: ReliefEData, task: str, n_classes: int, params:
     nu = cyclic_sample(target_value_ids(data.Y), data.keys, params.sample, seed)
     timings["reliefe_sampling_s"] = time.perf_counter() - t
     info = {"reliefe_embed_input": e_in, "reliefe_embed_target": e_t, "reliefe_sample_rows": int(nu.size)}
-    if task == "mlc":
+    if mlc:
         info["reliefe_mlc_distance"] = dist
     embedder_name = resolve_embedder(params.embedder) if (e_in or e_t) else None
     info["reliefe_embedder"] = embedder_name
@@ -190,7 +194,7 @@ def reliefe_weights(spark, data: ReliefEData, task: str, n_classes: int, params:
         info["reliefe_embedding_on"] = "driver" if here else "spark"
         info["reliefe_dimension_used"] = int(E.shape[1])
     Yt, tkind = np.zeros((n, 0)), 0
-    if task == "mlc":
+    if mlc:
         if e_t:
             t = time.perf_counter()
             T = data.Y
@@ -205,14 +209,14 @@ def reliefe_weights(spark, data: ReliefEData, task: str, n_classes: int, params:
             Yt, tkind = np.ascontiguousarray(np.nan_to_num(data.Y, nan=0.0)), LABEL_DISTANCES[dist]
     classes = np.zeros(n)
     priors = np.zeros(0)
-    if task != "mlc":
+    if not mlc:
         classes = np.ascontiguousarray(data.Y[:, 0])
         counts = np.bincount(classes.astype(np.int64), minlength=n_classes).astype(np.float64)
         priors = counts / counts.sum()
     indptr, indices, values = data.csr_arrays()
     payload = {"indptr": indptr, "indices": indices, "data": values, "nominal": data.nominal,
                "E": np.ascontiguousarray(E, np.float64), "keys": data.keys, "classes": classes,
-               "n_classes": n_classes if task != "mlc" else 0, "priors": priors,
+               "n_classes": n_classes, "priors": priors,
                "Yt": np.ascontiguousarray(Yt, np.float64), "tkind": int(tkind)}
     p = {"k": 1 if params.adaptive else int(params.k), "adaptive": params.adaptive, "k_max": int(params.k_max),
          "abs_mean": params.update == "absmean"}
@@ -240,7 +244,7 @@ def reliefe_weights(spark, data: ReliefEData, task: str, n_classes: int, params:
     info.update({"reliefe_mode": "broadcast", "reliefe_instances": m, "reliefe_shards": len(shards),
                  "reliefe_k": params.k, "reliefe_update": params.update,
                  "reliefe_k_used": k_summary(ks), "executed_on": "driver" if early == len(shards) else "spark"})
-    if task == "mlc":
+    if mlc:
         info["reliefe_skipped_instances"] = int((ks[:, 0] == 0).sum())
     return [ScoreResult(ScoreKey("reliefe"), out.importance, out.std)], info, timings
 
@@ -285,7 +289,7 @@ def rank_reliefe(spark, dataset, spec, params: ReliefEParams, semi_supervised: b
             log.warning("%d rows without any known target value are not used (supervised ranking)", data.n_dropped)
         classes = prep.encoder.classes
         task = prep.task
-        results, info, timings = reliefe_weights(spark, data, task, len(classes) if classes else 0, params)
+        results, info, timings = reliefe_weights(spark, data, len(classes) if classes else 0, params)
     finally:
         prep.release()
     all_timings = dict(prep.timings)
