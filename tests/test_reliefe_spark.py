@@ -143,3 +143,18 @@ def test_estimator_yaml_and_command_line_reach_the_same_options(spark, tmp_path)
                     "reliefe_embedder": "random_projection", "reliefe_dimension": 5, "seed": 2}
     assert O.parse_command_line(["--method", "reliefe", "--reliefe-k", "adaptive", "--reliefe-dimension", "auto",
                                  "--reliefe-k", "7"])["reliefe_k"] == 7
+
+
+@pytest.mark.slow
+def test_umap_fitted_on_the_driver_and_applied_in_spark_tasks(spark):
+    """The paper's embedder (umap-learn, the test extra): the default when installed; its transform runs in
+    Spark tasks on fixed chunks of rows, so the weights are the same for any partitioning. Slow: umap-learn's
+    numba functions compile in the driver and in every Python worker (12 min at load 18 on 2 cores)."""
+    df = spark.createDataFrame(wide_sparse(n=240, D=400, seed=5), SCHEMA)
+    kw = dict(targets="y", method="reliefe", spark=spark, seed=3, reliefe_sample=120, reliefe_dimension=4)
+    a = spark_fr.rank(df.coalesce(1), **kw)
+    b = spark_fr.rank(df.repartition(3), **kw)
+    wa, wb = joint(a), joint(b)
+    np.testing.assert_array_equal(wa.to_numpy(), wb[wa.index].to_numpy())
+    assert a.metadata["reliefe_embedder"] == "umap" and a.metadata["reliefe_embedding_on"] == "spark"
+    assert len(set(wa.sort_values(ascending=False).index[:8]) & {f"features[{j}]" for j in range(6)}) >= 5

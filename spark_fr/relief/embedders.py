@@ -76,7 +76,7 @@ def make_embedder(name: str, d: int, seed: int, n_sample: int):
         import umap
 
         return umap.UMAP(n_components=d, n_neighbors=max(2, min(15, n_sample - 1)), min_dist=0.1, init="random",
-                         random_state=seed, low_memory=True)
+                         random_state=seed, low_memory=True, n_jobs=1)
     if name == "pca":
         return PCAEmbedder(d, seed)
     if name == "random_projection":
