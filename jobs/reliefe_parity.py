@@ -18,7 +18,8 @@ Settings (spark_fr option -> [R] constructor argument):
 * ``adaptive``: the same with ``--reliefe-k adaptive`` (``determine_k_automatically=True``);
 * MLC ``f1``: raw labels, F1 distance; MLC ``cosine-pca``: the target embedded by PCA (d = 8) and compared by
   cosine ([R] gets the same scikit-learn PCA as its ``embedding_method``).
-[R] 0.18 needs one shim with today's scikit-learn (an np.matrix handed to ``normalize``; see R_SCRIPT).
+[R] 0.18 needs a shim with today's scikit-learn (np.matrix handed to ``normalize`` and
+``euclidean_distances``; see R_SCRIPT).
 The input embedding is not compared: [R]'s update loop then reads the *embedded* matrix over |F| columns
 (spec Sec. 5, C2), which is not ReliefE as the paper defines it.
 """
@@ -58,9 +59,14 @@ from reliefe import ReliefE
 from sklearn.decomposition import PCA
 from sklearn.preprocessing import normalize as _normalize
 
-# reliefe 0.18 passes np.matrix to sklearn's normalize, which scikit-learn >= 1.6 refuses (in its PrMS step,
-# which only feeds its latent-dimension estimate): hand it an ndarray, nothing else changes
-rc.normalize = lambda X, *a, **k: _normalize(np.asarray(X) if isinstance(X, np.matrix) else X, *a, **k)
+# reliefe 0.18 passes np.matrix to sklearn's normalize and euclidean_distances, which scikit-learn >= 1.6 refuses
+# (in its PrMS step and latent-dimension estimate): hand them an ndarray, nothing else changes
+import types
+_arr = lambda X: np.asarray(X) if isinstance(X, np.matrix) else X
+rc.normalize = lambda X, *a, **k: _normalize(_arr(X), *a, **k)
+_ed = rc.metrics.pairwise.euclidean_distances  # its latent-dimension estimate, on an np.matrix sample too
+rc.metrics = types.SimpleNamespace(pairwise=types.SimpleNamespace(
+    euclidean_distances=lambda X, *a, **k: _ed(_arr(X), *a, **k)))
 
 class DensePCA:
     def __init__(self, d): self.p = PCA(n_components=d, svd_solver="full")
