@@ -5,7 +5,8 @@ Sketch
     options  <- the keywords checked against the option table (fail before touching data)    spark_fr.options
     dataset  <- read (ARFF / CSV / Parquet / Delta / .mat / a DataFrame)                       spark_fr.io
     spec     <- targets and features (names checked)                                           spark_fr.data.schema
-    run      <- the method: ensemble (spark_fr.ensemble.run), relief (spark_fr.relief.run) or boosting
+    run      <- the method: ensemble (spark_fr.ensemble.run), relief (spark_fr.relief.run), reliefe
+                (spark_fr.relief.reliefe) or boosting
                 (spark_fr.ensemble.boosting)
     ranking  <- long table + run metadata                                                       spark_fr.ranking
     check    <- a ranking whose importances are all 0 says so: one warning line, and ``informative`` /
@@ -32,7 +33,7 @@ from .ensemble.params import BoostingParams, EnsembleParams
 from .errors import InputError
 from .io.readers import read_dataset
 from .ranking import ALL_TARGETS, Ranking
-from .relief.params import ReliefParams
+from .relief.params import ReliefEParams, ReliefParams
 from .results import informative
 from .tasks import TaskError
 
@@ -44,6 +45,8 @@ METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_
                         "warm_up": ("ensemble.spark", "warm_up_kernels"), "semi_supervised": True},
            "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"),
                       "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": True},
+           "reliefe": {"params": ReliefEParams, "run": ("relief.reliefe", "rank_reliefe"),
+                       "warm_up": ("relief.reliefe", "warm_up_reliefe"), "semi_supervised": False},
            "boosting": {"params": BoostingParams, "run": ("ensemble.boosting", "rank_boosting"),
                         "warm_up": ("ensemble.boosting", "warm_up_kernels"), "semi_supervised": False}}
 
@@ -88,8 +91,6 @@ def check_options(opts: dict, method: str, given: set) -> object:
 
     Options given for another method are named in a warning. Returns the parameter object.
     """
-    if method == "reliefe":
-        raise InputError("--method reliefe is not available in this version; use --method relief or ensemble")
     ignored = sorted(n for n in given if O.option(n).methods and method not in O.option(n).methods)
     if ignored:
         log.warning("%s apply to other methods than --method %s; ignored",
@@ -136,7 +137,8 @@ def rank(data=None, targets=None, task: str = "auto", method: str = "ensemble", 
         'auto' (inferred from the targets) or a target type: 'classification', 'regression', 'mtr',
         'mlc', 'hmlc', 'unsupervised' (:mod:`spark_fr.tasks`).
     method : str
-        'ensemble' (PCT ensembles: Symbolic, Genie3, RF scores), 'relief' (the Relief family) or 'boosting'
+        'ensemble' (PCT ensembles: Symbolic, Genie3, RF scores), 'relief' (the Relief family), 'reliefe'
+        (ReliefE: Relief with neighbours in a learned embedding; classification and MLC) or 'boosting'
         (gradient-boosted PCTs, classification and regression: Symbolic and Genie3 summed over the trees, the
         importance after every tree in the metadata's ``boosting.curve``).
     spark : SparkSession, optional
@@ -306,7 +308,8 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
 ZERO_BECAUSE = {"symbolic": "no tree split on any feature",
                 "genie3": "no tree's split reduced the impurity",
                 "rf": "permuting a feature never changed the trees' out-of-bag error",
-                "relief": "no feature ever differed between a sampled row and its neighbours"}
+                "relief": "no feature ever differed between a sampled row and its neighbours",
+                "reliefe": "no feature ever differed between a sampled row and its neighbours"}
 
 
 def _zero_reason(score: str, run, params) -> str:

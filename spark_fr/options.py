@@ -86,6 +86,25 @@ class Integer(Kind):
 
 
 @dataclass(frozen=True)
+class IntegerOrWord(Integer):
+    """An integer in [lo, hi], or one of some words (``--reliefe-k adaptive``, ``--reliefe-dimension auto``)."""
+
+    words: tuple = ()
+
+    def parse(self, text, opt):
+        t = str(text).strip()
+        return t if t in self.words else super().parse(t, opt)
+
+    def coerce(self, value, opt):
+        if isinstance(value, str):
+            return self.parse(value, opt)
+        return super().coerce(value, opt)
+
+    def fail(self, opt, value, where="", what=None):
+        super().fail(opt, value, where, what or " or ".join(self.words + (self.description,)))
+
+
+@dataclass(frozen=True)
 class FoldCount(Integer):
     """A number of cross-validation folds: 0 (off) or an integer >= 2 (one fold is no cross-validation)."""
 
@@ -356,11 +375,12 @@ class Option:
 
 
 ENS, REL, BOOST = frozenset({"ensemble"}), frozenset({"relief"}), frozenset({"boosting"})
+RELE = frozenset({"reliefe"})
 BOTH = frozenset({"ensemble", "relief"})
 TREES = ENS | BOOST  # options of every tree method
-ALL = BOTH | BOOST
-IO, TASK, ENSEMBLES, BOOSTING, RELIEF, RUN = ("input and output", "task and method", "ensembles", "boosting", "relief",
-                                              "run")
+ALL = BOTH | BOOST | RELE
+IO, TASK, ENSEMBLES, BOOSTING, RELIEF, RELIEFE, RUN = ("input and output", "task and method", "ensembles", "boosting",
+                                                       "relief", "reliefe", "run")
 
 OPTIONS = (
     # input and output
@@ -427,7 +447,8 @@ OPTIONS = (
            "the features); auto chooses w in 0, 0.1, ..., 1 by internal 4-fold cross-validation", TASK, ENS,
            default_help="0.5"),
     Option("method", Choice(("ensemble", "relief", "reliefe", "boosting")), "ensemble",
-           "ranking method: PCT ensembles, the Relief family, or gradient-boosted PCTs", TASK),
+           "ranking method: PCT ensembles, the Relief family, ReliefE (Relief with neighbours in a learned "
+           "embedding; classification and mlc), or gradient-boosted PCTs", TASK),
     Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
            "hierarchy weights w(l) = w0 * mean(w(parents)) (HMLC)", TASK, BOTH),
     Option("hmlc_impurity", Choice(hmlc_task.IMPURITIES), hmlc_task.DEFAULT_IMPURITY,
@@ -513,6 +534,36 @@ OPTIONS = (
     Option("relief_hmlc_normaliser", Choice(("data", "hierarchy", "sum")), "data",
            "HMLC distance divided by its maximum over pairs of the most specific labels of the data, over all "
            "labels of the hierarchy, or by sqrt(sum of all weights)", RELIEF, REL, field="hmlc_normaliser"),
+    # reliefe (the ReliefE paper's defaults: spark_fr/relief/reliefe.py)
+    Option("reliefe_k", IntegerOrWord(lo=1, words=("adaptive",), description="a positive integer"), 15,
+           "neighbours per class (classification) or in all (MLC): a count, or adaptive (per sample and class: "
+           "cut the sorted neighbour distances at their largest gap)", RELIEFE, RELE, field="k"),
+    Option("reliefe_update", Choice(("standard", "absmean")), "standard",
+           "per-feature difference: mean over the neighbours of |x - neighbour| (ReliefF), or |x - mean of the "
+           "neighbours| (absMean)", RELIEFE, RELE, field="update"),
+    Option("reliefe_embed", Choice(("auto", "input", "target", "both", "none")), "auto",
+           "which space is embedded: the input (neighbours by cosine distance in the embedding), the MLC target "
+           "(label distance = cosine in its embedding), both, or none (Manhattan on the scaled input, the "
+           "labels' --reliefe-mlc-distance)", RELIEFE, RELE, field="embed",
+           default_help="input for classification, target for mlc (the paper's best)"),
+    Option("reliefe_dimension", IntegerOrWord(lo=1, words=("auto",), description="a positive integer"), "auto",
+           "dimension of the embedding(s): a number, or auto (TwoNN on the cyclic sample)", RELIEFE, RELE,
+           field="dimension"),
+    Option("reliefe_embedder", Choice(("auto", "umap", "pca", "random_projection")), "auto",
+           "embedding method fitted on the cyclic sample (umap needs the reliefe extra, umap-learn)", RELIEFE,
+           RELE, field="embedder", default_help="umap when umap-learn is installed, else pca (said in one line)"),
+    Option("reliefe_mlc_distance", Choice(("auto", "cosine", "f1", "jaccard", "hamming", "subset")), "auto",
+           "MLC target distance: cosine on the embedded target, or a distance of the label sets", RELIEFE, RELE,
+           field="mlc_distance", default_help="cosine when the target is embedded, else f1"),
+    Option("reliefe_sample", Integer(lo=2, description="an integer >= 2"), 2048,
+           "rows of the representative cyclic sample the embedding and TwoNN are fitted on", RELIEFE, RELE,
+           field="sample"),
+    Option("reliefe_density_threshold", Real(lo=0.0, hi=1.0, description="in [0, 1]"), 0.15,
+           "sparsify the cyclic sample with PrMS when its share of non-zero values exceeds this (1: never)",
+           RELIEFE, RELE, field="density_threshold"),
+    Option("reliefe_iterations", CountOrFraction(), 1.0,
+           "sampled rows s whose neighbours update the weights: a count, or a fraction of the rows (1.0 = all, "
+           "the paper's)", RELIEFE, RELE, field="iterations"),
     # run
     Option("seed", Integer(), 0, "random seed", RUN, ALL),
     Option("run_id", Word(), None, "the run's id (in every row and in the run record); a rerun with the same id "
@@ -532,7 +583,7 @@ OPTIONS = (
            where=frozenset({JOB}), estimator=None, default_help="off"),
 )
 BY_NAME = {o.name: o for o in OPTIONS}
-GROUPS = (IO, TASK, ENSEMBLES, BOOSTING, RELIEF, RUN)
+GROUPS = (IO, TASK, ENSEMBLES, BOOSTING, RELIEF, RELIEFE, RUN)
 
 
 def option(name: str) -> Option:

@@ -63,7 +63,7 @@ STAGE_OPTIONS = (
              "labels", O.TASK, where=_API),
     O.Option("numTopFeatures", O.Integer(lo=1, description="a positive integer"), 10,
              "features kept by transform", O.RUN, where=_API),
-    O.Option("selectionScore", O.Choice(("symbolic", "genie3", "rf", "relief")), None,
+    O.Option("selectionScore", O.Choice(("symbolic", "genie3", "rf", "relief", "reliefe")), None,
              "score whose joint ranking transform uses (unset: genie3, or the fit's only score, e.g. relief)",
              O.RUN, where=_API),
 )

@@ -27,3 +27,25 @@ class ReliefParams(MethodParams):
         if isinstance(m, float):
             m = int(round(m * n_rows))
         return max(1, min(int(m), n_rows))
+
+
+class ReliefEParams(ReliefParams):
+    """ReliefE settings; attributes as in :mod:`spark_fr.options` (``k``, ``update``, ``embed``, ``dimension``,
+    ``embedder``, ``mlc_distance``, ``sample``, ``density_threshold``, ``iterations``, ``seed``) and:
+
+    Attributes
+    ----------
+    shards : int
+        As Relief's: the sampled rows are cut into this many shards (``importance_std`` is their spread).
+    k_max : int
+        Cap of the adaptive-k search (0: every candidate, the paper's).
+    transform_rows : int
+        Rows per embedding transform call (fixed chunks of the canonical row order).
+    """
+
+    method = "reliefe"
+    internal = {"shards": 16, "k_max": 0, "transform_rows": 4096}
+
+    @property
+    def adaptive(self) -> bool:
+        return self.k == "adaptive"

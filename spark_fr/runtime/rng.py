@@ -39,6 +39,9 @@ class Stream(IntEnum):
     RELIEF_SAMPLE = 7   #: the order in which Relief samples its instances
     SUBSAMPLE = 8       #: the rows of a boosting round (example subsampling without replacement)
     CV = 9              #: the order in which rows are dealt to the folds of --cv-folds (cross-validation)
+    RELIEFE_CYCLIC = 10  #: ReliefE: the order of the rows of one target value in the cyclic sample
+    RELIEFE_PRMS = 11    #: ReliefE: the coins of the PrMS sparsification of the cyclic sample
+    RELIEFE_EMBED = 12   #: ReliefE: the embedder's random state (UMAP, random projection, randomized PCA)
 
 
 @njit(cache=True, nogil=True, inline="always")

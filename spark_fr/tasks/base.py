@@ -504,7 +504,7 @@ class TargetType:
         The ``--task`` value.
     methods : frozenset of str
         Ranking methods that support the type ('ensemble', 'relief'; 'boosting' where the fitted task has a
-        :meth:`FittedTask.boosting_loss`).
+        :meth:`FittedTask.boosting_loss`; 'reliefe' for classification and MLC, the ReliefE paper's tasks).
     supervised : bool
         False for the type without targets (unsupervised ranking).
     inference_priority : int

@@ -100,7 +100,7 @@ class Classification(TargetType):
     inference_priority = 30
     evaluation = EvaluationDefaults(neighbours=20, prediction="vote", measure="macro_f1", protocol="cv",
                                     curve_learner="sklearn")
-    methods = frozenset({"ensemble", "relief", "boosting"})
+    methods = frozenset({"ensemble", "relief", "reliefe", "boosting"})
 
     def claims(self, columns, labels_xml):
         return len(columns) == 1 and columns[0].kind == "nominal"

@@ -73,6 +73,7 @@ class MLC(TargetType):
     """Several 0/1 labels (see the module docstring)."""
 
     name = "mlc"
+    methods = frozenset({"ensemble", "relief", "reliefe"})
     inference_priority = 20
     #: thesis Ch. 5: random forests; 10 trees suffice for Genie3, Symbolic needs about 50
     ensemble_defaults = {"trees": 50}

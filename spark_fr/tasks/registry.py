@@ -58,5 +58,11 @@ def infer(columns: list, labels_xml: bool = False) -> TargetType:
 def require_method(target_type: TargetType, method: str) -> None:
     """Raise :class:`TaskError` if ``method`` does not support ``target_type``."""
     if method not in target_type.methods:
+        why = WHY_NOT.get(method, "")
         raise TaskError(f"--method {method} does not support the task '{target_type.name}' in this version; it "
-                        f"supports {', '.join(names(method))}")
+                        f"supports {', '.join(names(method))}{why}")
+
+
+#: why a method is limited to some target types (added to :func:`require_method`'s message)
+WHY_NOT = {"reliefe": " (ReliefE finds neighbours per class or compares label sets, as its paper defines it; "
+                      "use --method relief for other targets)"}

@@ -1,0 +1,301 @@
+"""ReliefE on Spark (seed paper [C]; spec methods-papers.md Sec. 3 and 4): Relief with neighbours found in a
+learned low-dimensional embedding, for very wide, sparse inputs and large label spaces.
+
+Algorithm sketch
+----------------
+    rows   <- CSR of the range-scaled features, in canonical order            spark_fr.relief.reliefe_data
+    nu     <- representative cyclic sample of |nu| = 2048 rows                 spark_fr.relief.reliefe_sampling
+    S      <- rows nu, L2-normalised; PrMS-sparsified when its density > 0.15  spark_fr.relief.prms
+    d      <- TwoNN(S) (or given)                                              spark_fr.relief.twonn
+    input embedded:  f <- embedder(d).fit(S) on the driver                     spark_fr.relief.embedders
+                     E <- l2(f(every row, L2-normalised)) in Spark tasks, fixed chunks of rows
+    target embedded (MLC): g <- embedder(d_T).fit(T[nu]), d_T = TwoNN(T[nu]) or given; E_T <- l2(g(T))
+    instances <- s rows in seeded-hash order (s = all rows by default), cut into shards (Relief's)
+    per shard, in Spark tasks (the rows, E and E_T broadcast):                spark_fr.relief.reliefe_kernels
+        neighbours by cosine on E (or Manhattan on the raw rows), k fixed or adaptive,
+        updates on the ORIGINAL sparse rows, plain sums per micro-block of 64 instances, exact merges
+    w <- sum W / s (exact sums: the same bits for any partitioning); importance_std: spread over shards
+
+Decisions (the paper leaves them open or [R] differs; spec Sec. 5):
+* **defaults** are the paper's headline settings: k = 15, |nu| = 2048, density threshold 0.15, automatic
+  epsilon, s = |I|, d by TwoNN, the standard (ReliefF) update; the embedded space is the input for
+  classification and the target for MLC (the paper's best MLC variant: raw input, UMAP-embedded target,
+  cosine distance);
+* **C2** (role of E): E only selects neighbours; every update reads the original rows (sparse stays sparse);
+* **C1** (MLC update): Alg. 3, ``td/t - (d - td)/(1 - t)``; instances with t outside (0, 1) add nothing
+  but count in s ([R]);
+* **C4** (adaptive k): the largest gap (spec.adaptive_k);  **C6** PrMS on |A_ij| (spec.prms);
+  **C7** TwoNN without [R]'s clamp (spec.twonn);
+* **C10**: instances without replacement in seeded-hash order, updates averaged over the k neighbours,
+  weights divided by s;
+* the embedder's input is the L2-normalised rows: the same geometry as the cosine distance used on E, and
+  what [R] fits on; the embedding is fitted on the sparsified sample and applied to the unsparsified rows
+  ([R]);
+* the target embedding is fitted on the raw 0/1 label rows of the sample (as [R]);
+* classes (or label sets) with fewer rows than k give all their rows ([R] lowers k for every class instead).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from ..data.prepare import prepare
+from ..errors import InputError
+from ..results import MethodRun, ScoreKey, ScoreResult
+from ..runtime.groups import contiguous_groups
+from ..runtime.rng import Stream, derive_seed
+from ..runtime.spark import run_units
+from ..tasks.mlc import DISTANCES as LABEL_DISTANCES
+from .accumulators import ReliefSums, combine_shards
+from .broadcast import group_numbered
+from .embedders import l2_rows, make_embedder, resolve_embedder, transform_chunk
+from .params import ReliefEParams
+from .prms import density, prms
+from .reliefe_data import ReliefEData, build_reliefe_data, collect_sparse
+from .reliefe_kernels import T_COSINE, reliefe_shard
+from .reliefe_sampling import cyclic_sample, target_value_ids
+from .sampling import micro_blocks, sampled_shards
+from .twonn import twonn_dimension
+
+log = logging.getLogger(__name__)
+
+#: seconds per (instance, row, embedding dimension or stored value) of the shard kernel, one core (estimate)
+SECONDS_PER_EVALUATION = 2e-9
+
+
+def resolve_spaces(params: ReliefEParams, mlc: bool) -> tuple:
+    """(embed_input, embed_target, target distance name) of a run (``mlc``: the target is a label set);
+    one-line errors for what cannot be."""
+    embed = params.embed if params.embed != "auto" else ("target" if mlc else "input")
+    if not mlc and embed in ("target", "both"):
+        raise InputError(f"--reliefe-embed {embed} embeds a multi-label target; a classification target is one "
+                         f"class (use input or none)")
+    e_in, e_t = embed in ("input", "both"), embed in ("target", "both")
+    dist = params.mlc_distance
+    if not mlc:
+        return e_in, e_t, None
+    if dist == "auto":
+        dist = "cosine" if e_t else "f1"
+    if dist == "cosine" and not e_t:
+        raise InputError("--reliefe-mlc-distance cosine compares embedded targets: add --reliefe-embed target "
+                         "or both")
+    if dist != "cosine" and e_t:
+        raise InputError(f"--reliefe-embed {embed} compares the embedded targets by cosine distance; "
+                         f"--reliefe-mlc-distance {dist} is for raw label sets (use --reliefe-embed input or none)")
+    return e_in, e_t, dist
+
+
+def k_summary(ks: np.ndarray) -> dict:
+    """Summary of the neighbours used per (instance, class) (-1 = no candidates, left out)."""
+    v = ks[ks >= 0]
+    if v.size == 0:
+        return {"count": 0}
+    q = np.percentile(v, [25, 50, 75])
+    return {"count": int(v.size), "min": int(v.min()), "p25": float(q[0]), "median": float(q[1]),
+            "mean": float(v.mean()), "p75": float(q[2]), "max": int(v.max())}
+
+
+def fit_dimension(S, given, max_dim: int) -> tuple:
+    """(d, how): the given dimension (bounded by ``max_dim``) or TwoNN's on the sample S."""
+    if given != "auto":
+        return max(1, min(int(given), max_dim)), "given"
+    return twonn_dimension(S, max_dim=max_dim), "twonn"
+
+
+def embed_rows(spark, rows, embedder, chunk: int, label: str) -> tuple:
+    """(E, seconds, on_driver): l2(embedder.transform(rows)) in fixed chunks, in Spark tasks when worth it."""
+    n = rows.shape[0]
+    bounds = [(a, min(n, a + chunk)) for a in range(0, n, chunk)] or [(0, 0)]
+    units = list(enumerate(bounds))
+
+    def work(payload, group):
+        X, f = payload
+        return {i: transform_chunk(f, X[a:b]) for i, (a, b) in group if b > a}
+
+    def plan(numbered, parallelism):
+        return [numbered[g.start:g.stop] for g in contiguous_groups(len(numbered), max(1, min(len(numbered),
+                                                                                             parallelism)))]
+
+    est = n * 2e-4 if type(embedder).__module__.startswith("umap") else n * max(rows.shape[1], 1) * 1e-8
+    res, seconds, early = run_units(spark, (rows, embedder), units, work, lambda a, b: {**a, **b}, {}, plan,
+                                    estimated_seconds=est, size=lambda g: sum(b - a for _, (a, b) in g),
+                                    label=label, description=f"spark_fr: ReliefE, {label}")
+    parts = [res[i] for i in range(len(bounds)) if i in res]
+    E = np.vstack(parts) if parts else np.zeros((0, 0))
+    return E, seconds, early == len(units)
+
+
+def _run_shard(payload: dict, rows: np.ndarray, p: dict) -> tuple:
+    """(ReliefSums, ks) of one shard: micro-blocks of instances, plain sums inside, exact merges."""
+    D = payload["nominal"].size
+    total = ReliefSums.zeros(D, 0)
+    ks = []
+    for a, b in micro_blocks(rows.size):
+        W, iters, k_used = reliefe_shard(payload["indptr"], payload["indices"], payload["data"], payload["nominal"],
+                                         payload["E"], payload["keys"], payload["classes"], payload["n_classes"],
+                                         payload["priors"], payload["Yt"], payload["tkind"],
+                                         np.asarray(rows[a:b], np.int64), p["k"], p["adaptive"], p["k_max"],
+                                         p["abs_mean"])
+        total.merge(ReliefSums.from_kernel((W, 0.0, 0.0, np.zeros(D), np.zeros(D), np.zeros(0), np.zeros((0, D)),
+                                            iters)))
+        ks.append(k_used)
+    return total, (np.vstack(ks) if ks else np.zeros((0, 1), np.int64))
+
+
+def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEParams) -> tuple:
+    """ReliefE weights of prepared rows (the module sketch, after the rows are read).
+
+    ``n_classes`` > 0: a classification target (class index per row); 0: label sets (MLC, 0/1 columns), the two
+    target types :mod:`spark_fr.tasks` lets ReliefE rank.
+
+    Returns
+    -------
+    (list of ScoreResult, info dict, timings dict)
+    """
+    from scipy import sparse
+
+    timings = {}
+    mlc = n_classes == 0
+    e_in, e_t, dist = resolve_spaces(params, mlc)
+    n, D = data.n_rows, data.n_features
+    if n < 2:
+        raise InputError("ReliefE needs at least two rows with known targets")
+    seed = params.seed
+    t = time.perf_counter()
+    nu = cyclic_sample(target_value_ids(data.Y), data.keys, params.sample, seed)
+    timings["reliefe_sampling_s"] = time.perf_counter() - t
+    info = {"reliefe_embed_input": e_in, "reliefe_embed_target": e_t, "reliefe_sample_rows": int(nu.size)}
+    if mlc:
+        info["reliefe_mlc_distance"] = dist
+    embedder_name = resolve_embedder(params.embedder) if (e_in or e_t) else None
+    info["reliefe_embedder"] = embedder_name
+    E = np.zeros((n, 0))
+    if e_in:
+        t = time.perf_counter()
+        S = sparse.csr_matrix(l2_rows_sparse(data.X[nu]))
+        dens = density(S)
+        info["reliefe_sample_density"] = dens
+        info["reliefe_sparsified"] = bool(dens > params.density_threshold)
+        if dens > params.density_threshold:
+            S = prms(S, np.random.default_rng(derive_seed(seed, 0, Stream.RELIEFE_PRMS)))
+            info["reliefe_density_after"] = density(S)
+        timings["reliefe_sparsify_s"] = time.perf_counter() - t
+        t = time.perf_counter()
+        d, how = fit_dimension(S, params.dimension, max(1, min(D, S.shape[0] - 2)))
+        timings["reliefe_dimension_s"] = time.perf_counter() - t
+        info["reliefe_dimension"], info["reliefe_dimension_from"] = d, how
+        t = time.perf_counter()
+        f = make_embedder(embedder_name, d, derive_seed(seed, 0, Stream.RELIEFE_EMBED), S.shape[0]).fit(S)
+        timings["reliefe_embed_fit_s"] = time.perf_counter() - t
+        E, secs, here = embed_rows(spark, l2_rows_sparse(data.X), f, params.transform_rows, "rows embedded")
+        timings["reliefe_embed_transform_s"] = secs
+        info["reliefe_embedding_on"] = "driver" if here else "spark"
+        info["reliefe_dimension_used"] = int(E.shape[1])
+    Yt, tkind = np.zeros((n, 0)), 0
+    if mlc:
+        if e_t:
+            t = time.perf_counter()
+            T = data.Y
+            dT, how = fit_dimension(T[nu], params.dimension, max(1, min(T.shape[1], nu.size - 2)))
+            info["reliefe_target_dimension"], info["reliefe_target_dimension_from"] = dT, how
+            g = make_embedder(embedder_name, dT, derive_seed(seed, 1, Stream.RELIEFE_EMBED), nu.size).fit(T[nu])
+            timings["reliefe_target_embed_fit_s"] = time.perf_counter() - t
+            Yt, secs, _ = embed_rows(spark, T, g, params.transform_rows, "targets embedded")
+            timings["reliefe_target_embed_transform_s"] = secs
+            tkind = T_COSINE
+        else:
+            Yt, tkind = np.ascontiguousarray(np.nan_to_num(data.Y, nan=0.0)), LABEL_DISTANCES[dist]
+    classes = np.zeros(n)
+    priors = np.zeros(0)
+    if not mlc:
+        classes = np.ascontiguousarray(data.Y[:, 0])
+        counts = np.bincount(classes.astype(np.int64), minlength=n_classes).astype(np.float64)
+        priors = counts / counts.sum()
+    indptr, indices, values = data.csr_arrays()
+    payload = {"indptr": indptr, "indices": indices, "data": values, "nominal": data.nominal,
+               "E": np.ascontiguousarray(E, np.float64), "keys": data.keys, "classes": classes,
+               "n_classes": n_classes, "priors": priors,
+               "Yt": np.ascontiguousarray(Yt, np.float64), "tkind": int(tkind)}
+    p = {"k": 1 if params.adaptive else int(params.k), "adaptive": params.adaptive, "k_max": int(params.k_max),
+         "abs_mean": params.update == "absmean"}
+    shards = sampled_shards(data.keys, params)
+    m = sum(len(s) for s in shards)
+    warm_up_reliefe()
+    t = time.perf_counter()
+    per_instance = n * max(E.shape[1], 1 if E.shape[1] else data.X.nnz / max(n, 1)) + \
+        (15 if not params.adaptive else 30) * (n_classes or 1) * data.X.nnz / max(n, 1)
+
+    def work(pl, group):
+        return {i: _run_shard(pl, rows, p) for i, rows in group}
+
+    def plan(numbered, parallelism):
+        return group_numbered(numbered, parallelism, int(per_instance))
+
+    res, seconds, early = run_units(spark, payload, list(enumerate(shards)), work, lambda a, b: {**a, **b}, {},
+                                    plan, estimated_seconds=m * per_instance * SECONDS_PER_EVALUATION,
+                                    size=lambda g: sum(len(r) for _, r in g), label="ReliefE instances",
+                                    description=f"spark_fr: ReliefE, {m} instances in {len(shards)} shards")
+    timings["reliefe_updates_s"] = seconds
+    sums = [res[i][0] for i in range(len(shards))]
+    ks = np.vstack([res[i][1] for i in range(len(shards))])
+    out = combine_shards(sums, True)[0]
+    info.update({"reliefe_mode": "broadcast", "reliefe_instances": m, "reliefe_shards": len(shards),
+                 "reliefe_k": params.k, "reliefe_update": params.update,
+                 "reliefe_k_used": k_summary(ks), "executed_on": "driver" if early == len(shards) else "spark"})
+    if mlc:
+        info["reliefe_skipped_instances"] = int((ks[:, 0] == 0).sum())
+    return [ScoreResult(ScoreKey("reliefe"), out.importance, out.std)], info, timings
+
+
+def l2_rows_sparse(X):
+    """CSR rows scaled to unit L2 norm (zero rows stay zero)."""
+    from scipy import sparse
+
+    X = sparse.csr_matrix(X, dtype=np.float64, copy=True)
+    norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+    X.data *= np.repeat(scale, np.diff(X.indptr))
+    return X
+
+
+def warm_up_reliefe() -> None:
+    """Compile (or load from numba's cache) ReliefE's kernel in this process (both target kinds)."""
+    from scipy import sparse
+
+    X = sparse.csr_matrix(np.array([[0.0, 1.0], [0.5, 0.0], [1.0, 1.0], [0.0, 0.2]]))
+    a = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), np.zeros(2, bool))
+    keys = np.arange(4, dtype=np.uint64)
+    for E in (np.zeros((4, 0)), l2_rows(np.eye(4)[:, :2] + 0.1)):
+        reliefe_shard(*a, E, keys, np.array([0.0, 1.0, 0.0, 1.0]), 2, np.array([0.5, 0.5]), np.zeros((4, 0)), 0,
+                      np.arange(2, dtype=np.int64), 1, False, 0, False)
+        reliefe_shard(*a, E, keys, np.zeros(4), 0, np.zeros(0), np.eye(4)[:, :2].copy(), T_COSINE,
+                      np.arange(2, dtype=np.int64), 1, True, 0, True)
+
+
+def rank_reliefe(spark, dataset, spec, params: ReliefEParams, semi_supervised: bool = False) -> MethodRun:
+    """Rank the features of ``dataset`` with ReliefE (see the module sketch)."""
+    if semi_supervised:
+        raise InputError("--semi-supervised is not available with --method reliefe")
+    prep = prepare(dataset, spec, outputs=("scaled",), method="reliefe", spark=spark)
+    try:
+        t = time.perf_counter()
+        nominal = np.array([b.nominal for b in prep.plan.bins], bool)
+        blocks = collect_sparse(prep, spark)
+        data = build_reliefe_data(blocks, spec.feature_names, nominal, len(prep.encoder.names))
+        read_s = time.perf_counter() - t
+        if data.n_dropped:
+            log.warning("%d rows without any known target value are not used (supervised ranking)", data.n_dropped)
+        classes = prep.encoder.classes
+        task = prep.task
+        results, info, timings = reliefe_weights(spark, data, len(classes) if classes else 0, params)
+    finally:
+        prep.release()
+    all_timings = dict(prep.timings)
+    all_timings["encoding_s"] = read_s
+    all_timings.update(timings)
+    all_timings["reliefe_s"] = sum(v for k, v in timings.items())
+    info["reliefe_density"] = float(data.X.nnz) / max(1, data.n_rows * data.n_features)
+    return MethodRun(spec.feature_names, prep.usable, results, prep.encoder.names, task, data.n_rows,
+                     prep.n_rows, info, all_timings)
