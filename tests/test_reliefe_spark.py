@@ -146,6 +146,9 @@ def test_estimator_yaml_and_command_line_reach_the_same_options(spark, tmp_path)
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("SPARK_FR_TEST_UMAP") != "1",
+                    reason="compiles umap-learn's numba code in the driver and every Python worker (about 12 min on "
+                           "2 cores): SPARK_FR_TEST_UMAP=1 runs it")
 def test_umap_fitted_on_the_driver_and_applied_in_spark_tasks(spark):
     """The paper's embedder (umap-learn, the test extra): the default when installed; its transform runs in
     Spark tasks on fixed chunks of rows, so the weights are the same for any partitioning. Slow: umap-learn's
