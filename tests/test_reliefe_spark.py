@@ -1,6 +1,8 @@
 """ReliefE through spark_fr.rank on the suite's Spark session: madelon end to end (its 20 relevant features),
 MLC with an embedded target, planted features of a wide sparse set, and the same weights for any
 partitioning and against a single in-process kernel call."""
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
