@@ -13,6 +13,8 @@ It takes from the library only what a user could export: the forest's trees (nod
 bootstrap counts, out-of-bag rows and permutations (spark_fr.ensemble.trees.forest), and the encoded data.
 Leaf prototypes (in-bag weighted means of the class indicators, targets or labels), routing (a walk down the
 node arrays, conftest.slow_route), predictions (arg-max, mean, frequency >= 0.5) and errors are recomputed here.
+The forests grow with ``--missing learned`` (a row reaches one leaf); the RF score of fractional trees (the
+default, a row with a missing value reaching several leaves) has its own reference in test_missing_fractional.py.
 """
 import numpy as np
 import pytest
@@ -149,7 +151,7 @@ def test_rf_score_equals_the_reference_on_the_exported_trees(task, ensemble):
     data, _ = tree_data_from_arrays(X, Y, task, nominal=nominal, classes=classes, target_names=names,
                                     label_weights=label_weights)
     params = EnsembleParams(ensemble=ensemble, trees=6, seed=4, bootstrap=True, min_samples_leaf=3,
-                            max_features=3 if ensemble != "bagging" else None)
+                            max_features=3 if ensemble != "bagging" else None, missing="learned")
     ours = as_dict(rank_arrays(X, Y, task, params, nominal=nominal, classes=classes, target_names=names,
                                label_weights=label_weights))["rf"][0]
     reference = reference_rf_score(data, params, task, label_weights)
@@ -163,7 +165,7 @@ def test_classification_divides_by_the_accuracy_not_the_error():
     X, Y = random_data("classification", seed=3)
     nominal, classes = np.arange(D) == 4, ["c0", "c1", "c2"]
     data, _ = tree_data_from_arrays(X, Y, "classification", nominal=nominal, classes=classes)
-    params = EnsembleParams(trees=4, seed=2)
+    params = EnsembleParams(trees=4, seed=2, missing="learned")
     ours = as_dict(rank_arrays(X, Y, "classification", params, nominal=nominal, classes=classes))["rf"][0]
     np.testing.assert_allclose(ours, reference_rf_score(data, params, "classification", None), rtol=1e-9)
     other = reference_rf_score(data, params, "classification", None, divide_by_error=True)
