@@ -23,21 +23,9 @@ from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts, rand_belo
 from spark_fr.tasks.sparse_columns import SparseColumns
 
 from conftest import slow_fractional_route
+from test_grow_helpers import ss_ref as ss  # |E| impu(E), the slow reference
 
 MISSING = 255
-
-
-def ss(Zs, ws):
-    """|E| impu(E): sum over columns of W / N_k * (weighted squared deviations of the known values)."""
-    W = ws.sum()
-    total = 0.0
-    for k in range(Zs.shape[1]):
-        known = ~np.isnan(Zs[:, k])
-        N = ws[known].sum()
-        if N > 0:
-            z, wk = Zs[known, k], ws[known]
-            total += W / N * (wk * (z - (wk * z).sum() / N) ** 2).sum()
-    return total
 
 
 def threshold_tests(codes):
