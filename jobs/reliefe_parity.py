@@ -5,9 +5,10 @@ subprocess, on the very rows spark_fr encodes (range-scaled CSR, canonical order
 differ::
 
     python jobs/reliefe_parity.py --out out/reliefe_parity [--reliefe-python /work/reliefe-venv/bin/python]
-        [--datasets madelon,chess,medical]
+        [--datasets madelon,chess,medical] [--settings f1,f1-alg3]
 
-For each dataset and setting it writes the Spearman correlation of the two weight vectors, the overlap of
+For each dataset and setting it writes the Spearman correlation of the two weight vectors (with `--self-check`
+also reliefe's own on the rows in another order, i.e. how much the order of tied neighbours moves it), the overlap of
 their top 20 features and both run times to ``OUT/parity.json`` and ``OUT/parity.md``.
 
 Settings (spark_fr option -> [R] constructor argument):
@@ -17,7 +18,10 @@ Settings (spark_fr option -> [R] constructor argument):
 * ``absmean``: the same with ``--reliefe-update absmean`` (``use_average_neighbour=True``);
 * ``adaptive``: the same with ``--reliefe-k adaptive`` (``determine_k_automatically=True``);
 * MLC ``f1``: raw labels, F1 distance; MLC ``cosine-pca``: the target embedded by PCA (d = 8) and compared by
-  cosine ([R] gets the same scikit-learn PCA as its ``embedding_method``).
+  cosine ([R] gets the same scikit-learn PCA as its ``embedding_method``);
+* MLC ``f1-alg3`` and ``cosine-pca-alg3``: the same, with [R]'s MLC update kernel recompiled from its own
+  source with one change, ``(d_diff - t_diff)`` -> ``(d_diff - t_d_diff)``: the paper's Alg. 3 (spec C1), which
+  spark_fr implements. It shows whether that term alone explains the MLC differences.
 [R] 0.18 needs a shim with today's scikit-learn (np.matrix handed to ``normalize`` and
 ``euclidean_distances``; see R_SCRIPT).
 The input embedding is not compared: [R]'s update loop then reads the *embedded* matrix over |F| columns
@@ -47,7 +51,11 @@ SETTINGS = {"classification": {"standard": ({"embed": "none", "k": 15}, {"k": 15
                                             {"k": 15, "determine_k_automatically": True})},
             "mlc": {"f1": ({"embed": "none", "k": 15, "mlc_distance": "f1"}, {"k": 15, "mlc_distance": "f1"}),
                     "cosine-pca": ({"embed": "target", "k": 15, "dimension": 8, "embedder": "pca"},
-                                   {"k": 15, "mlc_distance": "cosine", "pca": 8})}}
+                                   {"k": 15, "mlc_distance": "cosine", "pca": 8}),
+                    "f1-alg3": ({"embed": "none", "k": 15, "mlc_distance": "f1"},
+                                {"k": 15, "mlc_distance": "f1", "alg3": True}),
+                    "cosine-pca-alg3": ({"embed": "target", "k": 15, "dimension": 8, "embedder": "pca"},
+                                        {"k": 15, "mlc_distance": "cosine", "pca": 8, "alg3": True})}}
 
 #: what runs in [R]'s environment: read X, y, the settings; fit; write the weights
 R_SCRIPT = r'''
@@ -73,11 +81,26 @@ class DensePCA:
     def fit(self, y): self.p.fit(np.asarray(y.todense() if sparse.issparse(y) else y)); return self
     def transform(self, y): return self.p.transform(np.asarray(y.todense() if sparse.issparse(y) else y))
 
+def use_algorithm_3():
+    """Recompile [R]'s MLC update kernel from its source with Alg. 3's ``(d - td)`` for its ``(d - t)``."""
+    import inspect
+    f = rc._compiled_multi_label_classification_update_weights
+    src = inspect.getsource(f.py_func)
+    old = "(d_diff - t_diff)"
+    assert src.count(old) == 1, "reliefe's MLC update changed: the Alg. 3 patch does not apply"
+    exec(compile(src.replace(old, "(d_diff - t_d_diff)"), rc.__file__, "exec"), rc.__dict__)
+
 z = np.load(sys.argv[1])
 X = sparse.csr_matrix((z["data"], z["indices"], z["indptr"]), shape=tuple(z["shape"]))
 y = z["y"]
 kw = json.loads(sys.argv[2])
+perm_seed = kw.pop("permute_rows", None)
+if perm_seed is not None:  # the same rows in another order: only the order of equally distant neighbours changes
+    order = np.random.default_rng(perm_seed).permutation(X.shape[0])
+    X, y = X[order], y[order]
 pca = kw.pop("pca", None)
+if kw.pop("alg3", False):
+    use_algorithm_3()
 t = time.perf_counter()
 r = ReliefE(num_iter=1.0, embedding_based_distances=False, verbose=False, **kw)
 if y.shape[1] == 1:
@@ -134,6 +157,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--datasets", default="madelon,chess,medical")
+    ap.add_argument("--settings", default=None, help="comma-separated setting names (default: all of the task's)")
+    ap.add_argument("--self-check", action="store_true",
+                    help="also run reliefe on the rows in another order: how far ties between neighbours move it")
     ap.add_argument("--reliefe-python", default="/work/reliefe-venv/bin/python")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir,
                                                    "shared", "datasets"))
@@ -144,15 +170,22 @@ def main(argv=None) -> int:
     for name in a.datasets.split(","):
         data, task, n_classes, names = read_rows(spark, a.root, *DATASETS[name])
         for setting, (ours_kw, r_kw) in SETTINGS["mlc" if task == "mlc" else "classification"].items():
+            if a.settings and setting not in a.settings.split(","):
+                continue
             t = time.perf_counter()
             res, info, _ = reliefe_weights(spark, data, n_classes, ReliefEParams(seed=0, **ours_kw))
             ours_s = time.perf_counter() - t
             ours = res[0].importance
             ref, ref_s = reference_weights(a.reliefe_python, data, dict(r_kw))
             rho = float(spearmanr(ours, ref).correlation)
+            self_rho = None
+            if a.self_check:
+                again, _ = reference_weights(a.reliefe_python, data, dict(r_kw, permute_rows=1))
+                self_rho = float(spearmanr(ref, again).correlation)
             top = len(set(np.argsort(-ours)[:20]) & set(np.argsort(-ref)[:20]))
             row = {"dataset": name, "task": task, "rows": data.n_rows, "features": data.n_features,
-                   "setting": setting, "spearman": rho, "top20_overlap": top, "max_abs_diff": float(np.abs(ours - ref).max()),
+                   "setting": setting, "spearman": rho, "reliefe_self_spearman": self_rho, "top20_overlap": top,
+                   "max_abs_diff": float(np.abs(ours - ref).max()),
                    "ours_s": ours_s, "reliefe_s": ref_s, "k_used": info["reliefe_k_used"],
                    "load": os.getloadavg()[0]}
             rows.append(row)
@@ -160,10 +193,11 @@ def main(argv=None) -> int:
     with open(os.path.join(a.out, "parity.json"), "w") as fh:
         json.dump(rows, fh, indent=1)
     with open(os.path.join(a.out, "parity.md"), "w") as fh:
-        fh.write("| dataset | setting | Spearman | top-20 overlap | max abs diff | ours s | reliefe s | load |\n"
-                 "|---|---|---|---|---|---|---|---|\n")
+        fh.write("| dataset | setting | Spearman | reliefe vs reliefe, rows reordered | top-20 overlap | max abs diff "
+                 "| ours s | reliefe s | load |\n|---|---|---|---|---|---|---|---|---|\n")
         for r in rows:
-            fh.write(f"| {r['dataset']} | {r['setting']} | {r['spearman']:.4f} | {r['top20_overlap']} | "
+            selfr = "" if r["reliefe_self_spearman"] is None else f"{r['reliefe_self_spearman']:.4f}"
+            fh.write(f"| {r['dataset']} | {r['setting']} | {r['spearman']:.4f} | {selfr} | {r['top20_overlap']} | "
                      f"{r['max_abs_diff']:.2e} | {r['ours_s']:.1f} | {r['reliefe_s']:.1f} | {r['load']:.1f} |\n")
     return 0
 
