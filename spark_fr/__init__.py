@@ -14,14 +14,22 @@ from .runtime import numba_cache as _numba_cache  # noqa: E402
 
 _numba_cache.install()  # before any kernel is defined: one numba cache when imported from a zip (--py-files)
 
-from .api import rank  # noqa: E402
 from .errors import InputError  # noqa: E402
-from .ranking import Ranking  # noqa: E402
 from .runtime.logs import set_verbosity  # noqa: E402
 from .version import __version__  # noqa: E402
 
 
 def __getattr__(name):
+    # rank and Ranking on first use: they pull in pyspark.ml and pandas, which the relational local engine and
+    # the jobs' argument checks do not need (imports are most of a small run's time)
+    if name == "rank":
+        from .api import rank
+
+        return rank
+    if name == "Ranking":
+        from .ranking import Ranking
+
+        return Ranking
     # the pyspark.ml Estimator is imported on first use (it pulls in pyspark.ml)
     if name == "rank_relational":  # relational data (imports the relational package on first use)
         from .relational.rank import rank_relational

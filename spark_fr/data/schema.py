@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import types as T
 
 from .. import tasks
@@ -171,6 +170,9 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
     -------
     list of ColumnInfo
     """
+    from pyspark.ml.linalg import VectorUDT  # here: pyspark.ml costs half a second to import, and the CSV and
+    # relational readers that import this module never meet a vector column
+
     if features_col is not None:
         vectors = [f.name for f in df.schema.fields if isinstance(f.dataType, VectorUDT)]
         if features_col not in vectors:
