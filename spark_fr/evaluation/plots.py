@@ -80,7 +80,7 @@ def curves_figure(curves, baseline: str = "", title: str = ""):
         sel = curves[curves.dataset == ds]
         mean = sel.groupby(["ranking", "n_features"], sort=False)["relative"].mean().reset_index()
         for name, g in mean.groupby("ranking", sort=False):
-            ax.plot(g.n_features, g.relative, marker="o", ms=3, lw=1.2, ls="--" if name == baseline else "-",
+            ax.plot(g.n_features, g.relative, marker="o", ms=3, lw=1.2, ls="--" if name in (baseline, "random") else "-",
                     label=name)
         ax.set_xscale("log", base=2)
         ax.axhline(1.0, color="0.6", lw=0.8)
