@@ -12,12 +12,14 @@ Algorithm sketch (thesis section 8; HMLC paper 3.3; SSL and unsupervised chapter
         rankings  <- spark_fr.rank on the training rows only, one call per ensemble (configs.rank_calls); SSL:
                      each configuration twice, supervised on the L labelled rows (name) and semi-supervised on all
                      training rows with the others' labels hidden (name-ssl); the Laplacian Score (an outside
-                     baseline, spark_fr.evaluation.laplace) is computed here from the same rows' features
+                     baseline, spark_fr.evaluation.laplace) and scikit-rebate's MultiSURF (an outside peer,
+                     spark_fr.evaluation.multisurf) are computed here from the same rows
         X         <- features rescaled by the training rows' ranges
         for the uniform baseline (all weights 1) and every ranking (weights max(importance, 0)):
             neighbours of the test rows among the (labelled) training rows   spark_fr.evaluation.knn
             predictions (equal-weight mean / vote) -> measures               spark_fr.evaluation.metrics
         [curves]  the protocol's learner on the top 1, 2, 4, ..., D features  spark_fr.evaluation.curves
+                  (every ranking's and a random ranking's: the curves' baseline in every protocol)
         [FJI]     the area under the Fuzzy Jaccard curve of every pair of rankings
     cross-validation adds a 'pooled' split: classification measures from the summed confusion matrix (the papers:
     the measures are not additive), the others the folds' values weighted by their test rows
