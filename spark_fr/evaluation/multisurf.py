@@ -52,7 +52,11 @@ def multisurf_importances(X: np.ndarray, y: np.ndarray, nominal: np.ndarray | No
     float64 (D,)
         skrebate's ``feature_importances_``.
     """
-    from skrebate import MultiSURF
+    try:
+        from skrebate import MultiSURF
+    except ImportError:
+        raise InputError("the multisurf ranking needs scikit-rebate (pip install skrebate; the tests pin 0.8.4)") \
+            from None
 
     X = np.asarray(X, np.float64)
     y = np.asarray(y, np.float64)
