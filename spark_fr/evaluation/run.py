@@ -150,4 +150,5 @@ def evaluate_suite(kind: str, *, folder: str | None = None, spark=None, **kwargs
 
 
 _EVALUATE_KEYWORDS = ("rankings", "protocol", "splits", "neighbours", "labelled", "top_features", "curves",
-                      "curve_learner", "curve_features", "similarity", "seed", "knn_mode", "task", "format", "exclude", "features_col")
+                      "curve_learner", "curve_features", "similarity", "seed", "knn_mode", "task", "format", "exclude",
+                      "features_col")
