@@ -1,7 +1,7 @@
 """The rankings an evaluation compares: named configurations of :func:`spark_fr.rank` (no Spark here).
 
-A name is ``<score>-<ensemble>`` for the PCT ensembles (the thesis's and the HMLC paper's pairs), ``relief`` or
-``laplace``:
+A name is ``<score>-<ensemble>`` for the PCT ensembles (the thesis's and the HMLC paper's pairs), a Relief method,
+or an outside baseline:
 
 ==========================  ============================================================
 ``genie3-rf``               Genie3 of a random forest of PCTs
@@ -12,9 +12,18 @@ A name is ``<score>-<ensemble>`` for the PCT ensembles (the thesis's and the HML
 ``rf-extra_trees``          the RF score of extra trees: only with bootstrapping (the unsupervised default, or
                             ``--bootstrap``), else spark_fr.rank refuses it (no out-of-bag rows); not in ``all``
 ``relief``                  the Relief family for the task (``--method relief``; URelief for unsupervised)
+``reliefe``                 ReliefE (``--method reliefe``) with the paper's headline settings (spark_fr's defaults:
+                            k = 15, the standard update, |nu| = 2048, TwoNN's dimension, UMAP when umap-learn is
+                            installed); classification and MLC only; not in ``all``
+``reliefe-absmean-adaptive``  the paper's highlighted variant: ``--reliefe-update absmean --reliefe-k adaptive``;
+                            not in ``all``
+``multisurf``               scikit-rebate's MultiSURF (:mod:`spark_fr.evaluation.multisurf`): the ReliefE paper's
+                            Relief peer, an outside ranking computed in the evaluation on each split's training
+                            rows; classification only; not in ``all``
 ``laplace``                 the Laplacian Score (He et al. 2005, :mod:`spark_fr.evaluation.laplace`): an outside
                             unsupervised baseline computed in the evaluation, not by spark_fr.rank; not in ``all``
-``all``                     every spark_fr ranking above that runs on any task (not ``rf-extra_trees``, ``laplace``)
+``all``                     every spark_fr ranking above that runs on any task (not ``rf-extra_trees``, the
+                            ReliefE ones, ``multisurf``, ``laplace``)
 ==========================  ============================================================
 
 Configurations that share an ensemble (the same keywords but for their one score) are computed by one
@@ -25,7 +34,9 @@ too, at a third of the cost.
 
 The Laplacian Score sees the training rows' features only (scaled to [0, 1] by their range, as the kNN judge sees
 them), whatever the task; ``{name: {'method': 'laplace', 'neighbours': k, 'width': t}}`` sets its graph (default k = 5,
-t = 1, scikit-feature's heat-kernel settings).
+t = 1, scikit-feature's heat-kernel settings). MultiSURF sees the training rows' features in their own units (skrebate
+scales them itself) and their classes; ``{name: {'method': 'multisurf', 'max_rows': n}}`` raises its row limit
+(:data:`spark_fr.evaluation.multisurf.MAX_ROWS`, an n x n distance matrix).
 
 Python callers may also pass ``{name: {rank() keywords}}`` for rankings of their own (e.g.
 ``{'genie3-et-log2': {'ensemble': 'extra_trees', 'scores': ['genie3'], 'max_features': 'log2'}}``); one score
@@ -37,18 +48,23 @@ from __future__ import annotations
 
 from ..errors import InputError
 from .laplace import NEIGHBOURS, WIDTH
+from .multisurf import MAX_ROWS
 
 ENSEMBLES = ("rf", "bagging", "extra_trees")
 #: the named configurations: name -> rank() keywords of one score
 NAMED = {f"{score}-{ens}": {"method": "ensemble", "ensemble": ens, "scores": [score]}
          for ens in ENSEMBLES for score in ("genie3", "symbolic", "rf")}
 NAMED["relief"] = {"method": "relief"}
+NAMED["reliefe"] = {"method": "reliefe"}
+NAMED["reliefe-absmean-adaptive"] = {"method": "reliefe", "reliefe_update": "absmean", "reliefe_k": "adaptive"}
+NAMED["multisurf"] = {"method": "multisurf"}
 NAMED["laplace"] = {"method": "laplace"}
-#: what ``all`` names: the spark_fr rankings that run on every task (rf-extra_trees needs bootstrapping; the Laplacian
-#: Score is an outside baseline)
-ALL = tuple(n for n in NAMED if n not in ("rf-extra_trees", "laplace"))
+#: what ``all`` names: the spark_fr rankings that run on every task (rf-extra_trees needs bootstrapping; ReliefE is
+#: for classification and MLC; MultiSURF and the Laplacian Score are outside rankings)
+ALL = tuple(n for n in NAMED if n not in ("rf-extra_trees", "reliefe", "reliefe-absmean-adaptive", "multisurf",
+                                          "laplace"))
 #: rankings computed in the evaluation itself, not by spark_fr.rank: method -> their keywords (with defaults)
-LOCAL_METHODS = {"laplace": {"neighbours": NEIGHBOURS, "width": WIDTH}}
+LOCAL_METHODS = {"laplace": {"neighbours": NEIGHBOURS, "width": WIDTH}, "multisurf": {"max_rows": MAX_ROWS}}
 #: the baselines every evaluation adds: equal weights (the thesis's non-informed ranking), a random order (the
 #: unsupervised protocol's top-16 baseline)
 BASELINES = ("uniform", "random")

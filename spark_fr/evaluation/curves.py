@@ -3,7 +3,10 @@
 Sketch
 ------
 For every ranking of a split, a learner is trained on the training rows' top f features and scored on the test
-rows, for f in :func:`feature_grid` (1, 2, 4, ..., 2^floor(log2 D), D: the thesis's grid). Each value is also
+rows, for f in :func:`feature_grid` (1, 2, 4, ..., 2^floor(log2 D), D: the thesis's grid; ``curve_features`` gives
+counts of one's own, e.g. the ReliefE paper's top 50 and 100: those up to D are used, and D always). A random
+ranking (one per split, :func:`spark_fr.evaluation.splits.random_ranking`) is drawn as the curves' baseline in
+every protocol (its expected curve is the non-informed one). Each value is also
 divided by the same learner's value with all D features, the ReliefE paper's relative score (``rF1(f) = F1_f /
 F1_{f = D}``), and the relative curve's area is a measure of its own in the evaluation table, ``au_r<measure>``
 (``au_rmacro_f1`` is the paper's AUrF1 for multi-class data, ``au_rmicro_f1`` for MLC).
@@ -36,8 +39,10 @@ from ..errors import InputError
 from . import metrics as M
 
 
-def feature_grid(n_features: int) -> list:
-    """1, 2, 4, ..., 2^floor(log2 D), and D itself."""
+def feature_grid(n_features: int, features=None) -> list:
+    """1, 2, 4, ..., 2^floor(log2 D), and D itself; or the given ``features`` counts up to D, and D."""
+    if features is not None:
+        return sorted({int(f) for f in features if 1 <= int(f) <= n_features} | {n_features})
     out = []
     f = 1
     while f <= n_features:
@@ -112,12 +117,14 @@ def _sklearn_value(data, X, ref, test, features, seed: int) -> tuple:
         return "micro_f1", M.multilabel_measures(data.Y[test], P)["micro_f1"]
 
 
-def curve_records(data, X, ref, test, ranked, judge, curve_learner: str, seed: int, base: dict) -> tuple:
-    """(curve rows, area records) of one split: every ranking's curve (and the random baseline's, if any)."""
+def curve_records(data, X, ref, test, ranked, judge, curve_learner: str, seed: int, base: dict,
+                  features=None) -> tuple:
+    """(curve rows, area records) of one split: every ranking's curve (and the random baseline's, if any), at the
+    counts ``features`` (default: :func:`feature_grid`'s powers of two)."""
     task = data.task
     learner = learner_for(curve_learner, task)
     D = data.n_features
-    grid = feature_grid(D)
+    grid = feature_grid(D, features)
     measure = tasks.get(task).evaluation.measure
 
     def value(features):

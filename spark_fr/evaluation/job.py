@@ -61,8 +61,10 @@ OWN = (
              GROUP),
     O.Option("rankings", O.Names(), "genie3-rf,symbolic-rf,rf-bagging,relief",
              "rankings to evaluate: <score>-<ensemble> (genie3, symbolic, rf x rf, bagging, extra_trees; "
-             "rf-extra_trees needs bootstrapping, the unsupervised default), relief, laplace (the Laplacian Score, "
-             "an outside baseline), or all (not rf-extra_trees, laplace); the uniform baseline is always added",
+             "rf-extra_trees needs bootstrapping, the unsupervised default), relief, reliefe, "
+             "reliefe-absmean-adaptive, multisurf (scikit-rebate's, an outside peer), laplace (the Laplacian Score, "
+             "an outside baseline), or all (not rf-extra_trees, the ReliefE ones, multisurf, laplace); the uniform "
+             "baseline is always added",
              GROUP),
     O.Option("protocol", O.Choice(PROTOCOLS), "auto", "splits: random 2/3-1/3 splits; train-test: --input / --test; "
              "cv: cross-validation (stratified); ssl: cross-validation keeping --labelled L labels in the training "
@@ -82,6 +84,9 @@ OWN = (
     O.Option("curve_learner", O.Choice(("auto", "knn", "sklearn")), "auto", "the curves' learner: the protocol's kNN "
              "on the top features, or scikit-learn's (LogisticRegression for classification, RandomForestClassifier"
              " for MLC, as the ReliefE paper)", GROUP, default_help="sklearn for classification and MLC, else knn"),
+    O.Option("curve_features", Labelled(), None, "the curves' feature counts, e.g. 1,2,4,8,16,32,50,64,100,128 "
+             "(those above the number of features D are left out; D is always added)", GROUP,
+             default_help="1, 2, 4, ..., D"),
     O.Option("similarity", O.Flag(negatable=True), True, "the area under the Fuzzy Jaccard curve of every pair of "
              "rankings (similarity.csv)", GROUP),
     O.Option("knn_mode", O.Choice(("auto", "driver", "spark")), "auto", "where the neighbour searches run", GROUP,

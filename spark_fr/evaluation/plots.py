@@ -80,8 +80,8 @@ def curves_figure(curves, baseline: str = "", title: str = ""):
         sel = curves[curves.dataset == ds]
         mean = sel.groupby(["ranking", "n_features"], sort=False)["relative"].mean().reset_index()
         for name, g in mean.groupby("ranking", sort=False):
-            ax.plot(g.n_features, g.relative, marker="o", ms=3, lw=1.2, ls="--" if name == baseline else "-",
-                    label=name)
+            dashed = name in (baseline, "random")  # the baselines
+            ax.plot(g.n_features, g.relative, marker="o", ms=3, lw=1.2, ls="--" if dashed else "-", label=name)
         ax.set_xscale("log", base=2)
         ax.axhline(1.0, color="0.6", lw=0.8)
         measure = sel.measure.iloc[0]

@@ -12,12 +12,14 @@ Algorithm sketch (thesis section 8; HMLC paper 3.3; SSL and unsupervised chapter
         rankings  <- spark_fr.rank on the training rows only, one call per ensemble (configs.rank_calls); SSL:
                      each configuration twice, supervised on the L labelled rows (name) and semi-supervised on all
                      training rows with the others' labels hidden (name-ssl); the Laplacian Score (an outside
-                     baseline, spark_fr.evaluation.laplace) is computed here from the same rows' features
+                     baseline, spark_fr.evaluation.laplace) and scikit-rebate's MultiSURF (an outside peer,
+                     spark_fr.evaluation.multisurf) are computed here from the same rows
         X         <- features rescaled by the training rows' ranges
         for the uniform baseline (all weights 1) and every ranking (weights max(importance, 0)):
             neighbours of the test rows among the (labelled) training rows   spark_fr.evaluation.knn
             predictions (equal-weight mean / vote) -> measures               spark_fr.evaluation.metrics
         [curves]  the protocol's learner on the top 1, 2, 4, ..., D features  spark_fr.evaluation.curves
+                  (every ranking's and a random ranking's: the curves' baseline in every protocol)
         [FJI]     the area under the Fuzzy Jaccard curve of every pair of rankings
     cross-validation adds a 'pooled' split: classification measures from the summed confusion matrix (the papers:
     the measures are not additive), the others the folds' values weighted by their test rows
@@ -152,14 +154,23 @@ def rank_split(data, rows: np.ndarray, calls: list, params: dict, seed: int, spa
 
 
 def _rank_locally(data, rows: np.ndarray, kw: dict, name: str, out: SplitRankings) -> None:
-    """A ranking the evaluation computes itself (the Laplacian Score): from the features of ``rows`` scaled to [0, 1]
-    by their range (the judge's scaling), targets unseen; ties in the order of the features."""
-    from .laplace import laplace_importances
-
+    """A ranking the evaluation computes itself from the features of ``rows`` scaled to [0, 1] by their range (the
+    judge's scaling): the Laplacian Score (targets unseen) or MultiSURF (with the rows' classes); ties in the order
+    of the features."""
     t0 = time.perf_counter()
     params = C.local_keywords(kw)
     X = data.scaled_by(rows)[rows]
-    imp = laplace_importances(X, data.nominal, data.n_values, k=int(params["neighbours"]), t=float(params["width"]))
+    if kw["method"] == "multisurf":
+        from .multisurf import multisurf_importances
+
+        if tasks.get(data.task).evaluation.prediction != "vote":
+            raise InputError(f"ranking '{name}': MultiSURF ranks features for one class; the task is {data.task}")
+        imp = multisurf_importances(X, data.Y[rows, 0], data.nominal, max_rows=int(params["max_rows"]))
+    else:
+        from .laplace import laplace_importances
+
+        imp = laplace_importances(X, data.nominal, data.n_values, k=int(params["neighbours"]),
+                                  t=float(params["width"]))
     out.importances[name] = imp
     out.order[name] = np.argsort(-imp, kind="stable")
     out.seconds[name] = time.perf_counter() - t0
@@ -231,8 +242,8 @@ def _top_weights(order: np.ndarray, top: int, n: int) -> np.ndarray:
 
 def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | None = None,
                   neighbours: int | None = None, labelled=None, top_features: int = 16, curves: bool = False,
-                  curve_learner: str = "auto", similarity: bool = True, seed: int = 0, spark=None,
-                  knn_mode: str = "auto", rank_params: dict | None = None):
+                  curve_learner: str = "auto", curve_features=None, similarity: bool = True, seed: int = 0,
+                  spark=None, knn_mode: str = "auto", rank_params: dict | None = None):
     """Run a protocol on read data (:func:`spark_fr.evaluation.evaluate` reads it; the suite reads each set once).
 
     Returns
@@ -246,6 +257,7 @@ def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | 
     configs = C.resolve_rankings(rankings)
     params = check_rank_params(dict(rank_params or {}))
     labelled_list = _labelled_list(labelled)
+    curve_grid = _positive_integers(curve_features, "--curve-features")
     proto = choose_protocol(protocol, data.task, data.test is not None, labelled_list)
     task = data.task
     k = int(neighbours) if neighbours else (SSL_NEIGHBOURS if proto == SSL else tasks.get(task).evaluation.neighbours)
@@ -283,7 +295,9 @@ def evaluate_data(data, *, rankings=None, protocol: str = "auto", splits: int | 
                                 "ranking_s": ranked.seconds.get(name)} for measure, value in values.items())
             imp_rows.extend(_importance_rows(data, split.name, L, ranked))
             if curves:
-                rows_c, areas = curve_records(data, X, ref, split.test, ranked, judge, curve_learner, seed, base)
+                rows_c, areas = curve_records(data, X, ref, split.test, _with_random(ranked, data.n_features, seed,
+                                                                                     si),
+                                              judge, curve_learner, seed, base, curve_grid)
                 curve_rows.extend(rows_c)
                 records.extend(areas)
             if similarity:
@@ -362,13 +376,34 @@ def _similarity_rows(data, split: str, L, ranked: SplitRankings) -> list:
 def _labelled_list(labelled) -> list:
     if labelled is None or labelled == [] or labelled == 0:
         return []
-    items = [labelled] if isinstance(labelled, (int, np.integer)) else list(labelled)
+    return _positive_integers(labelled, "--labelled", "labelled training rows")
+
+
+def _positive_integers(values, flag: str, what: str = "feature counts"):
+    """Sorted distinct positive integers (one-line error otherwise); None stays None."""
+    if values is None:
+        return None
+    items = [values] if isinstance(values, (int, np.integer)) else list(values)
     out = []
     for v in items:
         if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-            raise InputError(f"--labelled takes positive integers (labelled training rows), not {v!r}")
+            raise InputError(f"{flag} takes positive integers ({what}), not {v!r}")
         out.append(int(v))
+    if not out:
+        raise InputError(f"{flag} needs at least one positive integer ({what})")
     return sorted(set(out))
+
+
+def _with_random(ranked: SplitRankings, n_features: int, seed: int, index: int) -> SplitRankings:
+    """``ranked`` with the split's random ranking (the curves' baseline) when it has none (supervised protocols)."""
+    if "random" in ranked.order:
+        return ranked
+    out = SplitRankings()
+    out.importances, out.order, out.seconds = dict(ranked.importances), dict(ranked.order), dict(ranked.seconds)
+    rnd = random_ranking(n_features, seed, index)
+    out.importances["random"] = rnd
+    out.order["random"] = np.argsort(-rnd, kind="stable")
+    return out
 
 
 def _splits(data, proto: str, n: int, seed: int) -> tuple:

@@ -24,7 +24,8 @@ READ_KEYWORDS = ("format", "labels_xml", "exclude", "features_col")
 def evaluate(data, targets=None, task: str = "auto", *, test=None, test_holds_training: bool = False,
              rankings=None, protocol: str = "auto",
              splits: int | None = None, neighbours: int | None = None, labelled=None, top_features: int = 16,
-             curves: bool = False, curve_learner: str = "auto", similarity: bool = True, seed: int = 0, spark=None,
+             curves: bool = False, curve_learner: str = "auto", curve_features=None, similarity: bool = True,
+             seed: int = 0, spark=None,
              knn_mode: str = "auto", name: str | None = None, **params):
     """Is a ranking worth reading? Judge rankings of ``data`` by the thesis's protocols.
 
@@ -58,6 +59,8 @@ def evaluate(data, targets=None, task: str = "auto", *, test=None, test_holds_tr
         Also compute the top-f curves and their areas (:mod:`spark_fr.evaluation.curves`).
     curve_learner : str
         'auto', 'knn' or 'sklearn'.
+    curve_features : list of int, optional
+        The curves' feature counts (default 1, 2, 4, ..., D); those above D are left out, D is always added.
     similarity : bool
         The area under the Fuzzy Jaccard curve of every pair of rankings, per split.
     seed : int
@@ -88,6 +91,7 @@ def evaluate(data, targets=None, task: str = "auto", *, test=None, test_holds_tr
                                  test_holds_training=test_holds_training, **read)
     return evaluate_data(data_, rankings=rankings, protocol=protocol, splits=splits, neighbours=neighbours,
                          labelled=labelled, top_features=top_features, curves=curves, curve_learner=curve_learner,
+                         curve_features=curve_features,
                          similarity=similarity, seed=seed, spark=spark, knn_mode=knn_mode, rank_params=params)
 
 
@@ -146,4 +150,5 @@ def evaluate_suite(kind: str, *, folder: str | None = None, spark=None, **kwargs
 
 
 _EVALUATE_KEYWORDS = ("rankings", "protocol", "splits", "neighbours", "labelled", "top_features", "curves",
-                      "curve_learner", "similarity", "seed", "knn_mode", "task", "format", "exclude", "features_col")
+                      "curve_learner", "curve_features", "similarity", "seed", "knn_mode", "task", "format", "exclude",
+                      "features_col")
