@@ -528,7 +528,9 @@ OPTIONS = (
     Option("relief_influence", Pair(), (0.5, 1.0), "semi-supervised: influence w0,w1 of the unlabelled rows "
            "farthest from / closest to the labelled ones", RELIEF, REL, field="influence", default_help="0.5,1.0"),
     Option("relief_mode", Choice(("auto", "broadcast", "tall")), "auto",
-           "broadcast the data (small) or the sampled instances (tall data)", RELIEF, REL, field="mode"),
+           "Relief and ReliefE: broadcast the data (small) or the sampled instances (tall data; the same "
+           "weights); auto: broadcast up to 50 million values (rows x features)", RELIEF, REL | RELE,
+           field="mode"),
     Option("relief_hmlc_squared", Flag(), False, "HMLC target distance without the square root, as CLUS computes it",
            RELIEF, REL, field="hmlc_squared"),
     Option("relief_hmlc_normaliser", Choice(("data", "hierarchy", "sum")), "data",
