@@ -8,13 +8,20 @@ Algorithm sketch
     S      <- rows nu, L2-normalised; PrMS-sparsified when its density > 0.15  spark_fr.relief.prms
     d      <- TwoNN(S) (or given)                                              spark_fr.relief.twonn
     input embedded:  f <- embedder(d).fit(S) on the driver                     spark_fr.relief.embedders
-                     E <- l2(f(every row, L2-normalised)) in Spark tasks, fixed chunks of rows
+                     E <- l2(f(every row, L2-normalised)) in Spark tasks, one call per transform chunk
+                          (about 4096 rows, defined by the rows' content keys: transform_buckets)
     target embedded (MLC): g <- embedder(d_T).fit(T[nu]), d_T = TwoNN(T[nu]) or given; E_T <- l2(g(T))
     instances <- s rows in seeded-hash order (s = all rows by default), cut into shards (Relief's)
     per shard, in Spark tasks (the rows, E and E_T broadcast):                spark_fr.relief.reliefe_kernels
         neighbours by cosine on E (or Manhattan on the raw rows), k fixed or adaptive,
         updates on the ORIGINAL sparse rows, plain sums per micro-block of 64 instances, exact merges
     w <- sum W / s (exact sums: the same bits for any partitioning); importance_std: spread over shards
+
+That is **broadcast mode** (every row collected on the driver). **Tall mode** (``--relief-mode tall``, or auto
+above ``broadcast_limit`` rows x features, as Relief) computes the same steps with the rows left in the
+partitions: :mod:`spark_fr.relief.reliefe_tall`; the embedders are fitted here (:func:`fit_embedders`) and the
+updates are the same kernel calls (:func:`spark_fr.relief.reliefe_kernels.update_instance`), so both modes
+give bit-identical weights.
 
 Decisions (the paper leaves them open or [R] differs; spec Sec. 5):
 * **defaults** are the paper's headline settings: k = 15, |nu| = 2048, density threshold 0.15, automatic
