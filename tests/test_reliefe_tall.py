@@ -99,3 +99,106 @@ def test_planted_features_in_tall_mode(spark):
     assert set(w.sort_values(ascending=False).index[:6]) == {f"features[{j}]" for j in range(6)}
     assert meta["reliefe_mode"] == "tall" and meta["executed_on"] == "spark"
     assert meta["reliefe_instances"] == 272 and meta["reliefe_k_used"]["max"] == 8
+
+
+def test_umap_path_transforms_the_chunks_broadcast_mode_transforms(spark):
+    """Tall mode's path for embedders whose transform depends on the batch (UMAP): rows shuffled to their
+    transform chunk (content keys), one call per chunk in key order, as broadcast mode's embed_rows calls it.
+    A batch-dependent embedder (projection plus the batch's mean row) stands in for UMAP, whose numba code
+    takes minutes to compile (tests/test_reliefe_spark.py runs UMAP itself with SPARK_FR_TEST_UMAP=1)."""
+    from scipy import sparse
+
+    from spark_fr.relief.reliefe import embed_rows, l2_rows_sparse
+    from spark_fr.relief.reliefe_tall import spaces_blocks
+    from spark_fr.runtime.engine import engine_for
+
+    class BatchMean:
+        def __init__(self, R):
+            self.R = R
+
+        def transform(self, X):
+            P = np.asarray(X @ self.R)
+            return P + P.mean(axis=0)
+
+    rng = np.random.default_rng(5)
+    n, D = 300, 20
+    X = sparse.random(n, D, density=0.3, format="csr", random_state=6)
+    keys = rng.integers(0, 2 ** 63, n).astype(np.uint64)
+    keys[-10:] = keys[:10]
+    X = sparse.vstack([X[:-10], X[:10]], format="csr")
+    Y = rng.integers(0, 2, (n, 1)).astype(float)
+    part = rng.integers(0, 4, n)
+    f = BatchMean(rng.normal(size=(D, 3)))
+
+    def blocks(units):
+        return [{"X": X[part == u], "Y": Y[part == u], "keys": keys[part == u]} for u in units]
+
+    base = engine_for(spark).from_units(list(range(4)), blocks, 4)
+    got = spaces_blocks(base, f, None, False, "umap", n, 64).collect()
+    assert len(got) == -(-n // 64)                                   # one block per chunk
+    E_tall = {int(k): e for b in got for k, e in zip(b["keys"], b["E"])}
+    order = np.argsort(keys, kind="stable")                           # broadcast mode's canonical order
+    E, _, _ = embed_rows(spark, l2_rows_sparse(X[order]), keys[order], f, 64, "test")
+    np.testing.assert_array_equal(np.vstack([E_tall[int(k)] for k in keys[order]]), E)
+    assert sum(b["keys"].size for b in got) == n
+
+
+@pytest.mark.parametrize("adaptive,k_max", [(False, 0), (True, 0), (True, 1), (True, 3)])
+def test_merged_block_candidates_give_broadcast_modes_neighbours(adaptive, k_max):
+    """Kernels only: candidates of random blocks merged in a random order, then chosen_neighbours, against
+    broadcast mode's search over every row (neighbour_rows, or sorted_candidates and gap_k), per instance and
+    class; rows repeated and distances tied (a coarse embedding)."""
+    from scipy import sparse
+
+    from spark_fr.relief.adaptive_k import gap_k
+    from spark_fr.relief.embedders import l2_rows
+    from spark_fr.relief.neighbours import neighbour_rows
+    from spark_fr.relief.reliefe_kernels import (block_candidates, chosen_neighbours, distances_from,
+                                                 sorted_candidates)
+    from spark_fr.relief.tall_kernels import merge
+
+    rng = np.random.default_rng(11 + k_max)
+    n, C, k = 90, 3, 4
+    E = l2_rows(rng.integers(-2, 3, (n, 3)).astype(float))
+    E[60:70] = E[:10]
+    keys = np.sort(rng.integers(0, 2 ** 63, n).astype(np.uint64))
+    keys[60:70] = keys[:10]
+    order = np.argsort(keys, kind="stable")
+    E, keys = np.ascontiguousarray(E[order]), keys[order]
+    classes = rng.integers(0, C, n).astype(float)
+    classes[np.argsort(order)[60:70]] = classes[np.argsort(order)[:10]]  # copies share the class
+    for i in range(n):  # identical keys: identical rows
+        first = np.flatnonzero(keys == keys[i])[0]
+        E[i], classes[i] = E[first], classes[first]
+    X = sparse.csr_matrix((n, 2))
+    ip, ix, d = X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data
+    nominal = np.zeros(2, bool)
+    inst = rng.choice(n, 25, replace=False).astype(np.int64)
+    k1 = (k_max + 2 if k_max else n) if adaptive else k + 1
+    part = rng.integers(0, 4, n)
+    cands = []
+    for u in rng.permutation(4):
+        rows = np.flatnonzero(part == u)
+        Xb = X[rows]
+        cd, ck, cn = block_candidates(Xb.indptr.astype(np.int64), Xb.indices.astype(np.int64), Xb.data,
+                                      np.ascontiguousarray(E[rows]), keys[rows], classes[rows], ip, ix, d, E, inst,
+                                      nominal, C, k1)
+        m = inst.size
+        cands.append((cd, ck, cn, np.zeros((m, C, k1, 0)), np.zeros((m, C, k1)), np.zeros((m, C, k1)),
+                      np.zeros((m, C, k1, 0))))
+    merged = cands[0]
+    for c_ in cands[1:]:
+        merged = merge(merged, c_)
+    nkeys, counts = chosen_neighbours(keys[inst], merged[0], merged[1], merged[2], k, adaptive, k_max)
+    dist = np.empty(n)
+    for q, r in enumerate(inst):
+        distances_from(ip, ix, d, nominal, E, r, dist)
+        idx, cnt = neighbour_rows(dist, keys, r, k, classes, C)
+        for c in range(C):
+            if adaptive:
+                rows, vals = sorted_candidates(dist, r, classes, c)
+                want = rows[:gap_k(vals, rows.size, k_max)]
+            else:
+                want = idx[c][:cnt[c]]
+            assert counts[q, c] == want.size
+            np.testing.assert_array_equal(nkeys[q, c, :want.size], keys[want])
