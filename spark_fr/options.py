@@ -540,6 +540,10 @@ OPTIONS = (
     Option("reliefe_k", IntegerOrWord(lo=1, words=("adaptive",), description="a positive integer"), 15,
            "neighbours per class (classification) or in all (MLC): a count, or adaptive (per sample and class: "
            "cut the sorted neighbour distances at their largest gap)", RELIEFE, RELE, field="k"),
+    Option("reliefe_k_max", Integer(lo=0, description="an integer >= 0"), 0,
+           "adaptive k: look for the largest gap among the k_max + 1 nearest candidates only (0: among all, the "
+           "paper's rule; tall mode then keeps every row of the class as a candidate of each sampled row, so bound "
+           "it on tall data)", RELIEFE, RELE, field="k_max"),
     Option("reliefe_update", Choice(("standard", "absmean")), "standard",
            "per-feature difference: mean over the neighbours of |x - neighbour| (ReliefF), or |x - mean of the "
            "neighbours| (absMean)", RELIEFE, RELE, field="update"),

@@ -27,8 +27,9 @@ bit-identical to broadcast mode's, for any partitioning::
         instances (reliefe_kernels.update_instance, as broadcast mode), exact sums
     w <- sum W / s (reliefe.combine)
 
-k1 = k + 1 for a fixed k; adaptive k: k_max + 2 (capped search), or every row of the class when k_max = 0
-(the paper's rule looks at every gap: exact, but the merged candidates of a chunk then hold a distance per row).
+k1 = k + 1 for a fixed k; adaptive k: k_max + 2 (``--reliefe-k-max``, the capped search), or every row of the
+class when k_max = 0 (the paper's rule looks at every gap: exact, but the merged candidates of a job then hold a
+distance per row and instance, so a job holds few instances; a warning says so on large data).
 
 Why the bits agree: both modes compute each distance by the same function of the two rows (CSR merge walk or
 the dot product of their embedding rows, which are the same bits: row-by-row transforms, or the same UMAP
@@ -352,6 +353,10 @@ def instance_updates(engine, sblocks, ikeys_all, summary, params, nominal, n_cla
     per_row = max(d_embed, summary["nnz"] / max(n, 1), 1.0)
     # bounded memory: the candidates of a job, and the rows gathered for its updates
     per_chunk = min(instances_per_job(C * k1), instances_per_job(C * (k_used + 1) * per_row))
+    if params.adaptive and not params.k_max and k1 > 10_000:
+        log.warning("adaptive k with --reliefe-k-max 0 (the paper's rule, every gap) keeps all %d rows of a class as "
+                    "candidates of each sampled row in tall mode: %d sampled rows per job; --reliefe-k-max 100 "
+                    "bounds it", k1, per_chunk)
     shards = shard_bounds(m, params.shards)
     chunks = job_chunks(shards, per_chunk)
     log.info("ReliefE (tall mode): %d instances in %d jobs, %d candidates per class, %d rows", m, len(chunks),
