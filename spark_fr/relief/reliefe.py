@@ -31,7 +31,8 @@ Decisions (the paper leaves them open or [R] differs; spec Sec. 5):
 * **C2** (role of E): E only selects neighbours; every update reads the original rows (sparse stays sparse);
 * **C1** (MLC update): Alg. 3, ``td/t - (d - td)/(1 - t)``; instances with t outside (0, 1) add nothing
   but count in s ([R]);
-* **C4** (adaptive k): the largest gap (spec.adaptive_k);  **C6** PrMS on |A_ij| (spec.prms);
+* **C4** (adaptive k): the largest gap (spec.adaptive_k), among every candidate or the ``--reliefe-k-max`` + 1
+  nearest;  **C6** PrMS on |A_ij| (spec.prms);
   **C7** TwoNN without [R]'s clamp (spec.twonn);
 * **C10**: instances without replacement in seeded-hash order, updates averaged over the k neighbours,
   weights divided by s;
