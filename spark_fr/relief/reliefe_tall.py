@@ -106,6 +106,7 @@ def block_summary(block: dict, n_classes: int, size: int) -> dict:
 
 
 def merge_summaries(a: dict, b: dict, size: int) -> dict:
+    """Two summaries merged (a value beyond either side's first ``size`` is beyond the merged first ``size``)."""
     values, inv = np.unique(np.vstack([a["values"], b["values"]]), axis=0, return_inverse=True)
     counts = np.bincount(np.asarray(inv).reshape(-1), np.concatenate([a["counts"], b["counts"]]),
                          minlength=len(values)).astype(np.int64)
