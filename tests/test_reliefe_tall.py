@@ -101,7 +101,7 @@ def test_planted_features_in_tall_mode(spark):
     assert meta["reliefe_instances"] == 272 and meta["reliefe_k_used"]["max"] == 8
 
 
-def test_umap_path_transforms_the_chunks_broadcast_mode_transforms(spark):
+def test_umap_path_transforms_the_chunks_broadcast_mode_transforms(spark, monkeypatch):
     """Tall mode's path for embedders whose transform depends on the batch (UMAP): rows shuffled to their
     transform chunk (content keys), one call per chunk in key order, as broadcast mode's embed_rows calls it.
     A batch-dependent embedder (projection plus the batch's mean row) stands in for UMAP, whose numba code
@@ -138,6 +138,7 @@ def test_umap_path_transforms_the_chunks_broadcast_mode_transforms(spark):
     assert len(got) == -(-n // 64)                                   # one block per chunk
     E_tall = {int(k): e for b in got for k, e in zip(b["keys"], b["E"])}
     order = np.argsort(keys, kind="stable")                           # broadcast mode's canonical order
+    monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "1000")        # its chunks on the driver (no pickling)
     E, _, _ = embed_rows(spark, l2_rows_sparse(X[order]), keys[order], f, 64, "test")
     np.testing.assert_array_equal(np.vstack([E_tall[int(k)] for k in keys[order]]), E)
     assert sum(b["keys"].size for b in got) == n
