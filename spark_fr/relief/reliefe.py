@@ -19,9 +19,9 @@ Algorithm sketch
 
 That is **broadcast mode** (every row collected on the driver). **Tall mode** (``--relief-mode tall``, or auto
 above ``broadcast_limit`` rows x features, as Relief) computes the same steps with the rows left in the
-partitions: :mod:`spark_fr.relief.reliefe_tall`; the embedders are fitted here (:func:`fit_embedders`) and the
-updates are the same kernel calls (:func:`spark_fr.relief.reliefe_kernels.update_instance`), so both modes
-give bit-identical weights.
+partitions: :mod:`spark_fr.relief.reliefe_tall` (the run, either mode: :mod:`spark_fr.relief.reliefe_run`);
+the embedders are fitted here (:func:`fit_embedders`) and the updates are the same kernel calls
+(:func:`spark_fr.relief.reliefe_kernels.update_instance`), so both modes give bit-identical weights.
 
 Decisions (the paper leaves them open or [R] differs; spec Sec. 5):
 * **defaults** are the paper's headline settings: k = 15, |nu| = 2048, density threshold 0.15, automatic
@@ -49,9 +49,8 @@ import time
 
 import numpy as np
 
-from ..data.prepare import prepare
 from ..errors import InputError
-from ..results import MethodRun, ScoreKey, ScoreResult
+from ..results import ScoreKey, ScoreResult
 from ..runtime.groups import contiguous_groups
 from ..runtime.rng import Stream, derive_seed
 from ..runtime.spark import run_units
@@ -61,7 +60,7 @@ from .broadcast import group_numbered
 from .embedders import l2_rows, make_embedder, resolve_embedder, transform_chunk
 from .params import ReliefEParams
 from .prms import density, prms
-from .reliefe_data import ReliefEData, build_reliefe_data, collect_sparse
+from .reliefe_data import ReliefEData
 from .reliefe_kernels import T_COSINE, reliefe_shard
 from .reliefe_sampling import cyclic_sample, target_value_ids
 from .sampling import micro_blocks, sampled_shards
@@ -332,51 +331,3 @@ def warm_up_reliefe() -> None:
                       np.arange(2, dtype=np.int64), 1, False, 0, False)
         reliefe_shard(*a, E, keys, np.zeros(4), 0, np.zeros(0), np.eye(4)[:, :2].copy(), T_COSINE,
                       np.arange(2, dtype=np.int64), 1, True, 0, True)
-
-
-def rank_reliefe(spark, dataset, spec, params: ReliefEParams, semi_supervised: bool = False) -> MethodRun:
-    """Rank the features of ``dataset`` with ReliefE (see the module sketch), in broadcast or tall mode
-    (``--relief-mode``, Relief's: auto = broadcast up to ``broadcast_limit`` rows x features)."""
-    from ..data.blocks import block_parts
-    from .reliefe_tall import reliefe_tall
-
-    if semi_supervised:
-        raise InputError("--semi-supervised is not available with --method reliefe")
-    prep = prepare(dataset, spec, outputs=("scaled",), method="reliefe", spark=spark,
-                   force_executors=params.mode == "tall")
-    try:
-        t = time.perf_counter()
-        mode = params.mode
-        if mode == "auto":
-            mode = "broadcast" if prep.n_rows * len(spec.features) <= params.broadcast_limit else "tall"
-        nominal = np.array([b.nominal for b in prep.plan.bins], bool)
-        classes = prep.encoder.classes
-        task = prep.task
-        n_classes = len(classes) if classes else 0
-        if mode == "broadcast":
-            blocks = collect_sparse(prep, spark)
-            data = build_reliefe_data(blocks, spec.feature_names, nominal, len(prep.encoder.names))
-            read_s = time.perf_counter() - t
-            n_used, n_dropped = data.n_rows, data.n_dropped
-            dens = float(data.X.nnz) / max(1, data.n_rows * data.n_features)
-            warn_dropped(n_dropped)
-            results, info, timings = reliefe_weights(spark, data, n_classes, params)
-        else:
-            results, info, timings, n_used, n_dropped, dens = reliefe_tall(
-                spark, block_parts(prep, spark), spec.feature_names, nominal, n_classes, params)
-            warn_dropped(n_dropped)
-            read_s = 0.0
-    finally:
-        prep.release()
-    all_timings = dict(prep.timings)
-    all_timings["encoding_s"] = read_s
-    all_timings.update(timings)
-    all_timings["reliefe_s"] = sum(v for k, v in timings.items())
-    info["reliefe_density"] = dens
-    return MethodRun(spec.feature_names, prep.usable, results, prep.encoder.names, task, n_used,
-                     prep.n_rows, info, all_timings)
-
-
-def warn_dropped(n_dropped: int) -> None:
-    if n_dropped:
-        log.warning("%d rows without any known target value are not used (supervised ranking)", n_dropped)
