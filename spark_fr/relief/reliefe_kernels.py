@@ -26,6 +26,11 @@ Only the features where r or one of its neighbours is non-zero are touched (a me
 an update costs O(k (nnz(r) + nnz(neighbour))) whatever the width. The weights are W / s on the driver
 (s = the sampled rows, spec C10), summed exactly per micro-block by the caller.
 
+Tall mode (:mod:`spark_fr.relief.reliefe_tall`) runs the same pieces apart: :func:`block_candidates` (the
+k1 best (distance, key) rows of one block per instance, by :func:`distances_between`, the distance of both
+modes), Relief's candidate merge, :func:`chosen_neighbours` (one own-key candidate dropped, first k or the
+gap rule's k) and :func:`updates_from_neighbours` (the same :func:`update_instance` calls on the gathered rows).
+
 Why not :mod:`spark_fr.relief.update`: its kernels take the neighbours' dense k x D distance matrix, which
 would make every sparse row dense; the neighbour search itself is Relief's
 (:func:`spark_fr.relief.neighbours.neighbour_rows`, the same (distance, key) order).
