@@ -528,7 +528,9 @@ OPTIONS = (
     Option("relief_influence", Pair(), (0.5, 1.0), "semi-supervised: influence w0,w1 of the unlabelled rows "
            "farthest from / closest to the labelled ones", RELIEF, REL, field="influence", default_help="0.5,1.0"),
     Option("relief_mode", Choice(("auto", "broadcast", "tall")), "auto",
-           "broadcast the data (small) or the sampled instances (tall data)", RELIEF, REL, field="mode"),
+           "Relief and ReliefE: broadcast the data (small) or the sampled instances (tall data; the same "
+           "weights); auto: broadcast up to 50 million values (rows x features)", RELIEF, REL | RELE,
+           field="mode"),
     Option("relief_hmlc_squared", Flag(), False, "HMLC target distance without the square root, as CLUS computes it",
            RELIEF, REL, field="hmlc_squared"),
     Option("relief_hmlc_normaliser", Choice(("data", "hierarchy", "sum")), "data",
@@ -538,6 +540,10 @@ OPTIONS = (
     Option("reliefe_k", IntegerOrWord(lo=1, words=("adaptive",), description="a positive integer"), 15,
            "neighbours per class (classification) or in all (MLC): a count, or adaptive (per sample and class: "
            "cut the sorted neighbour distances at their largest gap)", RELIEFE, RELE, field="k"),
+    Option("reliefe_k_max", Integer(lo=0, description="an integer >= 0"), 0,
+           "adaptive k: look for the largest gap among the k_max + 1 nearest candidates only (0: among all, the "
+           "paper's rule; tall mode then keeps every row of the class as a candidate of each sampled row, so bound "
+           "it on tall data)", RELIEFE, RELE, field="k_max"),
     Option("reliefe_update", Choice(("standard", "absmean")), "standard",
            "per-feature difference: mean over the neighbours of |x - neighbour| (ReliefF), or |x - mean of the "
            "neighbours| (absMean)", RELIEFE, RELE, field="update"),

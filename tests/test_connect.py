@@ -1,5 +1,5 @@
-"""Spark Connect: every public entry point (rank in both ensemble modes, Relief in both modes, boosting,
-rank_relational on Spark, the Estimator) runs on a real local Spark Connect server and gives the classic
+"""Spark Connect: every public entry point (rank in both ensemble modes, Relief in both modes, ReliefE's tall
+mode, boosting, rank_relational on Spark, the Estimator) runs on a real local Spark Connect server and gives the classic
 session's ranking bit for bit; the Connect engine's own patterns (pieces of large objects, one key per task).
 
 Each case is a module-level function ``case(session, ...)`` run here under the suite's classic session and in
@@ -75,6 +75,13 @@ def case_relief(spark, path, mode):
     r = spark_fr.rank(path, targets="y1,y2", method="relief", relief_neighbours=5, relief_iterations=150,
                       relief_mode=mode, per_target=True, seed=4, spark=spark)
     return _table(r), _meta(r)
+
+
+def case_reliefe_tall(spark, path):
+    """ReliefE's tall mode (rows left in partitions, chunks of instances, rows gathered by key)."""
+    r = spark_fr.rank(path, targets="label", method="reliefe", relief_mode="tall", reliefe_embedder="pca",
+                      reliefe_k=5, reliefe_iterations=100, reliefe_sample=80, seed=3, spark=spark)
+    return _table(r), {k: r.metadata.get(k) for k in ("session", "reliefe_mode", "reliefe_k_used")}
 
 
 def case_boosting(spark, uri):
@@ -180,6 +187,14 @@ def test_relief_same_bits(spark, connect, files, mode):
     remote, meta_r = connect.run(case_relief, files["mtr"], mode)
     same(classic, remote)
     assert meta_r["relief_mode"] == mode and meta_r["session"] == "connect"
+
+
+def test_reliefe_tall_mode_same_bits(spark, connect, files):
+    classic, meta_c = case_reliefe_tall(spark, files["class_csv"])
+    remote, meta_r = connect.run(case_reliefe_tall, files["class_csv"])
+    same(classic, remote)
+    assert meta_r["session"] == "connect" and meta_r["reliefe_mode"] == meta_c["reliefe_mode"] == "tall"
+    assert meta_r["reliefe_k_used"] == meta_c["reliefe_k_used"]
 
 
 def test_boosting_with_folds_on_spark_from_a_uri_same_bits(spark, connect, files):

@@ -17,7 +17,8 @@ Decisions:
   never on the Spark partitioning;
 * PCA (:class:`PCAEmbedder`: a full SVD, or ARPACK on a sparse sample, centred implicitly and never made
   dense) and Gaussian random projection (:class:`RandomProjection`) need numpy and scipy only (scikit-learn
-  is not a dependency of spark_fr); both are row-by-row maps.
+  is not a dependency of spark_fr); both are row-by-row maps, computed as CSR times dense products so that a
+  row's embedding has the same bits in any batch of rows (tall mode transforms the rows where they are).
 """
 from __future__ import annotations
 
@@ -124,7 +125,7 @@ class PCAEmbedder:
         return self
 
     def transform(self, X):
-        return np.asarray(X @ self.components_.T) - self.mean_ @ self.components_.T
+        return np.asarray(as_csr(X) @ self.components_.T) - self.mean_ @ self.components_.T
 
 
 class RandomProjection:
@@ -138,7 +139,15 @@ class RandomProjection:
         return self
 
     def transform(self, X):
-        return np.asarray(X @ self.R_)
+        return np.asarray(as_csr(X) @ self.R_)
+
+
+def as_csr(X):
+    """X as CSR: scipy's CSR times dense product works row by row, so a row's embedding has the same bits in
+    any batch of rows (a dense BLAS product may sum in another order for another batch size)."""
+    from scipy import sparse
+
+    return X if sparse.issparse(X) and X.format == "csr" else sparse.csr_matrix(X, dtype=np.float64)
 
 
 #: a sparse sample is made dense for PCA and TwoNN when it has at most this many cells and is this dense

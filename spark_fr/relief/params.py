@@ -31,20 +31,21 @@ class ReliefParams(MethodParams):
 
 class ReliefEParams(ReliefParams):
     """ReliefE settings; attributes as in :mod:`spark_fr.options` (``k``, ``update``, ``embed``, ``dimension``,
-    ``embedder``, ``mlc_distance``, ``sample``, ``density_threshold``, ``iterations``, ``seed``) and:
+    ``embedder``, ``mlc_distance``, ``sample``, ``density_threshold``, ``iterations``, ``k_max``, ``mode``
+    (Relief's ``--relief-mode``), ``seed``) and:
 
     Attributes
     ----------
     shards : int
         As Relief's: the sampled rows are cut into this many shards (``importance_std`` is their spread).
-    k_max : int
-        Cap of the adaptive-k search (0: every candidate, the paper's).
     transform_rows : int
-        Rows per embedding transform call (fixed chunks of the canonical row order).
+        Rows per embedding transform call (about: the chunks are defined by the rows' content keys).
+    broadcast_limit : int
+        As Relief's: rows x features above which ``mode='auto'`` (``--relief-mode``) picks tall mode.
     """
 
     method = "reliefe"
-    internal = {"shards": 16, "k_max": 0, "transform_rows": 4096}
+    internal = {"shards": 16, "transform_rows": 4096, "broadcast_limit": 50_000_000}
 
     @property
     def adaptive(self) -> bool:

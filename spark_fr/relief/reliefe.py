@@ -8,13 +8,20 @@ Algorithm sketch
     S      <- rows nu, L2-normalised; PrMS-sparsified when its density > 0.15  spark_fr.relief.prms
     d      <- TwoNN(S) (or given)                                              spark_fr.relief.twonn
     input embedded:  f <- embedder(d).fit(S) on the driver                     spark_fr.relief.embedders
-                     E <- l2(f(every row, L2-normalised)) in Spark tasks, fixed chunks of rows
+                     E <- l2(f(every row, L2-normalised)) in Spark tasks, one call per transform chunk
+                          (about 4096 rows, defined by the rows' content keys: transform_buckets)
     target embedded (MLC): g <- embedder(d_T).fit(T[nu]), d_T = TwoNN(T[nu]) or given; E_T <- l2(g(T))
     instances <- s rows in seeded-hash order (s = all rows by default), cut into shards (Relief's)
     per shard, in Spark tasks (the rows, E and E_T broadcast):                spark_fr.relief.reliefe_kernels
         neighbours by cosine on E (or Manhattan on the raw rows), k fixed or adaptive,
         updates on the ORIGINAL sparse rows, plain sums per micro-block of 64 instances, exact merges
     w <- sum W / s (exact sums: the same bits for any partitioning); importance_std: spread over shards
+
+That is **broadcast mode** (every row collected on the driver). **Tall mode** (``--relief-mode tall``, or auto
+above ``broadcast_limit`` rows x features, as Relief) computes the same steps with the rows left in the
+partitions: :mod:`spark_fr.relief.reliefe_tall` (the run, either mode: :mod:`spark_fr.relief.reliefe_run`);
+the embedders are fitted here (:func:`fit_embedders`) and the updates are the same kernel calls
+(:func:`spark_fr.relief.reliefe_kernels.update_instance`), so both modes give bit-identical weights.
 
 Decisions (the paper leaves them open or [R] differs; spec Sec. 5):
 * **defaults** are the paper's headline settings: k = 15, |nu| = 2048, density threshold 0.15, automatic
@@ -24,7 +31,8 @@ Decisions (the paper leaves them open or [R] differs; spec Sec. 5):
 * **C2** (role of E): E only selects neighbours; every update reads the original rows (sparse stays sparse);
 * **C1** (MLC update): Alg. 3, ``td/t - (d - td)/(1 - t)``; instances with t outside (0, 1) add nothing
   but count in s ([R]);
-* **C4** (adaptive k): the largest gap (spec.adaptive_k);  **C6** PrMS on |A_ij| (spec.prms);
+* **C4** (adaptive k): the largest gap (spec.adaptive_k), among every candidate or the ``--reliefe-k-max`` + 1
+  nearest;  **C6** PrMS on |A_ij| (spec.prms);
   **C7** TwoNN without [R]'s clamp (spec.twonn);
 * **C10**: instances without replacement in seeded-hash order, updates averaged over the k neighbours,
   weights divided by s;
@@ -41,9 +49,8 @@ import time
 
 import numpy as np
 
-from ..data.prepare import prepare
 from ..errors import InputError
-from ..results import MethodRun, ScoreKey, ScoreResult
+from ..results import ScoreKey, ScoreResult
 from ..runtime.groups import contiguous_groups
 from ..runtime.rng import Stream, derive_seed
 from ..runtime.spark import run_units
@@ -53,7 +60,7 @@ from .broadcast import group_numbered
 from .embedders import l2_rows, make_embedder, resolve_embedder, transform_chunk
 from .params import ReliefEParams
 from .prms import density, prms
-from .reliefe_data import ReliefEData, build_reliefe_data, collect_sparse
+from .reliefe_data import ReliefEData
 from .reliefe_kernels import T_COSINE, reliefe_shard
 from .reliefe_sampling import cyclic_sample, target_value_ids
 from .sampling import micro_blocks, sampled_shards
@@ -104,15 +111,25 @@ def fit_dimension(S, given, max_dim: int) -> tuple:
     return twonn_dimension(S, max_dim=max_dim), "twonn"
 
 
-def embed_rows(spark, rows, embedder, chunk: int, label: str) -> tuple:
-    """(E, seconds, on_driver): l2(embedder.transform(rows)) in fixed chunks, in Spark tasks when worth it."""
+def transform_buckets(keys: np.ndarray, n_rows: int, chunk: int) -> np.ndarray:
+    """The transform chunk of each row: ``key mod ceil(n_rows / chunk)``, so chunks hold about ``chunk`` rows
+    and are defined by the rows' contents (both modes cut the same chunks, whatever the partitioning)."""
+    n_buckets = max(1, -(-int(n_rows) // max(int(chunk), 1)))
+    return (np.asarray(keys, np.uint64) % np.uint64(n_buckets)).astype(np.int64)
+
+
+def embed_rows(spark, rows, keys, embedder, chunk: int, label: str) -> tuple:
+    """(E, seconds, on_driver): l2(embedder.transform(rows)), one call per chunk of :func:`transform_buckets`
+    (rows in canonical order inside), in Spark tasks when worth it."""
     n = rows.shape[0]
-    bounds = [(a, min(n, a + chunk)) for a in range(0, n, chunk)] or [(0, 0)]
-    units = list(enumerate(bounds))
+    bucket = transform_buckets(keys, n, chunk)
+    order = np.argsort(bucket, kind="stable")
+    cuts = np.searchsorted(bucket[order], np.arange(bucket.max() + 2 if n else 1))
+    units = [(i, order[cuts[i]:cuts[i + 1]]) for i in range(len(cuts) - 1) if cuts[i + 1] > cuts[i]]
 
     def work(payload, group):
         X, f = payload
-        return {i: transform_chunk(f, X[a:b]) for i, (a, b) in group if b > a}
+        return {i: transform_chunk(f, X[pos]) for i, pos in group}
 
     def plan(numbered, parallelism):
         return [numbered[g.start:g.stop] for g in contiguous_groups(len(numbered), max(1, min(len(numbered),
@@ -120,61 +137,27 @@ def embed_rows(spark, rows, embedder, chunk: int, label: str) -> tuple:
 
     est = n * 2e-4 if type(embedder).__module__.startswith("umap") else n * max(rows.shape[1], 1) * 1e-8
     res, seconds, early = run_units(spark, (rows, embedder), units, work, lambda a, b: {**a, **b}, {}, plan,
-                                    estimated_seconds=est, size=lambda g: sum(b - a for _, (a, b) in g),
+                                    estimated_seconds=est, size=lambda g: sum(p.size for _, p in g),
                                     label=label, description=f"spark_fr: ReliefE, {label}")
-    parts = [res[i] for i in range(len(bounds)) if i in res]
-    E = np.vstack(parts) if parts else np.zeros((0, 0))
-    return E, seconds, early == len(units)
+    E = None
+    for i, pos in units:
+        if E is None:
+            E = np.zeros((n, res[i].shape[1]))
+        E[pos] = res[i]
+    return (E if E is not None else np.zeros((0, 0))), seconds, early == len(units)
 
 
-def _run_shard(payload: dict, rows: np.ndarray, p: dict) -> tuple:
-    """(ReliefSums, ks) of one shard: micro-blocks of instances, plain sums inside, exact merges."""
-    D = payload["nominal"].size
-    total = ReliefSums.zeros(D, 0)
-    ks = []
-    for a, b in micro_blocks(rows.size):
-        W, iters, k_used = reliefe_shard(payload["indptr"], payload["indices"], payload["data"], payload["nominal"],
-                                         payload["E"], payload["keys"], payload["classes"], payload["n_classes"],
-                                         payload["priors"], payload["Yt"], payload["tkind"],
-                                         np.asarray(rows[a:b], np.int64), p["k"], p["adaptive"], p["k_max"],
-                                         p["abs_mean"])
-        total.merge(ReliefSums.from_kernel((W, 0.0, 0.0, np.zeros(D), np.zeros(D), np.zeros(0), np.zeros((0, D)),
-                                            iters)))
-        ks.append(k_used)
-    return total, (np.vstack(ks) if ks else np.zeros((0, 1), np.int64))
-
-
-def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEParams) -> tuple:
-    """ReliefE weights of prepared rows (the module sketch, after the rows are read).
-
-    ``n_classes`` > 0: a classification target (class index per row); 0: label sets (MLC, 0/1 columns), the two
-    target types :mod:`spark_fr.tasks` lets ReliefE rank.
-
-    Returns
-    -------
-    (list of ScoreResult, info dict, timings dict)
-    """
+def fit_embedders(Xnu, Tnu, params: ReliefEParams, spaces: tuple, embedder_name, info: dict, timings: dict) -> tuple:
+    """(f, g): the input and target embedders (None when that space is not embedded), fitted on the driver on
+    the cyclic sample's rows ``Xnu`` (CSR, range-scaled) and targets ``Tnu``, in sample order."""
     from scipy import sparse
 
-    timings = {}
-    mlc = n_classes == 0
-    e_in, e_t, dist = resolve_spaces(params, mlc)
-    n, D = data.n_rows, data.n_features
-    if n < 2:
-        raise InputError("ReliefE needs at least two rows with known targets")
+    e_in, e_t, _ = spaces
     seed = params.seed
-    t = time.perf_counter()
-    nu = cyclic_sample(target_value_ids(data.Y), data.keys, params.sample, seed)
-    timings["reliefe_sampling_s"] = time.perf_counter() - t
-    info = {"reliefe_embed_input": e_in, "reliefe_embed_target": e_t, "reliefe_sample_rows": int(nu.size)}
-    if mlc:
-        info["reliefe_mlc_distance"] = dist
-    embedder_name = resolve_embedder(params.embedder) if (e_in or e_t) else None
-    info["reliefe_embedder"] = embedder_name
-    E = np.zeros((n, 0))
+    f = g = None
     if e_in:
         t = time.perf_counter()
-        S = sparse.csr_matrix(l2_rows_sparse(data.X[nu]))
+        S = sparse.csr_matrix(l2_rows_sparse(Xnu))
         dens = density(S)
         info["reliefe_sample_density"] = dens
         info["reliefe_sparsified"] = bool(dens > params.density_threshold)
@@ -183,47 +166,116 @@ def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEPar
             info["reliefe_density_after"] = density(S)
         timings["reliefe_sparsify_s"] = time.perf_counter() - t
         t = time.perf_counter()
-        d, how = fit_dimension(S, params.dimension, max(1, min(D, S.shape[0] - 2)))
+        d, how = fit_dimension(S, params.dimension, max(1, min(Xnu.shape[1], S.shape[0] - 2)))
         timings["reliefe_dimension_s"] = time.perf_counter() - t
         info["reliefe_dimension"], info["reliefe_dimension_from"] = d, how
         t = time.perf_counter()
         f = make_embedder(embedder_name, d, derive_seed(seed, 0, Stream.RELIEFE_EMBED), S.shape[0]).fit(S)
         timings["reliefe_embed_fit_s"] = time.perf_counter() - t
-        E, secs, here = embed_rows(spark, l2_rows_sparse(data.X), f, params.transform_rows, "rows embedded")
+    if e_t:
+        t = time.perf_counter()
+        nu = Tnu.shape[0]
+        dT, how = fit_dimension(Tnu, params.dimension, max(1, min(Tnu.shape[1], nu - 2)))
+        info["reliefe_target_dimension"], info["reliefe_target_dimension_from"] = dT, how
+        g = make_embedder(embedder_name, dT, derive_seed(seed, 1, Stream.RELIEFE_EMBED), nu).fit(Tnu)
+        timings["reliefe_target_embed_fit_s"] = time.perf_counter() - t
+    return f, g
+
+
+def kernel_settings(params: ReliefEParams) -> dict:
+    """The neighbour settings of the kernels: k, adaptive, k_max, abs_mean."""
+    return {"k": 1 if params.adaptive else int(params.k), "adaptive": params.adaptive, "k_max": int(params.k_max),
+            "abs_mean": params.update == "absmean"}
+
+
+def class_priors(counts: np.ndarray) -> np.ndarray:
+    """P(c) from the class counts (the same bits in both modes)."""
+    counts = np.asarray(counts, np.float64)
+    return counts / counts.sum()
+
+
+def run_info(info: dict, ks: np.ndarray, mlc: bool, m: int, n_shards: int, params: ReliefEParams, mode: str,
+             executed_on: str) -> dict:
+    """The run's ReliefE record after the updates (both modes)."""
+    info.update({"reliefe_mode": mode, "reliefe_instances": m, "reliefe_shards": n_shards,
+                 "reliefe_k": params.k, "reliefe_update": params.update,
+                 "reliefe_k_used": k_summary(ks), "executed_on": executed_on})
+    if mlc:
+        info["reliefe_skipped_instances"] = int((ks[:, 0] == 0).sum())
+    return info
+
+
+def _run_shard(payload: dict, rows: np.ndarray, p: dict) -> tuple:
+    """(ReliefSums, ks) of one shard: micro-blocks of instances, plain sums inside, exact merges."""
+    D = payload["nominal"].size
+    total = ReliefSums.zeros(D, 0)
+    ks = []
+    for a, b in micro_blocks(rows.size):
+        out = reliefe_shard(payload["indptr"], payload["indices"], payload["data"], payload["nominal"],
+                            payload["E"], payload["keys"], payload["classes"], payload["n_classes"],
+                            payload["priors"], payload["Yt"], payload["tkind"],
+                            np.asarray(rows[a:b], np.int64), p["k"], p["adaptive"], p["k_max"], p["abs_mean"])
+        total.merge(micro_block_sums(out, D))
+        ks.append(out[2])
+    return total, (np.vstack(ks) if ks else np.zeros((0, 1), np.int64))
+
+
+def micro_block_sums(out: tuple, D: int) -> ReliefSums:
+    """The exact sums of one micro-block's kernel output (W, iterations, ks)."""
+    W, iters, _ = out
+    return ReliefSums.from_kernel((W, 0.0, 0.0, np.zeros(D), np.zeros(D), np.zeros(0), np.zeros((0, D)), iters))
+
+
+def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEParams) -> tuple:
+    """ReliefE weights of prepared rows, broadcast mode (the module sketch, after the rows are read).
+
+    ``n_classes`` > 0: a classification target (class index per row); 0: label sets (MLC, 0/1 columns), the two
+    target types :mod:`spark_fr.tasks` lets ReliefE rank.
+
+    Returns
+    -------
+    (list of ScoreResult, info dict, timings dict)
+    """
+    timings = {}
+    mlc = n_classes == 0
+    spaces = resolve_spaces(params, mlc)
+    e_in, e_t, dist = spaces
+    n, D = data.n_rows, data.n_features
+    if n < 2:
+        raise InputError("ReliefE needs at least two rows with known targets")
+    t = time.perf_counter()
+    nu = cyclic_sample(target_value_ids(data.Y), data.keys, params.sample, params.seed)
+    timings["reliefe_sampling_s"] = time.perf_counter() - t
+    info, embedder_name = start_info(params, spaces, mlc, nu.size)
+    f, g = fit_embedders(data.X[nu], data.Y[nu] if e_t else None, params, spaces, embedder_name, info, timings)
+    E = np.zeros((n, 0))
+    if f is not None:
+        E, secs, here = embed_rows(spark, l2_rows_sparse(data.X), data.keys, f, params.transform_rows,
+                                   "rows embedded")
         timings["reliefe_embed_transform_s"] = secs
         info["reliefe_embedding_on"] = "driver" if here else "spark"
         info["reliefe_dimension_used"] = int(E.shape[1])
     Yt, tkind = np.zeros((n, 0)), 0
-    if mlc:
-        if e_t:
-            t = time.perf_counter()
-            T = data.Y
-            dT, how = fit_dimension(T[nu], params.dimension, max(1, min(T.shape[1], nu.size - 2)))
-            info["reliefe_target_dimension"], info["reliefe_target_dimension_from"] = dT, how
-            g = make_embedder(embedder_name, dT, derive_seed(seed, 1, Stream.RELIEFE_EMBED), nu.size).fit(T[nu])
-            timings["reliefe_target_embed_fit_s"] = time.perf_counter() - t
-            Yt, secs, _ = embed_rows(spark, T, g, params.transform_rows, "targets embedded")
-            timings["reliefe_target_embed_transform_s"] = secs
-            tkind = T_COSINE
-        else:
-            Yt, tkind = np.ascontiguousarray(np.nan_to_num(data.Y, nan=0.0)), LABEL_DISTANCES[dist]
+    if g is not None:
+        Yt, secs, _ = embed_rows(spark, data.Y, data.keys, g, params.transform_rows, "targets embedded")
+        timings["reliefe_target_embed_transform_s"] = secs
+        tkind = T_COSINE
+    elif mlc:
+        Yt, tkind = np.ascontiguousarray(np.nan_to_num(data.Y, nan=0.0)), LABEL_DISTANCES[dist]
     classes = np.zeros(n)
     priors = np.zeros(0)
     if not mlc:
         classes = np.ascontiguousarray(data.Y[:, 0])
-        counts = np.bincount(classes.astype(np.int64), minlength=n_classes).astype(np.float64)
-        priors = counts / counts.sum()
+        priors = class_priors(np.bincount(classes.astype(np.int64), minlength=n_classes))
     indptr, indices, values = data.csr_arrays()
     payload = {"indptr": indptr, "indices": indices, "data": values, "nominal": data.nominal,
                "E": np.ascontiguousarray(E, np.float64), "keys": data.keys, "classes": classes,
                "n_classes": n_classes, "priors": priors,
                "Yt": np.ascontiguousarray(Yt, np.float64), "tkind": int(tkind)}
-    p = {"k": 1 if params.adaptive else int(params.k), "adaptive": params.adaptive, "k_max": int(params.k_max),
-         "abs_mean": params.update == "absmean"}
+    p = kernel_settings(params)
     shards = sampled_shards(data.keys, params)
     m = sum(len(s) for s in shards)
     warm_up_reliefe()
-    t = time.perf_counter()
     per_instance = n * max(E.shape[1], 1 if E.shape[1] else data.X.nnz / max(n, 1)) + \
         (15 if not params.adaptive else 30) * (n_classes or 1) * data.X.nnz / max(n, 1)
 
@@ -241,12 +293,19 @@ def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEPar
     sums = [res[i][0] for i in range(len(shards))]
     ks = np.vstack([res[i][1] for i in range(len(shards))])
     out = combine_shards(sums, True)[0]
-    info.update({"reliefe_mode": "broadcast", "reliefe_instances": m, "reliefe_shards": len(shards),
-                 "reliefe_k": params.k, "reliefe_update": params.update,
-                 "reliefe_k_used": k_summary(ks), "executed_on": "driver" if early == len(shards) else "spark"})
-    if mlc:
-        info["reliefe_skipped_instances"] = int((ks[:, 0] == 0).sum())
+    run_info(info, ks, mlc, m, len(shards), params, "broadcast", "driver" if early == len(shards) else "spark")
     return [ScoreResult(ScoreKey("reliefe"), out.importance, out.std)], info, timings
+
+
+def start_info(params: ReliefEParams, spaces: tuple, mlc: bool, sample_rows: int) -> tuple:
+    """(info, embedder name): the run's record of the spaces and the cyclic sample (both modes)."""
+    e_in, e_t, dist = spaces
+    info = {"reliefe_embed_input": e_in, "reliefe_embed_target": e_t, "reliefe_sample_rows": int(sample_rows)}
+    if mlc:
+        info["reliefe_mlc_distance"] = dist
+    name = resolve_embedder(params.embedder) if (e_in or e_t) else None
+    info["reliefe_embedder"] = name
+    return info, name
 
 
 def l2_rows_sparse(X):
@@ -272,30 +331,3 @@ def warm_up_reliefe() -> None:
                       np.arange(2, dtype=np.int64), 1, False, 0, False)
         reliefe_shard(*a, E, keys, np.zeros(4), 0, np.zeros(0), np.eye(4)[:, :2].copy(), T_COSINE,
                       np.arange(2, dtype=np.int64), 1, True, 0, True)
-
-
-def rank_reliefe(spark, dataset, spec, params: ReliefEParams, semi_supervised: bool = False) -> MethodRun:
-    """Rank the features of ``dataset`` with ReliefE (see the module sketch)."""
-    if semi_supervised:
-        raise InputError("--semi-supervised is not available with --method reliefe")
-    prep = prepare(dataset, spec, outputs=("scaled",), method="reliefe", spark=spark)
-    try:
-        t = time.perf_counter()
-        nominal = np.array([b.nominal for b in prep.plan.bins], bool)
-        blocks = collect_sparse(prep, spark)
-        data = build_reliefe_data(blocks, spec.feature_names, nominal, len(prep.encoder.names))
-        read_s = time.perf_counter() - t
-        if data.n_dropped:
-            log.warning("%d rows without any known target value are not used (supervised ranking)", data.n_dropped)
-        classes = prep.encoder.classes
-        task = prep.task
-        results, info, timings = reliefe_weights(spark, data, len(classes) if classes else 0, params)
-    finally:
-        prep.release()
-    all_timings = dict(prep.timings)
-    all_timings["encoding_s"] = read_s
-    all_timings.update(timings)
-    all_timings["reliefe_s"] = sum(v for k, v in timings.items())
-    info["reliefe_density"] = float(data.X.nnz) / max(1, data.n_rows * data.n_features)
-    return MethodRun(spec.feature_names, prep.usable, results, prep.encoder.names, task, data.n_rows,
-                     prep.n_rows, info, all_timings)

@@ -79,16 +79,20 @@ def collect_sparse(prep, spark=None) -> list:
     return block_parts(prep, spark).map(sparse_block).collect()
 
 
+def check_missing(missing: np.ndarray, feature_names: list) -> None:
+    """One-line error naming the first feature column with missing values (``missing``: counts per feature)."""
+    if np.any(missing > 0):
+        j = int(np.flatnonzero(missing > 0)[0])
+        raise InputError(f"feature column '{feature_names[j]}' has {int(missing[j])} missing values: --method "
+                         f"reliefe needs complete features (use --method relief, which handles missing values)")
+
+
 def build_reliefe_data(blocks: list, feature_names: list, nominal: np.ndarray, n_targets: int) -> ReliefEData:
     """Stack the blocks in canonical order, refuse missing feature values, drop rows without targets."""
     from scipy import sparse
 
     D = len(feature_names)
-    missing = np.sum([b["missing"] for b in blocks], axis=0) if blocks else np.zeros(D)
-    if np.any(missing > 0):
-        j = int(np.flatnonzero(missing > 0)[0])
-        raise InputError(f"feature column '{feature_names[j]}' has {int(missing[j])} missing values: --method "
-                         f"reliefe needs complete features (use --method relief, which handles missing values)")
+    check_missing(np.sum([b["missing"] for b in blocks], axis=0) if blocks else np.zeros(D), feature_names)
     if not blocks:
         X, Y, keys = sparse.csr_matrix((0, D)), np.zeros((0, n_targets)), np.zeros(0, np.uint64)
     else:

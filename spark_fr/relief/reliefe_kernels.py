@@ -26,6 +26,11 @@ Only the features where r or one of its neighbours is non-zero are touched (a me
 an update costs O(k (nnz(r) + nnz(neighbour))) whatever the width. The weights are W / s on the driver
 (s = the sampled rows, spec C10), summed exactly per micro-block by the caller.
 
+Tall mode (:mod:`spark_fr.relief.reliefe_tall`) runs the same pieces apart: :func:`block_candidates` (the
+k1 best (distance, key) rows of one block per instance, by :func:`distances_between`, the distance of both
+modes), Relief's candidate merge, :func:`chosen_neighbours` (one own-key candidate dropped, first k or the
+gap rule's k) and :func:`updates_from_neighbours` (the same :func:`update_instance` calls on the gathered rows).
+
 Why not :mod:`spark_fr.relief.update`: its kernels take the neighbours' dense k x D distance matrix, which
 would make every sparse row dense; the neighbour search itself is Relief's
 (:func:`spark_fr.relief.neighbours.neighbour_rows`, the same (distance, key) order).
@@ -37,7 +42,7 @@ from numba import njit
 
 from ..tasks.distances import target_distance
 from .adaptive_k import gap_k
-from .neighbours import neighbour_rows
+from .neighbours import insert_candidate, neighbour_rows
 
 #: target distance code of the cosine distance on the embedded target space (beside tasks.distances' codes)
 T_COSINE = 100
@@ -51,39 +56,52 @@ def _d(a, b, nom):
 
 
 @njit(cache=True, nogil=True)
-def sparse_l1(indptr, indices, data, nominal, r, j):
-    """sum_i d_i(x_r, x_j) by a merge walk of the two sparse rows (exact, in feature order)."""
-    p, pe = indptr[r], indptr[r + 1]
-    q, qe = indptr[j], indptr[j + 1]
+def sparse_l1_between(ip_a, ix_a, d_a, r, ip_b, ix_b, d_b, j, nominal):
+    """sum_i d_i(a_r, b_j) by a merge walk of row r of CSR a and row j of CSR b (exact, in feature order)."""
+    p, pe = ip_a[r], ip_a[r + 1]
+    q, qe = ip_b[j], ip_b[j + 1]
     s = 0.0
     while p < pe or q < qe:
-        if q >= qe or (p < pe and indices[p] < indices[q]):
-            s += _d(data[p], 0.0, nominal[indices[p]])
+        if q >= qe or (p < pe and ix_a[p] < ix_b[q]):
+            s += _d(d_a[p], 0.0, nominal[ix_a[p]])
             p += 1
-        elif p >= pe or indices[q] < indices[p]:
-            s += _d(0.0, data[q], nominal[indices[q]])
+        elif p >= pe or ix_b[q] < ix_a[p]:
+            s += _d(0.0, d_b[q], nominal[ix_b[q]])
             q += 1
         else:
-            s += _d(data[p], data[q], nominal[indices[p]])
+            s += _d(d_a[p], d_b[q], nominal[ix_a[p]])
             p += 1
             q += 1
     return s
 
 
 @njit(cache=True, nogil=True)
-def distances_from(indptr, indices, data, nominal, E, r, out):
-    """out[j] = the neighbour distance of rows r and j: cosine on E (when E has columns), else sparse L1."""
+def sparse_l1(indptr, indices, data, nominal, r, j):
+    """sum_i d_i(x_r, x_j) of two rows of one CSR (:func:`sparse_l1_between`)."""
+    return sparse_l1_between(indptr, indices, data, r, indptr, indices, data, j, nominal)
+
+
+@njit(cache=True, nogil=True)
+def distances_between(ip_a, ix_a, d_a, E_a, r, ip_b, ix_b, d_b, E_b, nominal, out):
+    """out[j] = the neighbour distance of row r of a and every row j of b: cosine on the embeddings E (when
+    they have columns), else sparse L1 on the CSR rows. The one distance of both modes (broadcast: a = b)."""
     n = out.shape[0]
-    d = E.shape[1]
+    d = E_a.shape[1]
     if d > 0:
         for j in range(n):
             s = 0.0
             for c in range(d):
-                s += E[r, c] * E[j, c]
+                s += E_a[r, c] * E_b[j, c]
             out[j] = 1.0 - s
     else:
         for j in range(n):
-            out[j] = sparse_l1(indptr, indices, data, nominal, r, j)
+            out[j] = sparse_l1_between(ip_a, ix_a, d_a, r, ip_b, ix_b, d_b, j, nominal)
+
+
+@njit(cache=True, nogil=True)
+def distances_from(indptr, indices, data, nominal, E, r, out):
+    """out[j] = the neighbour distance of rows r and j of one matrix (:func:`distances_between`)."""
+    distances_between(indptr, indices, data, E, r, indptr, indices, data, E, nominal, out)
 
 
 @njit(cache=True, nogil=True)
@@ -283,28 +301,126 @@ def reliefe_shard(indptr, indices, data, nominal, E, keys, classes, n_classes, p
     for q in range(m):
         r = instances[q]
         distances_from(indptr, indices, data, nominal, E, r, dist)
-        if n_classes > 0:
-            own = int(classes[r])
-            if not adaptive:
-                idx, counts = neighbour_rows(dist, keys, r, k, classes, n_classes)
-            for c in range(n_classes):
-                if adaptive:
-                    rows, nk = _nearest(dist, keys, r, k, True, k_max, classes, c)
-                else:
-                    rows = idx[c]
-                    nk = counts[c]
-                if nk == 0:
-                    continue
-                if c == own:
-                    factor = -1.0
-                else:
-                    factor = priors[c] / (1.0 - priors[own])
-                update_mcc(indptr, indices, data, nominal, r, rows, nk, factor, abs_mean, W, buf)
-                ks[q, c] = nk
+        own = int(classes[r]) if n_classes > 0 else 0
+        if n_classes > 0 and not adaptive:
+            idx, counts = neighbour_rows(dist, keys, r, k, classes, n_classes)
+        for c in range(C):
+            if adaptive or n_classes == 0:
+                rows, nk = _nearest(dist, keys, r, k, adaptive, k_max, classes, c if n_classes > 0 else -1)
+            else:
+                rows = idx[c]
+                nk = counts[c]
+            ks[q, c] = update_instance(indptr, indices, data, nominal, r, rows, nk, c, own, n_classes, priors, Yt,
+                                       tkind, tw, tau, abs_mean, W, buf)
+    return W, float(m), ks
+
+
+@njit(cache=True, nogil=True)
+def update_instance(indptr, indices, data, nominal, r, rows, nk, c, own, n_classes, priors, Yt, tkind, tw, tau,
+                    abs_mean, W, buf):
+    """The update of row r by its neighbours rows[:nk] (of class c; MLC: c = 0), the same in every mode.
+
+    Returns the neighbours used: nk, or -1 when there are none (classification), 0 when t is outside (0, 1)
+    (MLC, no update).
+    """
+    if n_classes > 0:
+        if nk == 0:
+            return -1
+        if c == own:
+            factor = -1.0
         else:
-            rows, nk = _nearest(dist, keys, r, k, adaptive, k_max, classes, -1)
-            for l in range(nk):
-                tau[l] = mlc_target_distance(tkind, Yt, r, rows[l], tw)
-            ok = update_mlc(indptr, indices, data, nominal, r, rows, nk, tau, abs_mean, W, buf)
-            ks[q, 0] = nk if ok else 0
+            factor = priors[c] / (1.0 - priors[own])
+        update_mcc(indptr, indices, data, nominal, r, rows, nk, factor, abs_mean, W, buf)
+        return nk
+    for l in range(nk):
+        tau[l] = mlc_target_distance(tkind, Yt, r, rows[l], tw)
+    ok = update_mlc(indptr, indices, data, nominal, r, rows, nk, tau, abs_mean, W, buf)
+    return nk if ok else 0
+
+
+# ----- tall mode: candidates per block, their merge (Relief's), the neighbours, the updates --------------------
+@njit(cache=True, nogil=True)
+def block_candidates(ip_b, ix_b, d_b, E_b, keys_b, classes_b, ip_i, ix_i, d_i, E_i, inst, nominal, n_classes, k1):
+    """The k1 best candidate neighbours, in (distance, key) order, of each instance among the rows of one block.
+
+    The instances are rows ``inst`` of their own CSR (``ip_i``, ``ix_i``, ``d_i``) and embedding ``E_i``; the
+    block's rows are (``ip_b``, ``ix_b``, ``d_b``, ``E_b``). The candidates are per class (classification) or
+    among all rows (``n_classes`` = 0); the instance itself is a candidate too (the caller drops it).
+
+    Returns
+    -------
+    (dist (m, C, k1), keys (m, C, k1), counts (m, C))
+    """
+    m = inst.shape[0]
+    nb = keys_b.shape[0]
+    C = n_classes if n_classes > 0 else 1
+    cd = np.full((m, C, k1), np.inf)
+    ck = np.zeros((m, C, k1), np.uint64)
+    cj = np.zeros((m, C, k1), np.int64)
+    cnt = np.zeros((m, C), np.int64)
+    dist = np.empty(nb)
+    for q in range(m):
+        distances_between(ip_i, ix_i, d_i, E_i, inst[q], ip_b, ix_b, d_b, E_b, nominal, dist)
+        for j in range(nb):
+            c = int(classes_b[j]) if n_classes > 0 else 0
+            cnt[q, c] = insert_candidate(cd[q, c], ck[q, c], cj[q, c], cnt[q, c], k1, dist[j], keys_b[j], j)
+    return cd, ck, cnt
+
+
+@njit(cache=True, nogil=True)
+def chosen_neighbours(ikeys, cand_d, cand_k, cand_n, k, adaptive, k_max):
+    """The neighbours' keys of each instance and class from the merged candidates.
+
+    One candidate with the instance's own key (itself, or an identical copy: the same distance) is dropped;
+    then the first k are kept, or (adaptive) the first :func:`gap_k` of them. With k1 = k + 1 candidates
+    (fixed k), k_max + 2 (adaptive, capped) or all rows (adaptive, ``k_max`` = 0) these are the neighbours
+    broadcast mode finds, in the same order.
+
+    Returns
+    -------
+    (keys (m, C, k1), counts (m, C))
+    """
+    m, C, k1 = cand_k.shape
+    out = np.zeros((m, C, k1), np.uint64)
+    counts = np.zeros((m, C), np.int64)
+    vals = np.empty(k1)
+    for q in range(m):
+        for c in range(C):
+            nk = 0
+            dropped = False
+            for l in range(cand_n[q, c]):
+                if not dropped and cand_k[q, c, l] == ikeys[q]:
+                    dropped = True
+                    continue
+                out[q, c, nk] = cand_k[q, c, l]
+                vals[nk] = cand_d[q, c, l]
+                nk += 1
+            if adaptive:
+                if k_max > 0 and nk > k_max + 1:
+                    nk = k_max + 1
+                counts[q, c] = gap_k(vals, nk, k_max)
+            else:
+                counts[q, c] = min(nk, k)
+    return out, counts
+
+
+@njit(cache=True, nogil=True)
+def updates_from_neighbours(indptr, indices, data, nominal, inst, own, nbrs, counts, n_classes, priors, Yt, tkind,
+                            abs_mean):
+    """The summed updates of a block of instances whose neighbours are known (rows of one local CSR).
+
+    ``inst[q]`` is instance q's row, ``own[q]`` its class, ``nbrs[q, c, :counts[q, c]]`` its neighbours' rows;
+    the same :func:`update_instance` calls, in the same order, as :func:`reliefe_shard`. Returns as it does.
+    """
+    m, C, cap = nbrs.shape
+    D = nominal.shape[0]
+    W = np.zeros(D)
+    ks = np.full((m, C), -1, np.int64)
+    buf = (np.zeros(D), np.zeros(D), np.zeros(D), np.zeros(D, np.bool_), np.empty(D, np.int64), np.zeros(cap))
+    tw = np.ones(Yt.shape[1])
+    tau = np.empty(cap)
+    for q in range(m):
+        for c in range(C):
+            ks[q, c] = update_instance(indptr, indices, data, nominal, inst[q], nbrs[q, c], counts[q, c], c, own[q],
+                                       n_classes, priors, Yt, tkind, tw, tau, abs_mean, W, buf)
     return W, float(m), ks

@@ -38,17 +38,20 @@ CANDIDATE_VALUES = 2e7
 _SAMPLE_FIELDS = ("X", "keys", "Yt", "labelled", "influence", "classes")
 
 
-def _merge_bottom(a: dict, b: dict, m: int) -> dict:
+def merge_bottom(a: dict, b: dict, m: int) -> dict:
+    """The m smallest (hash, key) rows of two :func:`block_bottom` results (every field kept)."""
     u = np.concatenate([a["u"], b["u"]])
     keys = np.concatenate([a["keys"], b["keys"]])
     pos = bottom(u, keys, m)
     return {name: np.concatenate([a[name], b[name]])[pos] for name in a}
 
 
-def _block_bottom(b: dict, seed: int, m: int) -> dict:
+def block_bottom(b: dict, seed: int, m: int, fields=_SAMPLE_FIELDS) -> dict:
+    """A block's m smallest (sampling hash 'u', key) rows, with the given fields of the block (ReliefE's tall
+    mode keeps the keys only)."""
     u = sample_hashes(b["keys"], seed)
     pos = bottom(u, b["keys"], m)
-    return {"u": u[pos], **{name: b[name][pos] for name in _SAMPLE_FIELDS}}
+    return {"u": u[pos], **{name: b[name][pos] for name in fields}}
 
 
 def _semi_supervised_influence(engine, rblocks, setup: S.ReliefSetup):
@@ -61,6 +64,12 @@ def _semi_supervised_influence(engine, rblocks, setup: S.ReliefSetup):
     lo, hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
     influence = setup.params.influence
     return with_d.map(lambda bd: S.with_influence(bd[0], bd[1], lo, hi, influence)), [with_d], bl
+
+
+def instances_per_job(values_per_instance: float) -> int:
+    """Instances per candidate job: a multiple of the micro-block size with at most about
+    :data:`CANDIDATE_VALUES` candidate values (bounded memory)."""
+    return max(1, int(CANDIDATE_VALUES // max(values_per_instance, 1)) // INSTANCE_BLOCK) * INSTANCE_BLOCK
 
 
 def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
@@ -102,13 +111,12 @@ def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
         # the sample: the m smallest (hash, key), as in broadcast mode
         m = params.n_iterations(summary.n_rows)
         seed = params.seed
-        sample = rblocks.map(lambda b: _block_bottom(b, seed, m)).reduce(lambda a, b: _merge_bottom(a, b, m))
+        sample = rblocks.map(lambda b: block_bottom(b, seed, m)).reduce(lambda a, b: merge_bottom(a, b, m))
         shards = shard_bounds(m, params.shards)
         k = params.neighbours
         C = max(setup.n_classes if target0.n_classes > 0 else 1, 1)
         D = setup.nominal.size
-        # instances per candidate job (bounded memory), a multiple of the micro-block size
-        per_chunk = max(1, int(CANDIDATE_VALUES // (C * (k + 1) * max(D, 1))) // INSTANCE_BLOCK) * INSTANCE_BLOCK
+        per_chunk = instances_per_job(C * (k + 1) * max(D, 1))
         sums = []
         log.info("Relief (tall mode): %d instances, k = %d, %d rows x %d features, %d shards", m, k,
                  summary.n_rows, D, len(shards))
