@@ -103,6 +103,8 @@ def run_rounds(peers: list, repeats: int, workdir: Path, planted: list, timeout:
             results[peer.name].runs.append(res)
             status = f"top-{k} {'= planted' if set(res.get('top', [])) == set(planted) else res.get('top')}" \
                 if res["returncode"] == 0 else f"FAILED (exit {res['returncode']}): {res['stderr_tail'][-300:]}"
+            if res["returncode"] == 0 and not k:
+                status = "ok"                                   # no planted features (real data)
             print(f"  round {rnd} {peer.name:<20} {res['wall_s']:8.1f} s  peak {res['peak_rss_mb'] / 1024:5.2f} GB  "
                   f"load {res['load_avg_1_before']:.1f}-{res['load_avg_1_after']:.1f}  {status}", flush=True)
     return results
