@@ -14,11 +14,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # jobs/, also when this file is loaded by path
 
-from benchmarks import arff, ensemble, hmlc, relational, relief, scaling, tall, wide  # noqa: E402
+from benchmarks import arff, ensemble, hmlc, relational, relief, reliefe, scaling, tall, wide  # noqa: E402
 
 # name -> suite module (SUMMARY, add_arguments, check_arguments, run); the first is the default
 SUITES = {"ensemble": ensemble, "relief": relief, "arff": arff, "tall": tall, "wide": wide,
-          "scaling": scaling, "hmlc": hmlc, "relational": relational}
+          "scaling": scaling, "hmlc": hmlc, "relational": relational, "reliefe": reliefe}
 
 
 def parse_args(argv=None) -> argparse.Namespace:

@@ -23,7 +23,7 @@ Settings (spark_fr option -> [R] constructor argument):
   source with one change, ``(d_diff - t_diff)`` -> ``(d_diff - t_d_diff)``: the paper's Alg. 3 (spec C1), which
   spark_fr implements. It shows whether that term alone explains the MLC differences.
 [R] 0.18 needs a shim with today's scikit-learn (np.matrix handed to ``normalize`` and
-``euclidean_distances``; see R_SCRIPT).
+``euclidean_distances``): ``import_reliefe`` of ``jobs/peers/reliefe_peer.py``, the benchmark's [R] peer.
 The input embedding is not compared: [R]'s update loop then reads the *embedded* matrix over |F| columns
 (spec Sec. 5, C2), which is not ReliefE as the paper defines it.
 """
@@ -41,6 +41,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
+PEERS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "peers")
 DATASETS = {"madelon": ("reliefe_mat/madelon.mat", None), "chess": ("reliefe_mat/chess.mat", None),
             "medical": ("mlc_medical/medical.arff", "mlc_medical/medical.xml")}
 
@@ -62,19 +63,12 @@ R_SCRIPT = r'''
 import json, sys, time
 import numpy as np
 from scipy import sparse
-import reliefe.reliefe_classes as rc
-from reliefe import ReliefE
 from sklearn.decomposition import PCA
-from sklearn.preprocessing import normalize as _normalize
 
-# reliefe 0.18 passes np.matrix to sklearn's normalize and euclidean_distances, which scikit-learn >= 1.6 refuses
-# (in its PrMS step and latent-dimension estimate): hand them an ndarray, nothing else changes
-import types
-_arr = lambda X: np.asarray(X) if isinstance(X, np.matrix) else X
-rc.normalize = lambda X, *a, **k: _normalize(_arr(X), *a, **k)
-_ed = rc.metrics.pairwise.euclidean_distances  # its latent-dimension estimate, on an np.matrix sample too
-rc.metrics = types.SimpleNamespace(pairwise=types.SimpleNamespace(
-    euclidean_distances=lambda X, *a, **k: _ed(_arr(X), *a, **k)))
+sys.path.insert(0, sys.argv[4])  # jobs/peers: the benchmark's reliefe peer holds the shim for today's scikit-learn
+from reliefe_peer import import_reliefe
+
+ReliefE = import_reliefe()
 
 class DensePCA:
     def __init__(self, d): self.p = PCA(n_components=d, svd_solver="full")
@@ -141,7 +135,7 @@ def reference_weights(python: str, data, kw: dict) -> tuple:
         with open(script, "w") as fh:
             fh.write(R_SCRIPT)
         out = subprocess.run([python, script, os.path.join(tmp, "rows.npz"), json.dumps(kw),
-                              os.path.join(tmp, "w.npy")], capture_output=True, text=True)
+                              os.path.join(tmp, "w.npy"), PEERS], capture_output=True, text=True)
         if out.returncode:
             raise RuntimeError(f"reliefe failed ({kw}): {out.stderr.strip().splitlines()[-1:]}")
         return np.load(os.path.join(tmp, "w.npy")), float(out.stdout.strip().splitlines()[-1])

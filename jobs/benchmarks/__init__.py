@@ -21,6 +21,8 @@ Sketch
 ``tall``          ``--suite tall``: a tall MTR table against scikit-learn and Spark MLlib; broadcast vs partitioned
 ``wide``          ``--suite wide``: a wide table (Parquet and ARFF) against CLUS and scikit-learn
 ``scaling``       ``--suite scaling``: strong and weak scaling by Spark master and mode, and the cost model
+``reliefe_data``  the ReliefE suite's wide, sparse classification set with planted features (a ``.mat`` file)
+``reliefe``       ``--suite reliefe``: ReliefE against the authors' ``reliefe`` 0.18 and spark_fr's ReliefF
 ``relational``    ``--suite relational``: relational feature generation against featuretools' deep feature synthesis
 
 A suite is a module with ``SUMMARY`` (its line in ``--suite``'s help), ``add_arguments(parser)``,

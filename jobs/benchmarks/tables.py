@@ -23,7 +23,8 @@ def peer_table(summary: dict, k: int, name_width: int, extra: list) -> str:
     summary : dict
         ``{peer name: summary dict}`` (:func:`rounds.summarise`).
     k : int
-        The number of planted features (the header says ``top-k = planted``).
+        The number of planted features (the header says ``top-k = planted``); 0: no such column (data without
+        a known truth).
     name_width : int
         Width of the peer column.
     extra : list of tuple
@@ -34,7 +35,8 @@ def peer_table(summary: dict, k: int, name_width: int, extra: list) -> str:
     str
     """
     head = (f"{'peer':<{name_width}}{'runs':>5}{'median wall s':>15}{'(min-max)':>17}"
-            + "".join(f"{h:>{w}}" for h, w, _ in extra) + f"{'peak RSS GB':>13}{f'top-{k} = planted':>18}")
+            + "".join(f"{h:>{w}}" for h, w, _ in extra) + f"{'peak RSS GB':>13}"
+            + (f"{f'top-{k} = planted':>18}" if k else ""))
     lines = [head, "-" * len(head)]
     for name, s in summary.items():
         if not s.get("runs_ok"):
@@ -43,7 +45,8 @@ def peer_table(summary: dict, k: int, name_width: int, extra: list) -> str:
         rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
         lines.append(f"{name:<{name_width}}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
                      + "".join(f"{fn(s):>{w}}" for _, w, fn in extra)
-                     + f"{s['median_peak_rss_mb'] / 1024:>13.2f}{'yes' if s['top_planted_every_run'] else 'NO':>18}")
+                     + f"{s['median_peak_rss_mb'] / 1024:>13.2f}"
+                     + (f"{'yes' if s['top_planted_every_run'] else 'NO':>18}" if k else ""))
     return "\n".join(lines)
 
 
