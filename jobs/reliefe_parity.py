@@ -78,6 +78,7 @@ class DensePCA:
 def use_algorithm_3():
     """Recompile [R]'s MLC update kernel from its source with Alg. 3's ``(d - td)`` for its ``(d - t)``."""
     import inspect
+    import reliefe.reliefe_classes as rc
     f = rc._compiled_multi_label_classification_update_weights
     src = inspect.getsource(f.py_func)
     old = "(d_diff - t_diff)"
