@@ -271,6 +271,27 @@ def test_embedders_fit_and_transform_row_by_row():
         assert np.allclose(np.linalg.norm(full, axis=1)[np.abs(full).sum(1) > 0], 1.0)
 
 
+def test_pca_of_many_components_from_the_gram_matrix_is_scikit_learns_pca_up_to_signs():
+    """A sparse sample asked for more than ARPACK_SHARE of its rows as components goes through the Gram matrix;
+    a rank-deficient one gives as many components as its rank."""
+    from sklearn.decomposition import PCA
+
+    from spark_fr.relief import embedders
+
+    rng = np.random.default_rng(5)
+    X = sparse.random(150, 400, density=0.04, random_state=2, format="csr") * 3.0
+    d = 40
+    assert d > embedders.ARPACK_SHARE * 150 and embedders.dense_if_small(X) is X
+    ours = make_embedder("pca", d, 1, 150).fit(X).transform(X)
+    ref = PCA(n_components=d, svd_solver="full").fit(X.toarray()).transform(X.toarray())
+    assert np.allclose(np.abs(ours), np.abs(ref), atol=1e-8)
+    low = sparse.csr_matrix(rng.random((60, 3)) @ (rng.random((3, 300)) * (rng.random((3, 300)) < 0.05)))
+    emb = make_embedder("pca", 20, 1, 60).fit(low)
+    assert emb.components_.shape[0] == 3  # its centred rows span 3 dimensions
+    assert np.allclose(np.abs(emb.transform(low)),
+                       np.abs(PCA(n_components=3, svd_solver="full").fit_transform(low.toarray())), atol=1e-8)
+
+
 @pytest.mark.parametrize("as_sparse", [False, True])
 def test_pca_embedder_is_scikit_learns_pca_up_to_signs(as_sparse):
     from sklearn.decomposition import PCA
