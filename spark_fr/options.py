@@ -611,7 +611,13 @@ def for_method(method: str) -> list:
 # front ends
 # ----------------------------------------------------------------------------------------------------------
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a bad command line is one line on stderr (the usage only with --help)."""
+    """argparse, but a bad command line is one line on stderr (the usage only with --help), and an abbreviated
+    option is refused (``--relief`` would otherwise pick one of the ``--relief-*`` / ``--reliefe-*`` options, or
+    a later option would silently change what an old abbreviation means)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message):
         message = re.sub(r"^argument [^:]+: (?=--)", "", message)  # our own messages name the option already

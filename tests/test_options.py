@@ -85,6 +85,15 @@ def test_command_line_errors_are_one_line_without_usage():
     assert O.parse_command_line(["--no-bootstrap", "--trees", "3"]) == {"bootstrap": False, "trees": 3}
 
 
+@pytest.mark.parametrize("argv", [["--relief-iter", "5"], ["--tree", "5"], ["--reliefe-emb", "none"]])
+def test_abbreviated_options_are_refused(argv):
+    """argparse would take '--tree' for --trees (and '--relief-iter' for --relief-iterations): a typo or an old
+    abbreviation must not silently set another option."""
+    with pytest.raises(InputError) as info:
+        O.parse_command_line(argv)
+    assert f"unrecognized arguments: {argv[0]}" in str(info.value) and "\n" not in str(info.value)
+
+
 def test_keywords_of_rank():
     assert O.check_keywords({"trees": 5, "seed": None}) == {"trees": 5}
     with pytest.raises(InputError, match="unknown parameter 'tres' \\(did you mean 'trees'\\?\\)"):
