@@ -62,7 +62,7 @@ from .paths import DATASETS, PEER_SCRIPTS
 from .peers import RESULT, Peer, json_top, rank_command, script_command, spark_fr_top
 from .reliefe_data import make_reliefe_wide
 from .rounds import run_rounds, summarise
-from .tables import format_relief_table, write_json
+from .tables import format_pair_ratios, format_relief_table, write_json
 
 SUMMARY = "ReliefE vs the authors' reliefe 0.18 and spark_fr's ReliefF (madelon, a wide sparse set)"
 SETS = ("madelon", "wide")
@@ -227,24 +227,6 @@ def ratio_lines(summary: dict) -> list:
     return out
 
 
-def format_ratio_lines(ratios: list) -> str:
-    """One line per :func:`ratio_lines` entry.
-
-    Parameters
-    ----------
-    ratios : list of dict
-
-    Returns
-    -------
-    str
-    """
-    def x(v):
-        return f"{v:.2f}x" if v is not None else "n/a"
-
-    return "\n".join(f"{r['peer']} / {r['reference']}: wall {x(r['wall'])}, algorithm {x(r['algorithm'])}, "
-                     f"over rank() call {x(r['call'])}, peak RSS {x(r['peak_rss'])}" for r in ratios)
-
-
 def not_finished(results: dict, timeout: float) -> list:
     """``peer: did not finish (timeout N s)`` / ``peer: failed (exit N): ...`` for peers without a good run.
 
@@ -308,7 +290,7 @@ def run_set(args, name: str, kinds: list) -> dict:
     print(format_relief_table(summary, len(planted)))
     for line in missing:
         print(line)
-    print(format_ratio_lines(ratios))
+    print(format_pair_ratios(ratios))
     return {"data": data, "summary": summary, "ratios": ratios, "not_finished": missing,
             "runs": {n: r.runs for n, r in results.items()}}
 

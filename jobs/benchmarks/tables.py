@@ -139,8 +139,13 @@ def pair_ratios(summary: dict, pairs: list) -> list:
     return out
 
 
+#: the ratios a pair may have, in print order, and their labels
+RATIO_LABELS = (("wall", "wall"), ("algorithm", "algorithm"), ("call", "over rank() call"), ("peak_rss", "peak RSS"))
+
+
 def format_pair_ratios(ratios: list) -> str:
-    """One line per :func:`pair_ratios` entry: ``peer / reference: wall 2.10x, peak RSS 0.50x``.
+    """One line per :func:`pair_ratios` entry: ``peer / reference: wall 2.10x, peak RSS 0.50x`` (with
+    ``algorithm`` and ``over rank() call`` between them for entries that have those keys).
 
     Parameters
     ----------
@@ -153,7 +158,8 @@ def format_pair_ratios(ratios: list) -> str:
     def x(v):
         return f"{v:.2f}x" if v is not None else "n/a"
 
-    return "\n".join(f"{r['peer']} / {r['reference']}: wall {x(r['wall'])}, peak RSS {x(r['peak_rss'])}"
+    return "\n".join(f"{r['peer']} / {r['reference']}: "
+                     + ", ".join(f"{label} {x(r[key])}" for key, label in RATIO_LABELS if key in r)
                      for r in ratios)
 
 

@@ -59,3 +59,22 @@ def neighbour_rows(dist, keys, r, k, classes, n_classes):
             c = int(cv)
         counts[c] = insert_candidate(best_d[c], best_k[c], best_j[c], counts[c], k, dist[j], keys[j], j)
     return best_j, counts
+
+
+@njit(cache=True, nogil=True)
+def kept_candidates(cand_k, n, own_key, limit, keep):
+    """Positions of the neighbours among ``n`` merged candidates (keys ``cand_k``, in neighbour order): one
+    candidate carrying the instance's own key (itself, or an identical copy: the same distance) is dropped,
+    then the first ``limit`` are kept. Writes them into ``keep`` and returns their count (tall modes of Relief
+    and ReliefE)."""
+    nk = 0
+    dropped = False
+    for l in range(n):
+        if not dropped and cand_k[l] == own_key:
+            dropped = True
+            continue
+        if nk == limit:
+            break
+        keep[nk] = l
+        nk += 1
+    return nk

@@ -42,7 +42,7 @@ from numba import njit
 
 from ..tasks.distances import target_distance
 from .adaptive_k import gap_k
-from .neighbours import insert_candidate, neighbour_rows
+from .neighbours import insert_candidate, kept_candidates, neighbour_rows
 
 #: target distance code of the cosine distance on the embedded target space (beside tasks.distances' codes)
 T_COSINE = 100
@@ -384,17 +384,13 @@ def chosen_neighbours(ikeys, cand_d, cand_k, cand_n, k, adaptive, k_max):
     out = np.zeros((m, C, k1), np.uint64)
     counts = np.zeros((m, C), np.int64)
     vals = np.empty(k1)
+    keep = np.empty(k1, np.int64)
     for q in range(m):
         for c in range(C):
-            nk = 0
-            dropped = False
-            for l in range(cand_n[q, c]):
-                if not dropped and cand_k[q, c, l] == ikeys[q]:
-                    dropped = True
-                    continue
-                out[q, c, nk] = cand_k[q, c, l]
-                vals[nk] = cand_d[q, c, l]
-                nk += 1
+            nk = kept_candidates(cand_k[q, c], cand_n[q, c], ikeys[q], k1, keep)
+            for j in range(nk):
+                out[q, c, j] = cand_k[q, c, keep[j]]
+                vals[j] = cand_d[q, c, keep[j]]
             if adaptive:
                 if k_max > 0 and nk > k_max + 1:
                     nk = k_max + 1

@@ -18,7 +18,7 @@ from numba import njit
 
 from ..tasks.distances import T_DESCRIPTIVE, target_distance
 from .distances import INSTANCE_GROUP, block_distances, fill_dmat
-from .neighbours import insert_candidate
+from .neighbours import insert_candidate, kept_candidates
 from .accumulators import ReliefSums
 from .sampling import micro_blocks
 from .update import neighbour_weights, update_relieff, update_rrelieff
@@ -132,6 +132,7 @@ def updates_from_candidates(ikeys, iinfl, iclass, k, sigma, n_classes, priors, c
     dC = np.empty(k)
     omega = np.empty(k)
     pt = np.empty((k, T))
+    keep = np.empty(k, np.int64)
     W = np.zeros(D)
     accF = np.zeros(D)
     accFT = np.zeros(D)
@@ -145,19 +146,13 @@ def updates_from_candidates(ikeys, iinfl, iclass, k, sigma, n_classes, priors, c
             continue
         for c in range(C):
             # drop one candidate that is the instance itself (or an identical copy), keep the first k
-            nk = 0
-            dropped = False
-            for l in range(cand_n[q, c]):
-                if not dropped and cand_k[q, c, l] == ikeys[q]:
-                    dropped = True
-                    continue
-                if nk == k:
-                    break
-                dmat[nk] = cand_m[q, c, l]
-                dC[nk] = cand_c[q, c, l]
-                omega[nk] = iinfl[q] * cand_o[q, c, l]
-                pt[nk] = cand_p[q, c, l]
-                nk += 1
+            nk = kept_candidates(cand_k[q, c], cand_n[q, c], ikeys[q], k, keep)
+            for j in range(nk):
+                l = keep[j]
+                dmat[j] = cand_m[q, c, l]
+                dC[j] = cand_c[q, c, l]
+                omega[j] = iinfl[q] * cand_o[q, c, l]
+                pt[j] = cand_p[q, c, l]
             if n_classes > 0:
                 if nk > 0:
                     update_relieff(dmat, nk, c, int(iclass[q]), priors, delta, W)
