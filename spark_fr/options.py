@@ -26,8 +26,16 @@ import re
 from dataclasses import dataclass
 
 from .errors import InputError
-from .tasks import hmlc as hmlc_task
-from .tasks import registry as task_registry
+from .tasks.hmlc_impurities import DEFAULT_IMPURITY as HMLC_DEFAULT_IMPURITY
+from .tasks.hmlc_impurities import IMPURITIES as HMLC_IMPURITIES
+
+
+def _task_registry():
+    """:mod:`spark_fr.tasks.registry`, imported on first use: it imports every task and their kernels (numba),
+    which a relational generation in the driver never needs."""
+    from .tasks import registry
+
+    return registry
 
 JOB, API = "job", "api"
 
@@ -439,7 +447,7 @@ OPTIONS = (
            "together they fit the driver's memory (run.json records the engine and why)", IO,
            where=frozenset({JOB}), estimator=None),
     # task and method
-    Option("task", Choice(lambda: ("auto",) + task_registry.names()), "auto", "target type", TASK,
+    Option("task", Choice(lambda: ("auto",) + _task_registry().names()), "auto", "target type", TASK,
            default_help="inferred from the targets"),
     Option("semi_supervised", Flag(), False, "use rows with missing targets as unlabelled examples", TASK),
     Option("ssl_weight", RealOrWord(lo=0.0, hi=1.0, words=("auto",), description="a number in [0, 1]"), None,
@@ -451,7 +459,7 @@ OPTIONS = (
            "embedding; classification and mlc), or gradient-boosted PCTs", TASK),
     Option("hmlc_w0", Real(lo=0.0, hi=1.0, lo_open=True, description="in (0, 1]"), 0.75,
            "hierarchy weights w(l) = w0 * mean(w(parents)) (HMLC)", TASK, BOTH),
-    Option("hmlc_impurity", Choice(hmlc_task.IMPURITIES), hmlc_task.DEFAULT_IMPURITY,
+    Option("hmlc_impurity", Choice(HMLC_IMPURITIES), HMLC_DEFAULT_IMPURITY,
            "HMLC trees: mean of w(l) Var(E,l) (the HMLC paper and CLUS), or of w(l) Var(E,l) / Var(E_train,l) "
            "(the thesis)", TASK, ENS),
     # ensembles
@@ -774,7 +782,7 @@ def defaults_yaml() -> str:
                 note += " [" + " | ".join(o.kind.choices) + "]"
             lines.append(f"{o.name}: {value}".ljust(34) + f"# {note}")
     lines.append("# --- per-task ensemble defaults (the thesis' recommendations), for the options above left at null:")
-    for t in task_registry.TARGET_TYPES:
+    for t in _task_registry().TARGET_TYPES:
         if t.ensemble_defaults:
             shown = ", ".join(f"{k}: {'[' + ', '.join(v) + ']' if isinstance(v, list) else str(v).lower()}"
                               for k, v in t.ensemble_defaults.items())

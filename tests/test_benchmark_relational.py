@@ -293,4 +293,11 @@ def test_every_format_with_a_keyless_link_table(bench, tmp_path):
         pd.testing.assert_frame_equal(tables[0], other, check_exact=True)
     dataframe = report["cases"][-1]
     assert dataframe["runs"]["spark_fr"][0]["dataframes"] and dataframe["summary"]["spark_fr"]["median_session_s"] > 0
+    # from the frames in memory: spark_fr's generation and write, featuretools' EntitySet, DFS and write
+    spark_fr, ft = dataframe["summary"]["spark_fr"], dataframe["summary"]["featuretools"]
+    assert 0 < spark_fr["median_frames_s"] < spark_fr["median_wall_s"] - spark_fr["median_session_s"]
+    assert 0 < ft["median_frames_s"] < ft["median_wall_s"] - ft["median_read_s"]
+    cells = [row["cells"] for row in relational.matrix(report["cases"])]
+    assert cells[0]["dataframe"]["frames"] == round(ft["median_frames_s"] / spark_fr["median_frames_s"], 2)
+    assert all(cells[0][f]["frames"] is None for f in ("csv", "tsv", "parquet", "delta"))  # files: whole processes
     assert "keyless link table" in relational.format_matrix(report["cases"])

@@ -97,7 +97,8 @@ LINKS = ("without", "with")
 FINANCIAL = ROOT / "conf" / "relational" / "financial.yaml"
 RESULT = "result.json"
 #: peer timings kept (medians) from the peers' result.json
-TIMINGS = ("spark_start_s", "generate_s", "write_s", "import_s", "read_s", "entityset_s", "dfs_s", "session_s")
+TIMINGS = ("spark_start_s", "generate_s", "write_s", "import_s", "read_s", "entityset_s", "dfs_s", "session_s",
+           "frames_s")
 OOM_MARKERS = ("MemoryError", "OutOfMemoryError", "Cannot allocate memory", "std::bad_alloc",
                "Unable to allocate")
 
@@ -453,13 +454,14 @@ def case_label(result: dict) -> str:
     return f"{result['set']}{size}{link} (max_depth {result['max_depth']})"
 
 
-def _warm_ratio(summary: dict, peer: str, reference: str):
-    """``peer / reference`` with the reference's session start left out (DataFrames: a notebook's session runs
-    already), or None."""
+def _frames_ratio(summary: dict, peer: str, reference: str):
+    """``peer / reference`` of the seconds from the frames in memory to the written features (``frames_s``:
+    DataFrames, as in a notebook whose session runs already and whose tables are loaded; featuretools from its
+    pandas frames), or None when one of them has no such time (file inputs)."""
     s, ref = summary.get(peer, {}), summary.get(reference, {})
-    if not (s.get("median_wall_s") and ref.get("median_wall_s") and ref.get("median_session_s")):
+    if not (s.get("median_frames_s") and ref.get("median_frames_s")):
         return None
-    return _ratio(s["median_wall_s"], ref["median_wall_s"] - ref["median_session_s"])
+    return _ratio(s["median_frames_s"], ref["median_frames_s"])
 
 
 #: the matrices at the end of the report: (peer, reference), each printed when both ran
@@ -480,8 +482,8 @@ def matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr
     list of dict
         One per row: ``label`` (:func:`case_label`), ``load`` (the runs' 1-minute load averages, per format)
         and ``cells``: {format: {"ratio" (None when one of them did not finish), "at_least" (the peer did not
-        finish: the time it had reached over the reference's), "warm" (DataFrames: the reference's session start
-        left out, as in a notebook whose session runs already), "engine" (the reference's: local or spark),
+        finish: the time it had reached over the reference's), "frames" (DataFrames: the ratio of the seconds from the
+        frames in memory to the written features, the session running and warm, as in a notebook), "engine" (the reference's: local or spark),
         "peer_s", "reference_s" (median wall times), "cpu_ratio", "peer_cpu_s", "reference_cpu_s" (the same of
         the processes' CPU seconds), "status" (the peer's)}}.
     """
@@ -496,7 +498,7 @@ def matrix(results: list, peer: str = "featuretools", reference: str = "spark_fr
         fmt = r["data"].get("format", "parquet")
         row["load"][fmt] = [min(loads), max(loads)] if loads else None
         row["cells"][fmt] = {"ratio": ratio["wall"], "at_least": ratio.get("wall_at_least"),
-                             "warm": _warm_ratio(r["summary"], peer, reference), "engine": ref.get("engine"),
+                             "frames": _frames_ratio(r["summary"], peer, reference), "engine": ref.get("engine"),
                              "peer_s": s.get("median_wall_s"), "reference_s": ref.get("median_wall_s"),
                              "cpu_ratio": ratio.get("cpu"), "peer_cpu_s": s.get("median_cpu_s"),
                              "reference_cpu_s": ref.get("median_cpu_s"),
@@ -511,7 +513,7 @@ def format_matrix(results: list, peer: str = "featuretools", reference: str = "s
     formats = [f for f in FORMATS if any(r["data"].get("format") == f for r in results)]
     head = (f"{peer} / {reference} of the whole processes' CPU seconds (L: local engine, S: Spark engine)" if cpu else
             f"{peer} / {reference} of the whole processes' wall times (L: local engine, S: Spark engine; "
-            f"dataframe: in brackets with the session already running)")
+            f"dataframe: in brackets from the frames in memory, the session running)")
     rows = matrix(results, peer, reference)
     width = max([len(row["label"]) for row in rows] + [20])
     lines = [head, f"{'':<{width}}" + "".join(f"{f:>16}" for f in formats) + "   load"]
@@ -527,8 +529,8 @@ def format_matrix(results: list, peer: str = "featuretools", reference: str = "s
             else:
                 text = (f"{c['ratio']:.2f}x" if c["ratio"] is not None else
                         f">{c['at_least']:.2f}x" if c["at_least"] else "n/a")
-            if c["warm"] is not None and not cpu:
-                text += f" ({c['warm']:.2f}x)"
+            if c["frames"] is not None and not cpu:
+                text += f" ({c['frames']:.2f}x)"
             texts.append(f"{text} {({'local': 'L', 'spark': 'S'}).get(c['engine'], '?')}")
         loads = dict.fromkeys(f"{lo:.1f}-{hi:.1f}" for lo, hi in (v for v in row["load"].values() if v))
         lines.append(f"{row['label']:<{width}}" + "".join(f"{t:>16}" for t in texts) + "   " + ", ".join(loads))

@@ -114,8 +114,7 @@ from .sparse_columns import SparseColumns, SparseLabels, worth_sparse
 log = logging.getLogger(__name__)
 
 #: the ensembles' HMLC impurities (module docstring); the first is the default (``--hmlc-impurity``)
-IMPURITIES = ("weighted", "normalised")
-DEFAULT_IMPURITY = IMPURITIES[0]
+from .hmlc_impurities import DEFAULT_IMPURITY, IMPURITIES  # noqa: E402  (a numba-free module: options reads it)
 
 
 @dataclass
