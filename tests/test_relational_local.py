@@ -212,6 +212,26 @@ def test_auto_rule(tmp_path, spark):
     assert not local_possible(load_schema(parquet), max_cells=1)
 
 
+def test_local_engine_loads_no_kernels_and_no_jvm():
+    """A relational generation in the driver (financial from files, engine auto, as jobs/peers and a user's
+    script call it) imports neither numba (the trees' kernels) nor pyspark.ml nor spark_fr.api, and starts no
+    JVM: on small inputs those imports were more than half of the whole run (the featuretools ratio)."""
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from spark_fr.relational import generate_features\n"
+            f"got = generate_features(None, {str(FINANCIAL)!r})\n"
+            "assert got.engine == 'local' and len(got.pandas) == 682, got.engine_reason\n"
+            "print(sorted(m for m in ('numba', 'pyspark.ml', 'spark_fr.api', 'spark_fr.tasks.base')"
+            " if m in sys.modules))\n"
+            "from pyspark import SparkContext\n"
+            "assert SparkContext._gateway is None and SparkContext._active_spark_context is None\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"  # and no gateway: no JVM was launched
+
+
 def test_numbers_spark_parses_otherwise_fall_back_to_spark(tmp_path, spark):
     cfg = {"tables": {"a": {"key": "k"}}, "target": {"table": "a", "column": "y"}}
     cfg = with_sources(cfg, tmp_path, {"a": [(1, 1, "1d"), (2, 0, "2")]}, {"a": ["k", "y", "x"]})
