@@ -143,12 +143,17 @@ def read_table(spec) -> "pandas.DataFrame":
         raise SystemExit(f"table '{spec.name}': source kind '{src.kind}' is not supported by this peer "
                          f"(files only: CSV, TSV, Parquet, Delta)")
     fmt = _format(src.path, src.format)
+    # Arrow's dates become datetime64 columns, not objects holding datetime.date, which pandas and woodwork
+    # take for text: featuretools then made them categories (WHERE issued_date = 2017-05-17), as it does not
+    # for the same dates read from CSV, and spark_fr reads them as dates from every format
     if fmt == "parquet":
-        return pd.read_parquet(src.path)
+        import pyarrow.parquet as pq
+
+        return pq.read_table(src.path).to_pandas(date_as_object=False)
     if fmt == "delta":
         from deltalake import DeltaTable
 
-        return DeltaTable(src.path).to_pandas()
+        return DeltaTable(src.path).to_pyarrow_table().to_pandas(date_as_object=False)
     sep = src.separator or ("\t" if fmt == "tsv" else ",")
     raw = pd.read_csv(src.path, sep=sep, header=None if src.columns else 0, names=list(src.columns or []) or None,
                       dtype=str, keep_default_na=False, na_filter=False)
