@@ -145,6 +145,41 @@ def test_generated_keys_of_parquet_delta_and_dataframes_identical(spark, tmp_pat
     _check_positions(loc, frames["visit"])
 
 
+def test_dataframes_reading_parquet_files_identical(spark, tmp_path):
+    """DataFrames that are plain ``spark.read.parquet`` scans are read from their files (no Spark job), and the
+    features are the Spark engine's on the same DataFrames bit for bit. A table that needs a generated key is
+    read so only from one file: the keyless visits are three files whose sizes do not follow their paths
+    (Spark's partition gives them largest first), so they are collected, and numbered as Spark gives them."""
+    from spark_fr.relational.local_arrow import parquet_scan_path
+
+    frames = keyless_rows(seed=13, n=60)
+    paths = {}
+    for name, df in frames.items():
+        if name in ("visit", "note"):  # directories: visit keyless (numbered), note keyed
+            folder = tmp_path / name
+            folder.mkdir()
+            cuts = [0, 5, 45, len(df)]  # a: 5 rows, b: 40, c: 15 (visit; note has more rows in c)
+            for part, (lo, hi) in zip("abc", zip(cuts, cuts[1:])):
+                df.iloc[lo:hi].to_parquet(folder / f"{part}.parquet", index=False)
+            paths[name] = str(folder)
+        else:  # one file each (link: keyless)
+            paths[name] = str(tmp_path / f"{name}.parquet")
+            df.to_parquet(paths[name], index=False)
+    given = {n: spark.read.parquet(p) for n, p in paths.items()}
+    assert parquet_scan_path(given["note"]) == paths["note"]
+    assert parquet_scan_path(given["link"], numbered=True) == paths["link"]  # one file: Spark's order is its own
+    assert parquet_scan_path(given["visit"], numbered=True) is None  # three files: collected
+    note = given["note"]
+    assert parquet_scan_path(note.select("note_id", "visit_id", "w")) is None  # any plan above the scan
+    assert parquet_scan_path(note.where("w > 0.5")) is None
+    assert parquet_scan_path(spark.read.option("mergeSchema", "true").parquet(paths["note"])) is None
+    assert parquet_scan_path(spark.read.schema("note_id long, visit_id long").parquet(paths["note"])) is None
+    assert parquet_scan_path(spark.range(3)) is None
+    loc = assert_identical(spark, keyless_schema({n: {} for n in frames}), tables=given)
+    visit = frames["visit"]
+    _check_positions(loc, pd.concat([visit.iloc[5:45], visit.iloc[45:], visit.iloc[:5]]))  # b, c, a: by size
+
+
 # --- the engine choice --------------------------------------------------------------------------------------------
 
 

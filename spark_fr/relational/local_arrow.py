@@ -19,7 +19,11 @@ nested types, NaN) is :class:`Unsupported` and the Spark engine runs.
   read by ``deltalake``'s query engine (row order unknown: no generated key there). A reader feature
   ``deltalake`` cannot read, or the package missing, is :class:`Unsupported` (Spark's Delta reader may read it).
 * **DataFrames** (given by the caller, classic or Spark Connect): collected as Arrow (``toArrow``), in the
-  frame's order (partition by partition), typed by the frame's schema.
+  frame's order (partition by partition), typed by the frame's schema. A DataFrame that is exactly
+  ``spark.read.parquet(path)`` of a local path (:func:`parquet_scan_path`: a classic session's plan is the bare
+  file relation, no option, no schema of the caller's, no projection or filter) is read from its files as that
+  path in a schema is (the same values: Spark would read the same files), without a Spark job; when its table
+  needs a generated key, only if it is one file (Spark orders a directory's file splits by size, not by path).
 
 Rows come in the order :mod:`spark_fr.relational.row_keys` numbers them for a generated key: files sorted by
 path, each file's rows in order; a DataFrame's rows in its partitions' order.
@@ -319,6 +323,55 @@ def read_delta_local(path: str, label: str, generated_key: str | None = None) ->
 def frame_types(df) -> dict:
     """{column: Spark type} of a DataFrame (no job)."""
     return {f.name: f.dataType.simpleString() for f in df.schema.fields}
+
+
+def parquet_scan_path(df, numbered: bool = False) -> str | None:
+    """The local path a DataFrame reads when it is exactly ``spark.read.parquet(path)`` on a classic session,
+    else None.
+
+    The analyzed plan must be one file relation (``LogicalRelation`` of a ``HadoopFsRelation``) in Parquet
+    format, without partition columns, without any option but the path, over one ``file:`` root path, and its
+    columns must be the files' own (name and Spark type of the first file: a caller's ``.schema(...)`` is not
+    taken). Spark Connect frames are never taken: their server may see another file system than the driver.
+    ``numbered`` (the table gets a generated key: its rows are numbered in the frame's order): only one file,
+    whose rows Spark gives in file order; a directory's file splits come largest first, not in path order.
+    """
+    if type(df).__module__.startswith("pyspark.sql.connect"):
+        return None
+    try:
+        plan = df._jdf.queryExecution().analyzed()
+        if plan.getClass().getSimpleName() != "LogicalRelation":
+            return None
+        rel = plan.relation()
+        if (rel.getClass().getSimpleName() != "HadoopFsRelation"
+                or rel.fileFormat().getClass().getSimpleName() != "ParquetFileFormat"
+                or not rel.partitionSchema().isEmpty()):
+            return None
+        options = rel.options()
+        if options.size() != 1 or not options.contains("path"):
+            return None
+        roots = rel.location().rootPaths()
+        if roots.size() != 1:
+            return None
+        root = roots.head().toString()
+    except Exception:  # another plan shape, or a pyspark without these internals: collect it
+        return None
+    if not root.startswith("file:"):
+        return None
+    path = unquote(root[len("file:"):])
+    path = "/" + path.lstrip("/")
+    files = parquet_files(path) if os.path.exists(path) else None
+    if not files or (numbered and len(files) > 1):
+        return None
+    import pyarrow.parquet as pq
+
+    from ..io.parquet import spark_type
+
+    try:
+        own = {f.name: spark_type(f.type) for f in pq.read_schema(files[0])}
+    except Exception:  # Spark's reader names the file if it cannot read it either
+        return None
+    return path if own == frame_types(df) and list(own) == df.columns else None
 
 
 def read_frame_local(df, label: str) -> LocalTable:

@@ -5,9 +5,10 @@ Sketch
 **Engine choice** (:func:`choose_engine`, for ``engine='auto'``; its reason goes into the run's record). The local
 engine takes a schema when every table comes from a source it reads and all of them together fit the driver:
 
-* sources: a DataFrame given by the caller (classic or Spark Connect; collected as Arrow), or a local path
-  holding CSV/TSV files (with a header line, or headerless with ``columns:``), Parquet files (a file or a
-  directory without partition subdirectories) or a Delta table (read through ``deltalake``). Catalog tables,
+* sources: a DataFrame given by the caller (classic or Spark Connect; collected as Arrow, or read from its
+  files when it is a plain Parquet scan), or a local path holding CSV/TSV files (with a header line, or
+  headerless with ``columns:``), Parquet files (a file or a directory without partition subdirectories) or a
+  Delta table (read through ``deltalake``). Catalog tables,
   JSON, nested children (``explode``) and remote paths (``s3://``, ``dbfs:/``) go to Spark;
 * size: the cells (rows x columns) of the sources, from Parquet footers, the Delta log, a CSV file's size over
   the length of its first lines, a DataFrame's size estimate from its plan's statistics (no job:
@@ -31,7 +32,7 @@ import os
 from dataclasses import dataclass
 
 from ..errors import InputError
-from .local_table import Unsupported
+from .local_table import LocalTable, Unsupported
 
 #: total cells (rows x columns) of the sources above which ``engine='auto'`` leaves the work to Spark
 LOCAL_MAX_CELLS = 300_000_000
@@ -209,10 +210,24 @@ def _format(src) -> str:
 # --- all tables -------------------------------------------------------------------------------------------
 
 
+def _frame_table(df, label: str, numbered: bool) -> LocalTable:
+    """A caller's DataFrame as a local table: read from its Parquet files when it is a plain scan of them
+    (:func:`~spark_fr.relational.local_arrow.parquet_scan_path`: no Spark job), else collected as Arrow."""
+    from .local_arrow import parquet_scan_path, read_frame_local, read_parquet_local
+
+    scan = parquet_scan_path(df, numbered=numbered)
+    if scan is not None:
+        try:
+            return read_parquet_local(scan, f"{label} (a DataFrame reading {scan})")
+        except Unsupported:
+            pass  # the frame decides, collected
+    return read_frame_local(df, f"{label} (a DataFrame)")
+
+
 def load_local_tables(schema, tables: dict | None = None) -> dict:
     """{table: LocalTable} of every table of ``schema`` (DataFrames in ``tables`` replace their sources), a
     generated key numbering the rows as read (else :class:`Unsupported`)."""
-    from .local_arrow import read_delta_local, read_frame_local, read_parquet_local
+    from .local_arrow import read_delta_local, read_parquet_local
     from .local_csv import read_csv_local
     from .sources import declared_types, format_of
 
@@ -227,7 +242,7 @@ def load_local_tables(schema, tables: dict | None = None) -> dict:
         src = spec.source
         label = f"{schema.origin}: table '{name}'"
         if name in tables:
-            table = read_frame_local(tables[name], f"{label} (a DataFrame)")
+            table = _frame_table(tables[name], label, spec.generated_key)
         elif src.kind != "path" or "://" in src.path:
             raise Unsupported(f"table '{name}': source not supported locally")
         elif not os.path.exists(src.path):
