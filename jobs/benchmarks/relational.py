@@ -31,7 +31,11 @@ Peers (``--peers``, default ``spark_fr,spark_fr_spark,featuretools``; also ``spa
     ``jobs/peers/spark_fr_relational.py``: ``generate_features`` with ``engine='auto'`` as a user calls it
     (the data checks on), the features written as Parquet: inputs that fit the driver go to the local engine
     (numpy in the driver; no JVM for files), others to a local Spark session (``local[*]``). For ``dataframe``
-    it starts a session, reads the tables with ``spark.read.parquet`` and passes the DataFrames.
+    it starts a session, reads the tables with ``spark.read.parquet``, runs one small warm-up job and passes the
+    DataFrames. Besides the whole processes' ratio (the session's start counted: a Spark session takes longer
+    to start than featuretools on the small sets takes in all), the ``dataframe`` cells give the ratio
+    **from the frames in memory** (``frames_s``: spark_fr's generation and write from the DataFrames, the session
+    running; featuretools' EntitySet, DFS and write from its pandas frames), what a notebook user waits for.
 ``spark_fr_common``
     The same with ``--common-aggregates``: only the aggregates featuretools also has (no count of distinct
     numbers or dates, no share of frequent values).
@@ -516,7 +520,7 @@ def format_matrix(results: list, peer: str = "featuretools", reference: str = "s
             f"dataframe: in brackets from the frames in memory, the session running)")
     rows = matrix(results, peer, reference)
     width = max([len(row["label"]) for row in rows] + [20])
-    lines = [head, f"{'':<{width}}" + "".join(f"{f:>16}" for f in formats) + "   load"]
+    lines = [head, f"{'':<{width}}" + "".join(f"{f:>19}" for f in formats) + "   load"]
     for row in rows:
         texts = []
         for f in formats:
@@ -533,7 +537,7 @@ def format_matrix(results: list, peer: str = "featuretools", reference: str = "s
                 text += f" ({c['frames']:.2f}x)"
             texts.append(f"{text} {({'local': 'L', 'spark': 'S'}).get(c['engine'], '?')}")
         loads = dict.fromkeys(f"{lo:.1f}-{hi:.1f}" for lo, hi in (v for v in row["load"].values() if v))
-        lines.append(f"{row['label']:<{width}}" + "".join(f"{t:>16}" for t in texts) + "   " + ", ".join(loads))
+        lines.append(f"{row['label']:<{width}}" + "".join(f"{t:>19}" for t in texts) + "   " + ", ".join(loads))
     return "\n".join(lines)
 
 
