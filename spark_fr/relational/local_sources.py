@@ -8,8 +8,8 @@ engine takes a schema when every table comes from a source it reads and all of t
 * sources: a DataFrame given by the caller (classic or Spark Connect; collected as Arrow, or read from its
   files when it is a plain Parquet scan), or a local path holding CSV/TSV files (with a header line, or
   headerless with ``columns:``), Parquet files (a file or a directory without partition subdirectories) or a
-  Delta table (read through ``deltalake``). Catalog tables,
-  JSON, nested children (``explode``) and remote paths (``s3://``, ``dbfs:/``) go to Spark;
+  Delta table (read through ``deltalake``). Catalog tables, JSON, nested children (``explode``) and remote
+  paths (``s3://``, ``dbfs:/``) go to Spark;
 * size: the cells (rows x columns) of the sources, from Parquet footers, the Delta log, a CSV file's size over
   the length of its first lines, a DataFrame's size estimate from its plan's statistics (no job:
   :data:`CELLS_PER_PLAN_BYTE`; its count, one small job, only when the plan has no estimate), below

@@ -105,6 +105,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .base import EvaluationDefaults, ReliefTarget, TargetEncoder, TargetType, TaskError
+from .hmlc_impurities import DEFAULT_IMPURITY, IMPURITIES  # the impurities' names (options reads them without numba)
 from .distances import T_HMLC, T_HMLC_SQUARED
 from .measures import NotComputed
 from .mlc import FittedMLC
@@ -112,9 +113,6 @@ from . import sparse_columns
 from .sparse_columns import SparseColumns, SparseLabels, worth_sparse
 
 log = logging.getLogger(__name__)
-
-#: the ensembles' HMLC impurities (module docstring); the first is the default (``--hmlc-impurity``)
-from .hmlc_impurities import DEFAULT_IMPURITY, IMPURITIES  # noqa: E402  (a numba-free module: options reads it)
 
 
 @dataclass
