@@ -86,3 +86,27 @@ def test_sigterm_during_a_spark_run_removes_the_jvm_log_and_spark_cleans_its_fol
     while any(jvm_tmp.iterdir()) and time.monotonic() < end:
         time.sleep(0.2)
     assert sorted(p.name for p in jvm_tmp.iterdir()) == []
+
+
+def test_sigterm_inside_a_finalizer_is_raised_after_it():
+    """A SIGTERM whose handler runs inside a finalizer (here a ``__del__``; in the wild Py4J's weakref callback that
+    frees a Java object) is not lost: Python drops an exception raised there, so the signal is sent again and
+    raised in the code that runs next (a full-suite run once saw the job go on to exit code 0)."""
+    import os
+
+    from spark_fr.runtime.signals import Terminated, sigterm_raises
+
+    class Dropped:
+        def __del__(self):
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(0.2)  # the handler runs here, inside the finalizer
+
+    ran_on = False
+    with pytest.raises(Terminated):
+        with sigterm_raises():
+            Dropped()  # collected at once: its __del__ receives the signal
+            end = time.monotonic() + 5
+            while time.monotonic() < end:
+                time.sleep(0.01)
+            ran_on = True
+    assert not ran_on

@@ -15,9 +15,15 @@ Moving results into place must not stop halfway (an earlier ranking swapped out,
 :func:`deferred` marks such a section, and a SIGTERM that arrives inside it is raised when it ends. A second
 SIGTERM while the first one unwinds is ignored, so the clean-up itself is not cut short (SIGKILL still ends the
 process).
+
+A SIGTERM that lands while a finalizer runs (a ``__del__``, or a weakref callback such as the one by which
+Py4J frees a Java object when its Python proxy is collected) cannot be raised there: Python prints an exception
+raised in a finalizer and drops it, and the job would run on to its end. The handler then sends the signal
+again 50 ms later, when the finalizer is done.
 """
 from __future__ import annotations
 
+import os
 import signal
 import threading
 from contextlib import contextmanager
@@ -39,8 +45,30 @@ def received() -> bool:
     return _state["received"]
 
 
+#: seconds after which a SIGTERM that arrived inside a finalizer is sent again
+REDELIVER_S = 0.05
+
+
+def _in_finalizer(frame) -> bool:
+    """Whether the interrupted code runs inside a finalizer (``__del__``, a ``weakref.finalize`` callback, or
+    Py4J's weakref callbacks, lambdas in its modules), where a raised exception is dropped. A Py4J lambda that is
+    not a finalizer only delays the signal by :data:`REDELIVER_S`."""
+    while frame is not None:
+        code = frame.f_code
+        if (code.co_name == "__del__" or (code.co_name == "<lambda>" and "py4j" in code.co_filename)
+                or (code.co_name == "__call__" and code.co_filename.endswith("weakref.py"))):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _handler(signum, frame):
     _state["received"] = True
+    if _in_finalizer(frame):
+        timer = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum))
+        timer.daemon = True
+        timer.start()
+        return
     if _state["deferred"]:
         _state["pending"] = True
         return
