@@ -64,6 +64,7 @@ from .checks import (check_declared, column_kinds, key_checks, key_types, key_va
 from .keys import key_plan
 from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
+from .partition_hop import PartitionHop, applies
 from .paths import MANY, enumerate_paths
 from .plan import DOMAIN_LIMIT, Profile, Value, innermost, out_kind, outer
 from .schema import RelationalSchema, load_schema
@@ -138,6 +139,7 @@ class _Context:
         self.prepared = prepared
         self._profiles = {}
         self._n = 0
+        self.kernels = True  # False: a table whose values are aggregated may hold NaN (partition_hop.applies)
 
     def set_profile(self, table: str, profile: Profile) -> None:
         self._profiles[table] = profile
@@ -151,8 +153,9 @@ class _Context:
         return f"v{self._n}"
 
     def new_group(self):
-        """An empty set of aggregates for one ``groupBy`` (the local engine records them instead)."""
-        return A.GroupAggregates()
+        """An empty set of aggregates for one hop: computed by the local engine's kernels per partition
+        (:mod:`spark_fr.relational.partition_hop`) unless a value may be NaN, then by Spark's own ``groupBy``."""
+        return PartitionHop() if self.kernels else A.GroupAggregates()
 
 
 def generate_features(spark, schema, tables: dict | None = None, *, base_dir: str | None = None,
@@ -247,6 +250,7 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
             _check_finite(schema, t, done[t].largest)
         for t in aggregated:
             ctx.set_profile(t, _profile(done[t].rows, done[t].largest, *nominal[t].result()))
+        ctx.kernels = all(applies(done[t].largest) for t in aggregated)
     tspec = schema.tables[target.table]
     base = frames[target.table]
     names = Names([target.id, target.column])

@@ -8,7 +8,7 @@ Algorithm sketch
 The plan is the Spark engine's: paths from :func:`enumerate_paths`, values walked innermost first, and at
 every to-many hop the aggregates planned by ``plan.innermost`` / ``plan.outer`` themselves (the
 same :class:`Value` bookkeeping, bounds and grid exponents from ``plan.derived``, names and lineage), which
-hand them to a recorder (:class:`_Group`) instead of Spark's ``GroupAggregates``. Only the execution differs:
+hand them to a recorder (:class:`~spark_fr.relational.hop_group.HopGroup`) instead of Spark's ``GroupAggregates``. Only the execution differs:
 
 * **Reading** (:mod:`spark_fr.relational.local_sources`, which also holds the engine choice
   :func:`~spark_fr.relational.local_sources.choose_engine`): CSV/TSV files with or without a header line by
@@ -52,6 +52,7 @@ from ..errors import InputError
 from . import exact as X
 from . import keys as KEYS
 from . import local_kernels as K
+from .hop_group import HopGroup
 from .lineage import FeatureLineage, relations_of
 from .local_sources import choose_engine, load_local_tables, spark_types
 from .local_table import LocalTable, Unsupported, missing
@@ -243,75 +244,6 @@ def _profile(table: _Prepared, k: int):
 # --- aggregating one hop ----------------------------------------------------------------------------------
 
 
-class _Group:
-    """The aggregates of one hop as :class:`spark_fr.relational.aggregates.GroupAggregates` receives them from
-    the shared planning (``add``, ``add_share``), recorded, then computed with the kernels of
-    :mod:`spark_fr.relational.local_kernels` (:meth:`run`)."""
-
-    def __init__(self):
-        self.entries = []  # (name, value column or None, alias, condition, kind, grid, share level)
-
-    def add(self, name, value, alias, condition=None, kind="numeric", grid=None, domain=None):
-        self.entries.append((name, value, alias, condition, kind, grid, None))
-
-    def add_share(self, value, level, alias):
-        self.entries.append(("share", value, alias, None, "nominal", None, level))
-
-    def __bool__(self):
-        return bool(self.entries)
-
-    def run(self, cols: dict, g: np.ndarray, n_groups: int) -> dict:
-        """{alias: array over the groups} from the rows' value columns ``cols`` and groups ``g``."""
-        nominal, masks, out, numeric = {}, {}, {}, {}
-
-        def nominal_of(col):
-            if col not in nominal:
-                got = cols[col]
-                nominal[col] = got if isinstance(got, K.NominalColumn) else K.NominalColumn(got)
-            return nominal[col]
-
-        def mask_of(condition):
-            if condition is None:
-                return None
-            if condition not in masks:  # a null never equals the value
-                col = nominal_of(condition[0])
-                code = col.code_of(condition[1])
-                masks[condition] = col.codes == code if code >= 0 else np.zeros(len(g), bool)
-            return masks[condition]
-
-        for name, value, alias, condition, kind, grid, level in self.entries:
-            mask = mask_of(condition)
-            if value is None:  # the count of (matching) rows
-                out[alias] = np.bincount(g if mask is None else g[mask], minlength=n_groups).astype(np.float64)
-            elif kind == "nominal":
-                out[alias] = _nominal_aggregate(name, g, nominal_of(value), mask, n_groups, level)
-            else:  # numeric: all aggregates of one (value, condition, grid) at once
-                numeric.setdefault((value, condition, grid), []).append((name, alias))
-        columns = {}
-        for (value, condition, grid), items in numeric.items():
-            if value not in columns:
-                columns[value] = K.NumericColumn(cols[value])
-            res = columns[value].aggregates({n for n, _ in items}, g, mask_of(condition), n_groups, grid)
-            for name, alias in items:
-                out[alias] = res[name]
-        return out
-
-
-def _nominal_aggregate(name, g, col, mask, n_groups, level):
-    codes = col.selected(mask)
-    k = max(len(col.values), 1)
-    if name == "count_distinct":
-        return K.count_distinct_codes(g, codes, k, n_groups)
-    if name == "mode":
-        best = K.mode_codes(g, codes, k, n_groups)
-        r = np.array([None] * n_groups, dtype=object)
-        r[best >= 0] = col.values[best[best >= 0]]
-        return r
-    if name == "share":
-        return K.share_codes(g, codes, col.code_of(level), n_groups)
-    raise Unsupported(f"aggregate {name} of a nominal value")
-
-
 class _LocalContext:
     """generate._Context for the local engine: profiles of local tables, recorded aggregates."""
 
@@ -331,7 +263,7 @@ class _LocalContext:
         return f"v{self._n}"
 
     def new_group(self):
-        return _Group()
+        return HopGroup()
 
 
 # --- the walk ---------------------------------------------------------------------------------------------
@@ -450,7 +382,7 @@ def _link_col(table, hop):
 def _path_frame(path, ctx: _LocalContext):
     """(link keys, {value column: array}, values) of one path: generate._path_frame's walk with arrays; the
     aggregates of each hop are planned by ``plan.innermost`` / ``plan.outer`` (values, bounds, grids, names)
-    and computed by :class:`_Group`."""
+    and computed by :class:`~spark_fr.relational.hop_group.HopGroup`."""
     hops = path.hops
     s = len(hops)
     last = ctx.prepared[path.table]
