@@ -78,8 +78,18 @@ class PartitionHop(HopGroup):
         for entry in self.entries:
             out = T.StringType() if entry[0] == "mode" else T.DoubleType()
             fields.append(T.StructField(entry[2], out))
-        return rows.repartition(F.col(name)).mapInArrow(partial(_aggregate_partition, self, name),
+        return rows.repartition(_partitions(rows), F.col(name)).mapInArrow(partial(_aggregate_partition, self, name),
                                                         T.StructType(fields))
+
+
+def _partitions(frame) -> int:
+    """The number of partitions a hop's rows are hashed into: the session's ``spark.sql.shuffle.partitions``
+    (200 when it is not a number), given explicitly so that adaptive execution does not coalesce them into
+    fewer, unequal ones (three tasks on two cores take as long as four)."""
+    try:
+        return max(int(frame.sparkSession.conf.get("spark.sql.shuffle.partitions")), 1)
+    except (ValueError, TypeError):
+        return 200
 
 
 def _aggregate_partition(group: HopGroup, key: str, batches):
