@@ -35,15 +35,46 @@ def shuffle_partitions(spark):
 def test_kernels_equal_spark_groupby_for_any_partitioning(spark, tmp_path, shuffle_partitions, monkeypatch):
     cfg, rows, columns = random_tables(2)
     cfg = with_sources(cfg, tmp_path, rows, columns)
-    got = {}
-    for n in (1, 5):
-        shuffle_partitions(n)
-        g = generate_features(spark, cfg, engine="spark", check=False)
-        got[n] = _bits(g.frame, g.id)
+    shuffle_partitions(1)  # every group of a hop in one partition (the other tests run 8: the suite's session)
+    kernels = generate_features(spark, cfg, engine="spark", check=False)
+    one = _bits(kernels.frame, kernels.id)
+    shuffle_partitions(5)
     monkeypatch.setattr(generate, "applies", lambda largest: False)  # every hop by Spark's groupBy
     sql = generate_features(spark, cfg, engine="spark", check=False)
-    assert got[1] == got[5]
-    assert list(got[1]) == sql.frame.columns and got[1] == _bits(sql.frame, sql.id)
+    assert list(one) == sql.frame.columns and one == _bits(sql.frame, sql.id)
+
+
+def test_keys_of_every_kind(spark, monkeypatch):
+    """Hops grouped by text, date and float keys (signed zeros: one group in Spark) and a decimal attribute:
+    the kernels give the bits of Spark's groupBy."""
+    import datetime as dt
+    from decimal import Decimal
+
+    day = dt.date(2020, 1, 1)
+    tables = {
+        "t": spark.createDataFrame([("a", "y", day, 0.0), ("b", "n", dt.date(2020, 1, 2), 1.5), ("c", "y", None, -0.0)],
+                                   "tid string, label string, uday date, fz float"),
+        "c": spark.createDataFrame([(1, "a", 2.0, "p"), (2, "a", None, "q"), (3, "b", -1.0, "p"), (4, None, 7.0, "p")],
+                                   "cid long, tid string, x double, kind string"),
+        "u": spark.createDataFrame([(day, 3.0), (dt.date(2020, 1, 2), 4.0)], "uday date, y double"),
+        "w": spark.createDataFrame([(1, day, Decimal("1.25")), (2, day, Decimal("-2.50")), (3, dt.date(2020, 1, 2), None)],
+                                   "wid long, uday date, z decimal(10,2)"),
+        "v": spark.createDataFrame([(0.0, "zero"), (1.5, "one")], "fz float, name string"),
+        "q": spark.createDataFrame([(1, -0.0, 1.0), (2, 0.0, 2.0), (3, 1.5, 3.0)], "qid long, fz float, s double"),
+    }
+    cfg = {"tables": {"t": {"key": "tid", "foreign_keys": {"uday": "u", "fz": "v"}},
+                      "c": {"key": "cid", "foreign_keys": {"tid": "t"}},
+                      "u": {"key": "uday"}, "w": {"key": "wid", "foreign_keys": {"uday": "u"}},
+                      "v": {"key": "fz"}, "q": {"key": "qid", "foreign_keys": {"fz": "v"}}},
+           "target": {"table": "t", "column": "label"}, "max_depth": 2}
+    kernels = generate_features(spark, cfg, tables, engine="spark")
+    got = _bits(kernels.frame, kernels.id)
+    monkeypatch.setattr(generate, "applies", lambda largest: False)
+    sql = generate_features(spark, cfg, tables, engine="spark")
+    assert got == _bits(sql.frame, sql.id)
+    rows = {r["tid"]: r.asDict() for r in kernels.frame.collect()}
+    count = next(f.feature for f in kernels.lineage if f.table == "q" and f.aggregates == ("count",))
+    assert (rows["a"][count], rows["c"][count], rows["b"][count]) == (2.0, 2.0, 1.0)  # -0.0 and 0.0: one group
 
 
 def test_nan_keeps_spark_semantics(spark):

@@ -40,7 +40,7 @@ Peers (``--peers``, default ``spark_fr,spark_fr_spark,featuretools``; also ``spa
     The same with ``--common-aggregates``: only the aggregates featuretools also has (no count of distinct
     numbers or dates, no share of frequent values).
 ``spark_fr_spark``, ``spark_fr_spark_common``
-    The same two with ``--engine spark``: the Spark SQL engine in a local Spark session (``local[*]``), as it
+    The same two with ``--engine spark``: the Spark engine in a local Spark session (``local[*]``), as it
     runs on data that does not fit the driver (the result is bit for bit the local engine's).
 ``spark_fr_local1``
     ``spark_fr_spark`` on ``local[1]``: one core, as featuretools (pandas) uses.

@@ -17,8 +17,11 @@ computed innermost first, for all attributes of ``T_s`` at once:
    its key for a to-one hop) and its attributes.
 3. **Walk the hops backwards**, ``i = s .. 1``:
 
-   * *to-many* (``T_i`` holds a foreign key to ``T_{i-1}``): one ``groupBy`` on that foreign key with
-     every aggregate of every value at once. The first (innermost) aggregation takes the per-kind
+   * *to-many* (``T_i`` holds a foreign key to ``T_{i-1}``): one grouping on that foreign key with
+     every aggregate of every value at once: the rows hashed into partitions by the key and every aggregate
+     computed per partition by the local engine's kernels (:mod:`spark_fr.relational.partition_hop`), or,
+     when a value of the aggregated tables may be NaN, Spark's ``groupBy``
+     (:class:`spark_fr.relational.aggregates.GroupAggregates`); both give the same bits. The first (innermost) aggregation takes the per-kind
      aggregates (numeric/date: count_distinct, mean, min, max, sum, std; nominal: count_distinct, mode, the
      share of each frequent value), the count of related rows (when ``T_s`` itself is the aggregated
      table), and the conditional aggregates (numeric attributes within each frequent value of each
@@ -33,7 +36,7 @@ computed innermost first, for all attributes of ``T_s`` at once:
 4. **Assemble**: the target table (id, class, its own attributes as depth-0 features) left-joined with
    each path's frame on the target key; again count-like nulls become 0.
 
-The plan is lazy: per path one ``groupBy`` per to-many hop and one join per hop, whatever the number of
+The plan is lazy: per path one grouping per to-many hop and one join per hop, whatever the number of
 attributes and aggregates; fact tables are never collected. The only Spark jobs before the caller acts
 on the frame are one pass per table (:func:`spark_fr.relational.checks.table_pass`: its rows, the largest
 ``|x|`` of the values it aggregates, and with ``check=True`` its keys and its dangling foreign keys, together:

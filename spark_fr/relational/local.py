@@ -8,7 +8,8 @@ Algorithm sketch
 The plan is the Spark engine's: paths from :func:`enumerate_paths`, values walked innermost first, and at
 every to-many hop the aggregates planned by ``plan.innermost`` / ``plan.outer`` themselves (the
 same :class:`Value` bookkeeping, bounds and grid exponents from ``plan.derived``, names and lineage), which
-hand them to a recorder (:class:`~spark_fr.relational.hop_group.HopGroup`) instead of Spark's ``GroupAggregates``. Only the execution differs:
+hand them to a recorder (:class:`~spark_fr.relational.hop_group.HopGroup`), which the Spark engine runs too, per
+partition (:mod:`spark_fr.relational.partition_hop`). Only the execution differs:
 
 * **Reading** (:mod:`spark_fr.relational.local_sources`, which also holds the engine choice
   :func:`~spark_fr.relational.local_sources.choose_engine`): CSV/TSV files with or without a header line by

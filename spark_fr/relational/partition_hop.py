@@ -72,7 +72,7 @@ class PartitionHop(HopGroup):
         name = rows.columns[0]
         key_type = rows.schema[0].dataType
         if isinstance(key_type, (T.DoubleType, T.FloatType)):  # -0.0 and 0.0 are one group in Spark
-            rows = rows.withColumn(name, F.col(name) + F.lit(0.0))
+            rows = rows.withColumn(name, (F.col(name) + F.lit(0.0)).cast(key_type))
         rows = rows.where(F.col(name).isNotNull())
         fields = [T.StructField(name, key_type)]
         for entry in self.entries:
