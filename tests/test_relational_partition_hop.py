@@ -57,8 +57,8 @@ def test_keys_of_every_kind(spark, monkeypatch):
         "c": spark.createDataFrame([(1, "a", 2.0, "p"), (2, "a", None, "q"), (3, "b", -1.0, "p"), (4, None, 7.0, "p")],
                                    "cid long, tid string, x double, kind string"),
         "u": spark.createDataFrame([(day, 3.0), (dt.date(2020, 1, 2), 4.0)], "uday date, y double"),
-        "w": spark.createDataFrame([(1, day, Decimal("1.25")), (2, day, Decimal("-2.50")), (3, dt.date(2020, 1, 2), None)],
-                                   "wid long, uday date, z decimal(10,2)"),
+        "w": spark.createDataFrame([(1, day, Decimal("1.25")), (2, day, Decimal("-2.50")),
+                                    (3, dt.date(2020, 1, 2), None)], "wid long, uday date, z decimal(10,2)"),
         "v": spark.createDataFrame([(0.0, "zero"), (1.5, "one")], "fz float, name string"),
         "q": spark.createDataFrame([(1, -0.0, 1.0), (2, 0.0, 2.0), (3, 1.5, 3.0)], "qid long, fz float, s double"),
     }

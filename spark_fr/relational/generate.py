@@ -21,11 +21,11 @@ computed innermost first, for all attributes of ``T_s`` at once:
      every aggregate of every value at once: the rows hashed into partitions by the key and every aggregate
      computed per partition by the local engine's kernels (:mod:`spark_fr.relational.partition_hop`), or,
      when a value of the aggregated tables may be NaN, Spark's ``groupBy``
-     (:class:`spark_fr.relational.aggregates.GroupAggregates`); both give the same bits. The first (innermost) aggregation takes the per-kind
-     aggregates (numeric/date: count_distinct, mean, min, max, sum, std; nominal: count_distinct, mode, the
-     share of each frequent value), the count of related rows (when ``T_s`` itself is the aggregated
-     table), and the conditional aggregates (numeric attributes within each frequent value of each
-     nominal attribute of ``T_s``). Later (outer) aggregations take ``outer`` (numeric values, default
+     (:class:`spark_fr.relational.aggregates.GroupAggregates`); both give the same bits. The first
+     (innermost) aggregation takes the per-kind aggregates (numeric/date: count_distinct, mean, min, max,
+     sum, std; nominal: count_distinct, mode, the share of each frequent value), the count of related rows
+     (when ``T_s`` itself is the aggregated table), and the conditional aggregates (numeric attributes
+     within each frequent value of each nominal attribute of ``T_s``). Later (outer) aggregations take ``outer`` (numeric values, default
      mean, min, max) or ``outer_nominal`` (a mode, default mode) of each value. Then the rows of
      ``T_{i-1}`` are attached with a left join when ``T_{i-1}`` is itself reached by a to-many hop, so that
      its rows without children count as empty groups.

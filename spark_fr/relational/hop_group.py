@@ -8,10 +8,31 @@ whole table and for the Spark engine over each partition of rows hashed by the g
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from . import local_kernels as K
 from .local_table import Unsupported
+
+
+class Entry(NamedTuple):
+    """One output column of a hop: aggregate ``name`` of column ``value`` (None: the count of rows) over the rows
+    whose column ``condition[0]`` equals ``condition[1]`` (None: every row); ``kind`` of the value, its sum's
+    ``grid`` exponent (None: sorted values), the ``level`` whose share a share is."""
+
+    name: str
+    value: str | None
+    alias: str
+    condition: tuple | None
+    kind: str
+    grid: int | None
+    level: str | None
+
+    @property
+    def output_kind(self) -> str:
+        """'nominal' for a mode (a string), else 'numeric' (a double)."""
+        return "nominal" if self.name == "mode" else "numeric"
 
 
 class HopGroup:
@@ -20,13 +41,18 @@ class HopGroup:
     :mod:`spark_fr.relational.local_kernels` (:meth:`run`)."""
 
     def __init__(self):
-        self.entries = []  # (name, value column or None, alias, condition, kind, grid, share level)
+        self.entries = []  # Entry, in the order added
 
     def add(self, name, value, alias, condition=None, kind="numeric", grid=None, domain=None):
-        self.entries.append((name, value, alias, condition, kind, grid, None))
+        self.entries.append(Entry(name, value, alias, condition, kind, grid, None))
 
     def add_share(self, value, level, alias):
-        self.entries.append(("share", value, alias, None, "nominal", None, level))
+        self.entries.append(Entry("share", value, alias, None, "nominal", None, level))
+
+    def columns_read(self) -> list:
+        """The value and condition columns the entries read, sorted."""
+        return sorted({e.value for e in self.entries if e.value is not None}
+                      | {e.condition[0] for e in self.entries if e.condition is not None})
 
     def __bool__(self):
         return bool(self.entries)

@@ -66,9 +66,7 @@ class PartitionHop(HopGroup):
         from pyspark.sql import functions as F
         from pyspark.sql import types as T
 
-        used = sorted({e[1] for e in self.entries if e[1] is not None}
-                      | {e[3][0] for e in self.entries if e[3] is not None})
-        rows = frame.select(key, *[F.col(c) for c in used])
+        rows = frame.select(key, *[F.col(c) for c in self.columns_read()])
         name = rows.columns[0]
         key_type = rows.schema[0].dataType
         if isinstance(key_type, (T.DoubleType, T.FloatType)):  # -0.0 and 0.0 are one group in Spark
@@ -76,10 +74,10 @@ class PartitionHop(HopGroup):
         rows = rows.where(F.col(name).isNotNull())
         fields = [T.StructField(name, key_type)]
         for entry in self.entries:
-            out = T.StringType() if entry[0] == "mode" else T.DoubleType()
-            fields.append(T.StructField(entry[2], out))
-        return rows.repartition(_partitions(rows), F.col(name)).mapInArrow(partial(_aggregate_partition, self, name),
-                                                        T.StructType(fields))
+            out = T.StringType() if entry.output_kind == "nominal" else T.DoubleType()
+            fields.append(T.StructField(entry.alias, out))
+        rows = rows.repartition(_partitions(rows), F.col(name))
+        return rows.mapInArrow(partial(_aggregate_partition, self, name), T.StructType(fields))
 
 
 def _partitions(frame) -> int:
@@ -120,12 +118,12 @@ def _aggregate_partition(group: HopGroup, key: str, batches):
     out = group.run(cols, g, len(uniques))
     arrays, names = [uniques], [key]
     for entry in group.entries:
-        v = out[entry[2]]
-        if entry[0] == "mode":
+        v = out[entry.alias]
+        if entry.output_kind == "nominal":
             arrays.append(pa.array(v, type=pa.string()))
         else:
             v = np.asarray(v, dtype=np.float64)
             arrays.append(pa.array(v, type=pa.float64(), mask=np.isnan(v)))
-        names.append(entry[2])
+        names.append(entry.alias)
     result = pa.Table.from_arrays(arrays, names=names)
     yield from result.to_batches(max_chunksize=RESULT_BATCH_ROWS)
