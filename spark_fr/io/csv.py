@@ -629,34 +629,67 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
                    class_column=default_target, extra={"renamed": [r for h in headers for r in h.renamed]})
 
 
+class _ValueTests:
+    """The tests of a text value, defined once: for the typing aggregation (over row columns computed once per row,
+    :func:`_text_stats`) and for finding a bad value's line (straight from the column, :meth:`of`).
+
+    Parameters
+    ----------
+    text : Column
+        The value trimmed.
+    known : Column
+        Whether the value is present and not a missing-value marker.
+    cast : callable
+        ``cast(sql_type)``: the trimmed value cast to ``sql_type``, null where it does not convert.
+    """
+
+    def __init__(self, text, known, cast):
+        self.text, self.known, self.cast = text, known, cast
+        self.number = cast("double")
+
+    @classmethod
+    def of(cls, c: str) -> "_ValueTests":
+        """The tests of column ``c`` itself."""
+        return cls(F.trim(qcol(c)), _known(c), lambda to: try_cast(c, to, trim=True))
+
+    def numeric(self):
+        return self.known & self.number.isNotNull()
+
+    def infinite(self):
+        return self.numeric() & (F.abs(self.number) == F.lit(float("inf")))
+
+    def integer(self):
+        return self.known & self.text.rlike(CT.INTEGER_RLIKE)
+
+    def long(self):
+        return self.integer() & self.cast("bigint").isNotNull()
+
+    def decimal(self):
+        return self.integer() & self.cast(CT.DECIMAL).isNotNull()
+
+    def date(self):
+        return self.known & self.text.rlike(CT.DATE_RLIKE) & try_date(self.text, "yyyy-MM-dd").isNotNull()
+
+
 def _known(c):
     markers = F.array(*[F.lit(m) for m in MISSING_MARKERS])
     return qcol(c).isNotNull() & ~F.array_contains(markers, F.lower(F.trim(qcol(c))))
 
 
-def _number(c):
-    return try_cast(c, "double", trim=True)
-
-
 def _numeric(c):
-    return _known(c) & _number(c).isNotNull()
+    return _ValueTests.of(c).numeric()
 
 
 def _infinite(c):
-    return _numeric(c) & (F.abs(_number(c)) == F.lit(float("inf")))
-
-
-def _integer(c):
-    return _known(c) & F.trim(qcol(c)).rlike(CT.INTEGER_RLIKE)
+    return _ValueTests.of(c).infinite()
 
 
 def _is_date(c):
-    v = F.trim(qcol(c))
-    return _known(c) & v.rlike(CT.DATE_RLIKE) & try_date(v, "yyyy-MM-dd").isNotNull()
+    return _ValueTests.of(c).date()
 
 
 def _class_index_ok(c, n_classes: int):
-    v = _number(c)
+    v = _ValueTests.of(c).number
     return ~_known(c) | (v.isNotNull() & (v == F.floor(v)) & (v >= 0) & (v < n_classes))
 
 
@@ -672,23 +705,15 @@ def _text_stats(df, names: list, typed: bool, extra=()):
     p = "__t"  # the row columns' prefix: no column of df starts with it (without case)
     while any(c.lower().startswith(p) for c in df.columns):
         p += "_"
-    markers = F.array(*[F.lit(m) for m in MISSING_MARKERS])
-    first = [F.trim(qcol(c)).alias(f"{p}t{i}") for i, c in enumerate(names)]
-    first += [(qcol(c).isNotNull() & ~F.array_contains(markers, F.lower(F.trim(qcol(c))))).alias(f"{p}k{i}")
-              for i, c in enumerate(names)]
-    rows = df.select("*", *first)
+    rows = df.select("*", *[F.trim(qcol(c)).alias(f"{p}t{i}") for i, c in enumerate(names)],
+                     *[_known(c).alias(f"{p}k{i}") for i, c in enumerate(names)])
     second = []
     for i, _ in enumerate(names):
-        text, known = F.col(f"{p}t{i}"), F.col(f"{p}k{i}")
-        number = try_cast(f"{p}t{i}", "double")
-        numeric = known & number.isNotNull()
-        second += [numeric.alias(f"{p}n{i}"), (numeric & (F.abs(number) == F.lit(float("inf")))).alias(f"{p}f{i}")]
+        tests = _ValueTests(F.col(f"{p}t{i}"), F.col(f"{p}k{i}"), lambda to, t=f"{p}t{i}": try_cast(t, to))
+        second += [tests.numeric().alias(f"{p}n{i}"), tests.infinite().alias(f"{p}f{i}")]
         if typed:
-            integer = known & text.rlike(CT.INTEGER_RLIKE)
-            second += [integer.alias(f"{p}i{i}"),
-                       (integer & try_cast(f"{p}t{i}", "bigint").isNotNull()).alias(f"{p}l{i}"),
-                       (integer & try_cast(f"{p}t{i}", CT.DECIMAL).isNotNull()).alias(f"{p}y{i}"),
-                       (known & text.rlike(CT.DATE_RLIKE) & try_date(text, "yyyy-MM-dd").isNotNull()).alias(f"{p}d{i}")]
+            second += [tests.integer().alias(f"{p}i{i}"), tests.long().alias(f"{p}l{i}"),
+                       tests.decimal().alias(f"{p}y{i}"), tests.date().alias(f"{p}d{i}")]
     rows = rows.select("*", *second)
     aggs = []
     for i, c in enumerate(names):
