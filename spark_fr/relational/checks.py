@@ -205,7 +205,12 @@ def table_pass(schema: RelationalSchema, name: str, frames: dict, plan: dict, ke
     cols = [key_value(df, k, plan.get((name, k))).alias(f"__k{i}") for i, k in enumerate(keys)]
     cols += [key_value(df, fk.column, plan.get((name, fk.column))).alias(f"__f{i}") for i, fk in enumerate(links)]
     cols += [v.alias(f"__a{j}") for j, (_, v) in enumerate(values)]
-    rows = with_parents(df.select(F.lit(1).alias("__one"), *cols), schema, frames, plan, links)
+    rows = df.select(F.lit(1).alias("__one"), *cols)
+    for i, fk in enumerate(links):
+        parent = frames[fk.table]
+        pk = schema.tables[fk.table].key
+        keys_of = parent.select(key_value(parent, pk, plan.get((fk.table, pk))).alias(f"__p{i}")).distinct()
+        rows = rows.join(keys_of, F.col(f"__f{i}") == F.col(f"__p{i}"), "left")
     aggs = [F.count(F.lit(1)).alias("rows")]
     for i in range(len(keys)):
         aggs += [F.count(F.col(f"__k{i}")).alias(f"n{i}"), F.count_distinct(F.col(f"__k{i}")).alias(f"d{i}")]
@@ -218,18 +223,6 @@ def table_pass(schema: RelationalSchema, name: str, frames: dict, plan: dict, ke
     return TablePass(int(row["rows"]), {k: (row[f"n{i}"], row[f"d{i}"]) for i, k in enumerate(keys)},
                      {fk.column: (row[f"l{i}"], row[f"m{i}"]) for i, fk in enumerate(links)},
                      {v: None if row[f"a{j}"] is None else float(row[f"a{j}"]) for j, (v, _) in enumerate(values)})
-
-
-def with_parents(rows, schema: RelationalSchema, frames: dict, plan: dict, links=()):
-    """``rows`` (holding the foreign keys ``links`` as ``__f0, __f1, ...``) left-joined with each parent's distinct
-    keys as ``__p0, __p1, ...``: null where a foreign key has no parent row. Distinct, so that the rows stay the
-    child's even when a parent repeats a key (its own pass reports that)."""
-    for i, fk in enumerate(links):
-        parent = frames[fk.table]
-        pk = schema.tables[fk.table].key
-        keys_of = parent.select(key_value(parent, pk, plan.get((fk.table, pk))).alias(f"__p{i}")).distinct()
-        rows = rows.join(keys_of, F.col(f"__f{i}") == F.col(f"__p{i}"), "left")
-    return rows
 
 
 def report_passes(schema: RelationalSchema, passes: dict, plan: dict) -> dict:

@@ -39,11 +39,10 @@ computed innermost first, for all attributes of ``T_s`` at once:
 The plan is lazy: per path one grouping per to-many hop and one join per hop, whatever the number of
 attributes and aggregates; fact tables are never collected. The only Spark jobs before the caller acts
 on the frame are one pass per table (:func:`spark_fr.relational.checks.table_pass`: its rows, the largest
-``|x|`` of the values it aggregates, and with ``check=True`` its keys and its dangling foreign keys, together),
-one small aggregation per table whose frequent values are needed (shares and conditions; the top values are
-collected, not the rows; :mod:`spark_fr.relational.profiles`), folded into the table's pass when no join reads
-its keys (the fact table: one scan for all of them) and, for a table without a key that a join reads, the count
-of its rows per file block (:mod:`spark_fr.relational.row_keys`).
+``|x|`` of the values it aggregates, and with ``check=True`` its keys and its dangling foreign keys, together:
+the fact table is scanned once for all of them), one small aggregation per table whose frequent values are
+needed (shares and conditions; the top values are collected, not the rows) and, for a table without a key that
+a join reads, the count of its rows per file block (:mod:`spark_fr.relational.row_keys`).
 
 Frequent values of a nominal attribute are its ``frequent_values`` most frequent non-missing values over
 its whole table, ties broken by the smaller value.
@@ -57,6 +56,7 @@ from dataclasses import dataclass, field
 
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 from ..data.columns import qcol
 from ..errors import InputError
@@ -69,8 +69,7 @@ from .lineage import FeatureLineage, relations_of
 from .naming import Names, feature_name
 from .partition_hop import PartitionHop, applies
 from .paths import MANY, enumerate_paths
-from .plan import Profile, Value, innermost, out_kind, outer
-from .profiles import fused_pass, nominal_values
+from .plan import DOMAIN_LIMIT, Profile, Value, innermost, out_kind, outer
 from .schema import RelationalSchema, load_schema
 from .sources import load_tables
 from .width import DEFAULT_MAX_FEATURES, check_width
@@ -238,34 +237,22 @@ def generate_features(spark, schema, tables: dict | None = None, *, base_dir: st
     names = [n for n, spec in schema.tables.items()
              if n in measure or (check and (key_checks(schema, n) or spec.foreign_keys))]
 
-    def values_of(t, nominal=False):
-        return [(a, _prepared_value(frames[t], a, kind)) for a, (_, kind) in prepared[t].attrs.items()
-                if (kind == "nominal") == nominal] if t in measure else []
-
     def one_pass(t):
-        links = schema.tables[t].foreign_keys if check else ()
-        if t in fused:  # its pass and its nominal values from one scan
-            return fused_pass(schema, t, frames, plan, links, values_of(t), values_of(t, nominal=True),
-                              schema.frequent_values)
-        return table_pass(schema, t, frames, plan, key_checks(schema, t) if check else (), links, values_of(t))
+        values = [(a, _prepared_value(frames[t], a, kind)) for a, (_, kind) in prepared[t].attrs.items()
+                  if kind != "nominal"] if t in measure else []
+        return table_pass(schema, t, frames, plan, key_checks(schema, t) if check else (),
+                          schema.tables[t].foreign_keys if check else (), values)
 
-    # a table whose keys no join reads (typically the fact table) is scanned once for its pass and its values
-    fused = {t for t in aggregated if not (check and key_checks(schema, t)) and values_of(t, nominal=True)}
     with ThreadPoolExecutor(max_workers=SMALL_JOBS) as pool:
         passes = {t: pool.submit(one_pass, t) for t in names}
-        nominal = {t: pool.submit(nominal_values, prepared[t].frame, [
-            (a, c) for a, (c, kind) in prepared[t].attrs.items() if kind == "nominal"], schema.frequent_values)
-            for t in aggregated if t not in fused}
+        nominal = {t: pool.submit(_nominal_values, prepared[t], schema.frequent_values) for t in aggregated}
         done = {t: job.result() for t, job in passes.items()}
-        for t in fused:
-            done[t], nominal[t] = done[t]
         if check:
             report_passes(schema, done, plan)  # a data error first
         for t in sorted(measure):
             _check_finite(schema, t, done[t].largest)
         for t in aggregated:
-            got = nominal[t] if t in fused else nominal[t].result()
-            ctx.set_profile(t, _profile(done[t].rows, done[t].largest, *got))
+            ctx.set_profile(t, _profile(done[t].rows, done[t].largest, *nominal[t].result()))
         ctx.kernels = all(applies(done[t].largest) for t in aggregated)
     tspec = schema.tables[target.table]
     base = frames[target.table]
@@ -341,8 +328,8 @@ def _prepare(spec, df, kinds: dict, plan: dict) -> _Table:
 
 def _profile(rows: int, largest: dict, frequent: dict, domains: dict) -> Profile:
     """The profile of a table from its pass (rows, the largest ``|x|`` of its numeric attributes, None without
-    values) and its nominal values (:mod:`spark_fr.relational.profiles`); a bound is None when it is not finite
-    (then the sorted path of ``aggregates.py``)."""
+    values) and its nominal values (:func:`_nominal_values`); a bound is None when it is not finite (then the
+    sorted path of ``aggregates.py``)."""
     bounds = {a: b if b is not None and X.grid_exponent(b) is not None else None for a, b in largest.items()}
     return Profile(rows, bounds, frequent, domains)
 
@@ -354,6 +341,35 @@ def _check_finite(schema, table: str, largest: dict) -> None:
         if b is not None and math.isinf(b):
             raise InputError(f"{schema.origin}: table '{table}' ({source_of(schema.tables[table])}): column "
                              f"'{attr}' holds an infinite value; write it as a missing value or drop the row")
+
+
+def _nominal_values(table: _Table, k: int) -> tuple:
+    """({nominal attribute: its k most frequent non-missing values}, {nominal attribute: its sorted distinct
+    non-missing values, or None when there are more than DOMAIN_LIMIT}) in one small Spark job (none without
+    nominal attributes)."""
+    nominal = [(a, c) for a, (c, kind) in table.attrs.items() if kind == "nominal"]
+    if not nominal:
+        return {}, {}
+    pairs = F.explode(F.array(*[F.struct(F.lit(i).alias("a"), F.col(c).alias("v")) for i, (_, c) in
+                                enumerate(nominal)])).alias("s")
+    counts = (table.frame.select(pairs).select("s.a", "s.v").where(F.col("v").isNotNull())
+              .groupBy("a", "v").count())
+    rank = F.row_number().over(Window.partitionBy("a").orderBy(F.col("count").desc(), F.col("v").asc()))
+    distinct = F.count(F.lit(1)).over(Window.partitionBy("a"))
+    rows = (counts.withColumn("r", rank).withColumn("d", distinct)
+            .where(F.col("r") <= max(k, DOMAIN_LIMIT)).collect())
+    frequent = {a: [] for a, _ in nominal}
+    seen = {a: [] for a, _ in nominal}
+    many = set()
+    for row in sorted(rows, key=lambda r: (r["a"], r["r"])):
+        attr = nominal[row["a"]][0]
+        if row["r"] <= k:
+            frequent[attr].append(row["v"])
+        seen[attr].append(row["v"])
+        if row["d"] > DOMAIN_LIMIT:
+            many.add(attr)
+    domains = {a: None if a in many else tuple(sorted(seen[a])) for a, _ in nominal}
+    return (frequent if k > 0 else {a: [] for a, _ in nominal}), domains
 
 
 # --- one path ---------------------------------------------------------------------------------------------

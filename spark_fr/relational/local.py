@@ -210,9 +210,8 @@ def _prepare(spec, table: LocalTable, kinds: dict, plan: dict) -> _Prepared:
 
 
 def _frequent(table: _Prepared, k: int) -> dict:
-    """The Spark engine's frequent values (:func:`spark_fr.relational.profiles.nominal_values`): {nominal
-    attribute: its k most frequent non-missing values, ties broken by the smaller value (UTF-8 byte order, as
-    Spark sorts strings)}."""
+    """generate._nominal_values' frequent values: {nominal attribute: its k most frequent non-missing values,
+    ties broken by the smaller value (UTF-8 byte order, as Spark sorts strings)}."""
     out = {}
     for a, (c, kind) in table.attrs.items():
         if kind != "nominal":
