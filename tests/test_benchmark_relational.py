@@ -317,3 +317,27 @@ def test_every_format_with_a_keyless_link_table(bench, tmp_path):
     assert cells[0]["dataframe"]["frames"] == round(ft["median_frames_s"] / spark_fr["median_frames_s"], 2)
     assert all(cells[0][f]["frames"] is None for f in ("csv", "tsv", "parquet", "delta"))  # files: whole processes
     assert "keyless link table" in relational.format_matrix(report["cases"])
+
+
+def test_growth_per_added_fact_row():
+    """What the Spark engine costs per added fact row: the growth of its medians between consecutive sizes over the
+    local engine's, per format and link table; None when a growth is not positive or a run did not finish."""
+    def case(rows, fmt, spark_s, local_s, spark_cpu, local_cpu, link="without"):
+        summary = {"spark_fr_spark": {"median_wall_s": spark_s, "median_cpu_s": spark_cpu},
+                   "spark_fr": {"median_wall_s": local_s, "median_cpu_s": local_cpu}}
+        return {"set": "synthetic", "data": {"rows": rows, "format": fmt, "link": link}, "summary": summary}
+
+    cases = [case(10**6, "parquet", 24.0, 1.5, 42.0, 1.4), case(10**7, "parquet", 41.0, 10.0, 76.0, 10.4),
+             case(10**8, "parquet", 200.0, 90.0, 300.0, None), case(10**6, "csv", 30.0, 2.0, 50.0, 2.0),
+             case(10**7, "csv", 29.0, 12.0, 60.0, 12.0), case(10**7, "parquet", 50.0, 12.0, 90.0, 12.0, "with"),
+             {"set": "financial", "data": {"format": "tsv"}, "summary": {}}]
+    rows = {(r["format"], tuple(r["rows"])): r for r in relational.growth(cases)}
+    assert set(rows) == {("parquet", (10**6, 10**7)), ("parquet", (10**7, 10**8)), ("csv", (10**6, 10**7))}
+    first = rows[("parquet", (10**6, 10**7))]
+    assert first["wall"] == 2.0 and first["cpu"] == round(34.0 / 9.0, 2) and first["peer_s"] == [24.0, 41.0]
+    assert rows[("parquet", (10**7, 10**8))]["wall"] == round(159.0 / 80.0, 2)
+    assert rows[("parquet", (10**7, 10**8))]["cpu"] is None  # the local engine's CPU not measured
+    assert rows[("csv", (10**6, 10**7))]["wall"] is None  # the Spark engine did not grow: no ratio
+    text = relational.format_growth(relational.growth(cases))
+    assert "parquet, 1,000,000 -> 10,000,000 fact rows: wall 2.00x (+17.0 s against +8.5 s), CPU 3.78x" in text
+    assert "csv, 1,000,000 -> 10,000,000 fact rows: wall n/a" in text

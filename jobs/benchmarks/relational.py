@@ -67,7 +67,10 @@ end of the report holds three matrices (:data:`MATRICES`), one line per data set
 column per format: ``featuretools / spark_fr`` (the engine ``auto`` chose), ``featuretools / spark_fr_spark``
 (the Spark engine forced) and ``spark_fr_spark / spark_fr`` (what the Spark engine costs over the one ``auto``
 picks); ``--json`` has them as ``matrices`` and is rewritten after every case (``finished``: false until the
-end), so a long run stopped half-way keeps what it measured. Reported, never asserted. Examples::
+end), so a long run stopped half-way keeps what it measured. With both engines and several sizes of the synthetic
+set (``--relational-rows``), :func:`growth` adds what the Spark engine costs per added fact row: the growth of its
+median between two sizes over the local engine's (``growth`` in the JSON), which leaves out what a run costs
+whatever its data (the JVM's start and first compilations). Reported, never asserted. Examples::
 
     python jobs/benchmark.py --suite relational --json out/relational.json   # financial + 10^7 rows, 5 formats
     python jobs/benchmark.py --suite relational --relational-rows 1000000,10000000 --relational-formats csv,delta
@@ -541,6 +544,63 @@ def format_matrix(results: list, peer: str = "featuretools", reference: str = "s
     return "\n".join(lines)
 
 
+def growth(results: list, peer: str = "spark_fr_spark", reference: str = "spark_fr") -> list:
+    """How much more ``peer`` than ``reference`` costs per added fact row: between each two consecutive sizes of the
+    synthetic set (the same format and link table), the growth of ``peer``'s median wall time (and CPU seconds) over
+    the growth of ``reference``'s. Unlike the ratio at one size, it leaves out what a run costs whatever its data
+    (a JVM's start and first compilations, the small jobs' latency).
+
+    Parameters
+    ----------
+    results : list of dict
+        The cases of :func:`run`.
+    peer, reference : str
+
+    Returns
+    -------
+    list of dict
+        One per format, link table and pair of sizes: ``format``, ``link``, ``rows`` ([smaller, larger]),
+        ``peer_s``, ``reference_s``, ``peer_cpu_s``, ``reference_cpu_s`` (the medians at both sizes), ``wall`` and
+        ``cpu`` (the ratio of the growths; None when a growth is not positive or a run did not finish).
+    """
+    sizes = {}
+    for r in results:
+        s, ref = r["summary"].get(peer, {}), r["summary"].get(reference, {})
+        if r["set"] == "synthetic" and "rows" in r["data"] and s.get("median_wall_s") and ref.get("median_wall_s"):
+            key = (r["data"].get("format", "parquet"), r["data"].get("link", "without"))
+            sizes.setdefault(key, {})[r["data"]["rows"]] = (s, ref)
+    out = []
+    for (fmt, link), by_rows in sizes.items():
+        rows = sorted(by_rows)
+        for small, large in zip(rows, rows[1:]):
+            (s0, r0), (s1, r1) = by_rows[small], by_rows[large]
+            row = {"format": fmt, "link": link, "rows": [small, large]}
+            for what, key in (("wall", "median_wall_s"), ("cpu", "median_cpu_s")):
+                name = "" if what == "wall" else "_cpu"
+                row[f"peer{name}_s"], row[f"reference{name}_s"] = [s0.get(key), s1.get(key)], [r0.get(key), r1.get(key)]
+                if None in row[f"peer{name}_s"] + row[f"reference{name}_s"]:
+                    row[what] = None
+                    continue
+                grow, grow_ref = s1[key] - s0[key], r1[key] - r0[key]
+                row[what] = round(grow / grow_ref, 2) if grow > 0 and grow_ref > 0 else None
+            out.append(row)
+    return out
+
+
+def format_growth(rows: list, peer: str = "spark_fr_spark", reference: str = "spark_fr") -> str:
+    """:func:`growth` as text, one line per format, link table and pair of sizes."""
+    def x(v):
+        return f"{v:.2f}x" if v is not None else "n/a"
+
+    lines = [f"{peer} / {reference} per added fact row (growth of the median whole-process times between two sizes)"]
+    for r in rows:
+        link = ", keyless link table" if r["link"] == "with" else ""
+        lines.append(f"  {r['format']}{link}, {r['rows'][0]:,} -> {r['rows'][1]:,} fact rows: wall {x(r['wall'])} "
+                     f"(+{r['peer_s'][1] - r['peer_s'][0]:.1f} s against +{r['reference_s'][1] - r['reference_s'][0]:.1f}"
+                     f" s), CPU {x(r['cpu'])}")
+    return "\n".join(lines)
+
+
 def report_matrices(results: list, names: list) -> dict:
     """{"peer / reference": :func:`matrix`} of every pair of :data:`MATRICES` whose peers both ran."""
     return {f"{p} / {r}": matrix(results, p, r) for p, r in MATRICES if p in names and r in names}
@@ -601,6 +661,9 @@ def run(args) -> int:
             print(format_matrix(results, p, r))
             print(format_matrix(results, p, r, cpu=True))
             print()
+    if {"spark_fr_spark", "spark_fr"} <= set(names) and growth(results):
+        print(format_growth(growth(results)))
+        print()
     print(f"load average after: {env_after['load_avg_1_5_15']}")
     if args.json:
         write_json(args.json, report(args, env_before, env_after, results, names))
@@ -611,4 +674,6 @@ def report(args, env_before: dict, env_after: dict | None, results: list, names:
     """The suite's JSON report (``env_after`` None: written after a case, the run still going)."""
     return {"suite": "relational", "config": dict(vars(args)),
             "environment": {"before": env_before, "after": env_after},
-            "cases": results, "matrices": report_matrices(results, names), "finished": env_after is not None}
+            "cases": results, "matrices": report_matrices(results, names),
+            "growth": growth(results) if {"spark_fr_spark", "spark_fr"} <= set(names) else [],
+            "finished": env_after is not None}
