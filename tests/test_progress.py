@@ -95,12 +95,13 @@ def test_progress_lines_keep_one_total_and_appear_while_the_spark_job_runs(spark
     import spark_fr
     from spark_fr.ensemble import spark as ensemble_spark
 
-    monkeypatch.setenv("SPARK_FR_PROGRESS_SECONDS", "0.2")
+    monkeypatch.setenv("SPARK_FR_PROGRESS_SECONDS", "0.1")
     monkeypatch.setattr(ensemble_spark, "_SECONDS_PER_UNIT", 1e-3)  # the cost model asks for 6 tasks
     rng = np.random.default_rng(3)
-    X = rng.normal(size=(3000, 12))
+    n = 12000  # the job lasts a few report intervals even on a quiet machine (3,000 rows took 0.5 s: no line between)
+    X = rng.normal(size=(n, 12))
     pdf = pd.DataFrame(X, columns=[f"x{i}" for i in range(12)])
-    pdf["y"] = X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.1, size=3000)
+    pdf["y"] = X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.1, size=n)
     df = spark.createDataFrame(pdf)
     with caplog.at_level(logging.INFO, logger="spark_fr"):
         ranking = spark_fr.rank(df, targets="y", trees=24, seed=1, scores="symbolic,genie3,rf", spark=spark)
