@@ -661,8 +661,9 @@ def run(args) -> int:
             print(format_matrix(results, p, r))
             print(format_matrix(results, p, r, cpu=True))
             print()
-    if {"spark_fr_spark", "spark_fr"} <= set(names) and growth(results):
-        print(format_growth(growth(results)))
+    grown = growth(results)  # empty unless both engines ran at two sizes or more
+    if grown:
+        print(format_growth(grown))
         print()
     print(f"load average after: {env_after['load_avg_1_5_15']}")
     if args.json:
@@ -675,5 +676,5 @@ def report(args, env_before: dict, env_after: dict | None, results: list, names:
     return {"suite": "relational", "config": dict(vars(args)),
             "environment": {"before": env_before, "after": env_after},
             "cases": results, "matrices": report_matrices(results, names),
-            "growth": growth(results) if {"spark_fr_spark", "spark_fr"} <= set(names) else [],
+            "growth": growth(results),
             "finished": env_after is not None}
