@@ -303,3 +303,23 @@ def test_pca_embedder_is_scikit_learns_pca_up_to_signs(as_sparse):
     ref = PCA(n_components=4, svd_solver="full").fit(X).transform(X)
     assert np.allclose(np.abs(ours), np.abs(ref), atol=1e-8)
     assert np.allclose(np.abs((ours * ref).sum(0)), (ref * ref).sum(0))
+
+
+@pytest.mark.parametrize("as_sparse", [False, True])
+def test_pca_of_equal_rows_has_no_components_and_of_a_rank_one_sample_one(as_sparse, caplog):
+    """Issue 37 (8): a sample whose rows are all equal (every feature constant) made ARPACK fail ('starting
+    vector is zero'); it now gives an embedding of no columns, said in one log line. A rank-1 sample asked for
+    3 components gives 1 (the null space's directions would be noise blown up by the L2 normalisation)."""
+    from spark_fr.relief import embedders
+
+    wrap = sparse.csr_matrix if as_sparse else np.asarray
+    equal = np.tile([0.0, 0.3, 0.0, 0.1] + [0.0] * 36, (100, 1))
+    with caplog.at_level("WARNING", logger="spark_fr.relief.embedders"):
+        emb = make_embedder("pca", 3, 1, 100).fit(wrap(equal))
+    assert emb.components_.shape == (0, 40) and emb.transform(wrap(equal[:7])).shape == (7, 0)
+    assert "100 rows it is fitted on are all equal" in caplog.text
+    v = np.zeros(40)
+    v[:3] = [0.5, 0.2, 0.1]
+    low = np.where(np.random.default_rng(0).random((400, 1)) < 0.1, v, 0.0)
+    emb = make_embedder("pca", 3, 1, 400).fit(wrap(low))
+    assert emb.components_.shape == (1, 40) and np.allclose(emb.components_[0], v / np.linalg.norm(v))

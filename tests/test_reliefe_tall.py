@@ -203,3 +203,18 @@ def test_merged_block_candidates_give_broadcast_modes_neighbours(adaptive, k_max
                 want = idx[c][:cnt[c]]
             assert counts[q, c] == want.size
             np.testing.assert_array_equal(nkeys[q, c, :want.size], keys[want])
+
+
+def test_all_constant_features_with_pca_give_zero_weights_in_both_modes(spark):
+    """Issue 37 (8): every feature constant made the PCA embedder's ARPACK fail ('ARPACK error -9'). The
+    embedding now has no columns (neighbours by L1 on the raw rows) and every weight is 0, as Relief gives a
+    constant feature; broadcast mode (rows embedded on the driver) and tall mode (in Spark tasks) agree."""
+    pdf = pd.DataFrame({"a": 1.0, "b": 5.0, "c": 0.0, "y": ["p", "q"] * 30})
+    df = spark.createDataFrame(pdf)
+    kw = dict(spark=spark, seed=1, targets="y", reliefe_embedder="pca")
+    ref, meta_b = rank(df.coalesce(1), "broadcast", **kw)
+    got, meta_t = rank(df.repartition(3), "tall", **kw)
+    pd.testing.assert_frame_equal(ref, got, check_exact=True)
+    assert (ref.importance == 0).all() and ref.feature.nunique() == 3
+    assert meta_b["reliefe_dimension_used"] == meta_t["reliefe_dimension_used"] == 0
+    assert meta_t["executed_on"] == "spark"

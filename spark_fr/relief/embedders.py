@@ -95,6 +95,12 @@ class PCAEmbedder:
     minutes: 312 s for d = 622 of a 2048 x 20000 sample). Signs follow
     scikit-learn's ``svd_flip`` (the largest |loading| of each component is positive), so the embedding is
     deterministic. ``transform(X) = (X - mean) V^T`` row by row.
+
+    Components of a (numerically) zero singular value are left out (:func:`numerical_zero`): a sample of rank
+    r < d gives r components, and a sample whose rows are all equal (every feature constant in it) gives none,
+    with one log line; ``transform`` then gives rows of no columns, which ReliefE's kernels read as "no
+    embedding" (the input's neighbours by L1 distance on the features; an embedded target puts every two
+    targets at distance 1, so no instance adds anything and every weight is 0).
     """
 
     def __init__(self, d: int, seed: int):
@@ -106,25 +112,18 @@ class PCAEmbedder:
         X = dense_if_small(X)
         m, F = X.shape
         self.mean_ = np.asarray(X.mean(axis=0), np.float64).ravel()
+        if rows_all_equal(X):
+            log.warning("PCA embedding: the %d rows it is fitted on are all equal (nothing varies in them): it has "
+                        "no components, and ReliefE does without it (input: neighbours by L1 distance on the "
+                        "features; target: every two targets at distance 1)", m)
+            self.components_ = np.zeros((0, F))
+            return self
         if sparse.issparse(X):
-            from scipy.sparse.linalg import LinearOperator, svds
-
-            X = sparse.csr_matrix(X, dtype=np.float64)
-            mu = self.mean_
-            op = LinearOperator((m, F), dtype=np.float64,
-                                matvec=lambda v: X @ v - mu @ v, rmatvec=lambda u: X.T @ u - mu * u.sum(),
-                                matmat=lambda V: X @ V - np.outer(np.ones(m), mu @ V),
-                                rmatmat=lambda U: X.T @ U - np.outer(mu, U.sum(axis=0)))
-            k = max(1, min(self.d, min(m, F) - 1))
-            if k > ARPACK_SHARE * m:
-                Vt = gram_components(X, mu, k)
-            else:
-                v0 = np.random.default_rng(self.seed).random(min(m, F))
-                _, s, Vt = svds(op, k=k, v0=v0)
-                Vt = Vt[np.argsort(-s)]
+            Vt, s = sparse_components(sparse.csr_matrix(X, dtype=np.float64), self.mean_, self.d, self.seed)
         else:
-            _, _, Vt = np.linalg.svd(np.asarray(X, np.float64) - self.mean_, full_matrices=False)
-            Vt = Vt[:max(1, min(self.d, Vt.shape[0]))]
+            _, s, Vt = np.linalg.svd(np.asarray(X, np.float64) - self.mean_, full_matrices=False)
+            Vt, s = Vt[:max(1, min(self.d, Vt.shape[0]))], s[:max(1, min(self.d, Vt.shape[0]))]
+        Vt = Vt[s > numerical_zero(s, m, F)]
         big = np.argmax(np.abs(Vt), axis=1)
         Vt = Vt * np.sign(Vt[np.arange(Vt.shape[0]), big])[:, None]
         self.components_ = np.ascontiguousarray(Vt)
@@ -136,6 +135,53 @@ class PCAEmbedder:
 
 #: a sparse PCA uses ARPACK up to this share of the sample's rows as components, the Gram matrix above
 ARPACK_SHARE = 0.05
+
+
+def sparse_components(X, mu: np.ndarray, d: int, seed: int) -> tuple:
+    """(Vt, s): the top right singular vectors (rows, by decreasing singular value) of the centred CSR sample
+    ``X - 1 mu^T`` and their singular values: ARPACK on the implicitly centred matrix when ``d`` is a small share
+    of the rows, else the Gram matrix (:func:`gram_components`, which leaves out zero singular values)."""
+    from scipy.sparse.linalg import LinearOperator, svds
+
+    m, F = X.shape
+    k = max(1, min(d, min(m, F) - 1))
+    if k > ARPACK_SHARE * m:
+        Vt = gram_components(X, mu, k)
+        return Vt, np.ones(Vt.shape[0])
+    op = LinearOperator((m, F), dtype=np.float64,
+                        matvec=lambda v: X @ v - mu @ v, rmatvec=lambda u: X.T @ u - mu * u.sum(),
+                        matmat=lambda V: X @ V - np.outer(np.ones(m), mu @ V),
+                        rmatmat=lambda U: X.T @ U - np.outer(mu, U.sum(axis=0)))
+    v0 = np.random.default_rng(seed).random(min(m, F))
+    _, s, Vt = svds(op, k=k, v0=v0)
+    order = np.argsort(-s)
+    return Vt[order], s[order]
+
+
+def numerical_zero(s: np.ndarray, m: int, F: int) -> float:
+    """The largest singular value of an m x F matrix that counts as zero (numpy's ``matrix_rank`` tolerance:
+    ``max(s) max(m, F) eps``; and at least 0).
+
+    Decision: PCA keeps only components of a non-zero singular value. The others are arbitrary directions of
+    the sample's null space: they map every sample row to rounding noise, which the L2 normalisation of the
+    embedding would blow up to unit length, and rows outside the sample to meaningless values."""
+    return float(s.max()) * max(m, F) * np.finfo(np.float64).eps if s.size else 0.0
+
+
+def rows_all_equal(X) -> bool:
+    """Whether every row of X (dense or scipy sparse, at least one row) equals the first one, exactly: the
+    centred sample is then zero and has no principal components (ARPACK fails on it: 'starting vector is
+    zero'). Compared with the first row, not the mean (a mean of equal values may differ in its last bit)."""
+    from scipy import sparse
+
+    if X.shape[0] == 0:
+        return True
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        first = X[0]
+        return (X - sparse.csr_matrix(np.ones((X.shape[0], 1))) @ first).count_nonzero() == 0
+    X = np.asarray(X, np.float64)
+    return bool(np.array_equal(X, np.broadcast_to(X[:1], X.shape)))
 
 
 def gram_components(X, mu: np.ndarray, k: int) -> np.ndarray:
@@ -151,7 +197,7 @@ def gram_components(X, mu: np.ndarray, k: int) -> np.ndarray:
     keep = lam > max(float(lam[0]) if lam.size else 0.0, 0.0) * 1e-10
     lam, U = lam[keep], U[:, keep]
     if lam.size == 0:
-        return np.zeros((1, X.shape[1]))
+        return np.zeros((0, X.shape[1]))
     V = (np.asarray(X.T @ U) - np.outer(mu, U.sum(axis=0))) / np.sqrt(lam)
     return np.ascontiguousarray(V.T)
 
