@@ -36,7 +36,7 @@ def resolve_options(argv=None) -> tuple:
     (options, names given on the command line)
     """
     given = O.parse_command_line(argv)
-    cfg = O.load_config(given["config"]) if given.get("config") else {}
+    cfg = load_config_file(given["config"], given.get("master")) if given.get("config") else {}
     opts = {**O.defaults(O.JOB), **cfg, **given}
     inputs = [f for f, k in (("--input", "input"), ("--input-table", "input_table"), ("--schema", "schema"))
               if opts.get(k)]
@@ -54,6 +54,14 @@ def resolve_options(argv=None) -> tuple:
         raise InputError(f"--engine {opts['engine']} applies to relational data (--schema): it says where the "
                          f"features are generated")
     return opts, set(given)
+
+
+def load_config_file(path: str, master: str | None = None) -> dict:
+    """A ``--config`` file's options: a local path, a ``file:`` URI, or a URI read through the session's file
+    systems (:func:`spark_fr.io.files.driver_file`; a session is started for it, with ``--master``)."""
+    from .io.files import driver_file
+
+    return O.load_config(driver_file(path, "--config", master=master), name=path)
 
 
 def terminal():

@@ -683,39 +683,42 @@ def parse_command_line(argv=None) -> dict:
 SCHEMA_KEYS = frozenset({"tables", "target", "max_depth", "frequent_values", "aggregates", "base_dir"})
 
 
-def load_config(path: str) -> dict:
+def load_config(path: str, name: str | None = None) -> dict:
     """The options of a YAML config file, checked like keywords (one-line errors naming the file).
 
     Keys may use dashes or underscores; lists are accepted where the command line takes a comma list.
+    ``path`` is a local file; ``name``, when given, is what the user named (a URI the file was fetched from),
+    used in messages and as the schema's path.
     """
     import os
 
     import yaml
 
+    shown, path = name or path, path
     if not os.path.isfile(path):
-        raise InputError(f"config file not found: {path}")
+        raise InputError(f"config file not found: {shown}")
     try:
         with open(path, encoding="utf-8") as fh:
             cfg = yaml.safe_load(fh)
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise InputError(f"{path}: not valid YAML ({first})") from None
+        raise InputError(f"{shown}: not valid YAML ({first})") from None
     if cfg is None:
         return {}
     if not isinstance(cfg, dict):
-        raise InputError(f"{path}: a config file must be a mapping of option names to values")
+        raise InputError(f"{shown}: a config file must be a mapping of option names to values")
     out = {}
     if "tables" in cfg:  # a relational schema (spark_fr.relational.schema), with or without options
-        out["schema"] = path
+        out["schema"] = shown
         cfg = {k: v for k, v in cfg.items() if k not in SCHEMA_KEYS}
     for key, value in cfg.items():
         name = str(key).replace("-", "_")
         opt = BY_NAME.get(name)
         if opt is None or JOB not in opt.where or name == "config":
-            raise InputError(f"{path}: unknown option '{key}'")
+            raise InputError(f"{shown}: unknown option '{key}'")
         if value is None:
             continue  # null = the default
-        out[name] = check_value(opt, value, where=f"{path}: ")
+        out[name] = check_value(opt, value, where=f"{shown}: ")
     return out
 
 

@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 
 from .errors import InputError
-from .io.writers import PNG_MARK, check_creatable, write_ranking
+from .io.ownership import PNG_MARK, publish_file
+from .io.writers import write_ranking
 
 ALL_TARGETS = "__all__"
 COLUMNS = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",
@@ -380,18 +381,8 @@ class Ranking:
 
         plt.close(fig)
         if path:
-            if os.path.isdir(path):
-                raise InputError(f"plot path {path} is a directory; give a .png file name")
-            check_creatable(path, "plot path")
-            parent = os.path.dirname(os.path.abspath(path))
-            os.makedirs(parent, exist_ok=True)
-            tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}.png")
-            try:
-                fig.savefig(tmp, dpi=110, format="png", metadata={PNG_MARK: self.run_id})
-                os.replace(tmp, path)
-            finally:
-                if os.path.exists(tmp):
-                    os.remove(tmp)
+            publish_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png", metadata={PNG_MARK: self.run_id}),
+                         "plot path")
         return fig
 
 

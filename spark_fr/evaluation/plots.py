@@ -12,13 +12,10 @@ Every figure is returned closed (a notebook shows it once, as :meth:`spark_fr.Ra
 """
 from __future__ import annotations
 
-import os
-import uuid
-
 import numpy as np
 
 from ..errors import InputError
-from ..io.writers import PNG_MARK, check_creatable, is_our_png
+from ..io.ownership import PNG_MARK, at, check_creatable, is_our_png, publish_file
 
 
 def _pyplot():
@@ -131,25 +128,18 @@ def splits_figure(table, measure: str, baseline: str, title: str = ""):
 
 
 def check_plot_path(path: str) -> None:
-    """Refuse, before any work, a plot path that is a directory, a file spark_fr did not write, or not writable."""
-    if os.path.isdir(path):
+    """Refuse, before any work, a plot path that is a directory, a file spark_fr did not write, or not writable
+    (a local path or a URI, :mod:`spark_fr.io.locations`)."""
+    loc, files = at(path, None, "--plot")
+    if files.isdir(loc):
         raise InputError(f"--plot {path} is a directory; give a .png file name")
-    if os.path.lexists(path) and not is_our_png(path):
+    if files.exists(loc) and not is_our_png(loc, files):
         raise InputError(f"--plot {path} exists and was not written by spark_fr; choose another file name")
-    check_creatable(path, "--plot")
+    check_creatable(loc, "--plot", files)
 
 
 def save_png(fig, path: str, mark: str) -> str:
     """Save ``fig`` at ``path`` through a temporary file, marked as spark_fr's (an existing file must be ours)."""
-    path = os.path.abspath(path)
     check_plot_path(path)
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}.png")
-    try:
-        fig.savefig(tmp, dpi=110, format="png", metadata={PNG_MARK: f"evaluation {mark}"})
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-    return path
+    return publish_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png",
+                                                      metadata={PNG_MARK: f"evaluation {mark}"}), "--plot")

@@ -57,6 +57,7 @@ import pyarrow as pa
 
 from ..errors import one_line
 from ..version import __version__
+from .locations import is_local, local_path
 
 #: the table property that marks a Delta table of spark_fr's rankings, and its value
 MARK = "spark_fr.rankings"
@@ -88,8 +89,8 @@ def adopt_hint(path: str) -> str:
 
 def exists(path: str) -> bool:
     """Whether a Delta table is at ``path`` (a local ``_delta_log``, or one ``deltalake`` opens)."""
-    if "://" not in path or path.startswith("file://"):
-        return os.path.isdir(os.path.join(path.removeprefix("file://"), "_delta_log"))
+    if is_local(path):
+        return os.path.isdir(os.path.join(local_path(path), "_delta_log"))
     from deltalake import DeltaTable
 
     try:
@@ -267,11 +268,10 @@ def create(path: str, table: pa.Table | None, run_id: str, record: dict | None =
         True if this call created it; False if a table appeared there meanwhile (another run's: the caller
         then appends to it after checking it).
     """
-    local = "://" not in path or path.startswith("file://")
     make = maker or (lambda where: _create_in_place(where, table, run_id, record))
-    if not local:
+    if not is_local(path):
         return make(path)
-    path = path.removeprefix("file://")
+    path = local_path(path)
     parent = os.path.dirname(path)
     os.makedirs(parent, exist_ok=True)
     staging = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}")

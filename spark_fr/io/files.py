@@ -30,12 +30,10 @@ import bz2
 import gzip
 import io
 import os
-import re
 from dataclasses import dataclass
 
 from ..errors import InputError
-
-_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]+:/")
+from .locations import scheme_of
 
 
 @dataclass(frozen=True)
@@ -52,7 +50,7 @@ class DataFile:
 
 def is_uri(path: str) -> bool:
     """True for a path with a scheme (``s3a://b/k``, ``file:/x``: read through Hadoop), False for a local path."""
-    return _SCHEME.match(path) is not None
+    return scheme_of(path) is not None
 
 
 def is_hidden(name: str) -> bool:
@@ -131,6 +129,58 @@ def open_text(spark, path: str):
     else:
         raw = open_binary(spark, path)
     return io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
+
+
+def local_copy(spark, path: str, option: str = "--input") -> str:
+    """A local file with the bytes of ``path``: the path itself when it is local, else a copy on the driver.
+
+    Files that Python parses on the driver (ARFF, a ``.zip`` of one, ``.mat``, a Mulan XML label file, a YAML
+    config or schema) are read from a URI through the file system that serves it (Hadoop's, or Spark's
+    ``binaryFile`` reader on Spark Connect) into a temporary file named by the URI and its size, reused while
+    they are unchanged. Decision: a copy, not a stream, so that every driver-side reader keeps reading files.
+    """
+    if not is_uri(path):
+        return path
+    import hashlib
+    import shutil
+    import tempfile
+
+    if not _connect(spark):  # on Spark Connect the server's file systems serve it (binaryFile)
+        from .filesystems import files_for
+        from .locations import locate
+
+        files_for(locate(path, option), spark, option)  # a scheme nobody serves: one line
+    try:
+        size = data_files(spark, path)[0][0].size
+    except Exception as err:  # a missing file, through Hadoop or binaryFile
+        if "FileNotFound" in str(err) or isinstance(err, FileNotFoundError) or "does not exist" in str(err):
+            raise InputError(f"{option} {path}: no such file") from None
+        raise
+    key = hashlib.sha1(f"{path}|{size}".encode()).hexdigest()[:16]
+    target_dir = os.path.join(tempfile.gettempdir(), "spark_fr_fetched", key)
+    target = os.path.join(target_dir, path.rstrip("/").rsplit("/", 1)[-1] or "file")
+    if not os.path.exists(target):
+        os.makedirs(target_dir, exist_ok=True)
+        partial = target + f".part{os.getpid()}"
+        with open_binary(spark, path) as src, open(partial, "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+        os.replace(partial, target)  # atomic: a concurrent reader never sees half a file
+    return target
+
+
+def driver_file(path: str, option: str, spark=None, master: str | None = None) -> str:
+    """The local file to parse for a small file given to ``option`` (a config, a schema, a label file): a local path
+    or ``file:`` URI as its local path; a URI copied to the driver (:func:`local_copy`) through the session's file
+    systems (``spark``; else the active session, else one started for it, with ``master``)."""
+    from .locations import is_local, local_path
+
+    if is_local(path):
+        return local_path(path)
+    if spark is None:
+        from ..runtime.session import get_spark
+
+        spark = get_spark(master=master, app_name="spark_fr", quiet=True)
+    return local_copy(spark, path, option)
 
 
 # --- Hadoop file systems (through the Spark session's JVM) ----------------------------------------------

@@ -20,35 +20,47 @@ from ..data.schema import ColumnInfo, Dataset, columns_of_dataframe
 from ..errors import InputError
 from ..runtime.session import conf_value
 from .delta_read import read_delta  # noqa: F401 (where readers of other inputs find it)
+from .files import local_copy
+from .locations import is_local, local_path, locate, scheme_of
 
 log = logging.getLogger(__name__)
 
 FORMATS = ("auto", "arff", "csv", "parquet", "delta", "mat")
 
 
-def _is_remote(path: str) -> bool:
-    return "://" in path and not path.startswith("file://")
+def input_path(spark, path: str, option: str = "--input") -> str:
+    """An input path checked before any work (:mod:`spark_fr.io.locations`): a local path as given (a ``file:`` URI
+    as its local path) that must exist; a URI served by a file system of the session (on Spark Connect, by the
+    server: its reader says) that must exist. Returns the path the readers take."""
+    loc = locate(path, option)
+    if loc.local:
+        local = path if scheme_of(path) is None else loc.path
+        if not os.path.exists(local):
+            raise InputError(f"input not found: {path}")
+        return local
+    from ..runtime.engine import is_connect
+    from .filesystems import files_for
+
+    if spark is not None and is_connect(spark):
+        return loc.path
+    files = files_for(loc, spark, option)
+    if not files.exists(loc):
+        raise InputError(f"input not found: {path}")
+    return loc.path
 
 
-def _local_path(path: str) -> str:
-    """The file of a ``file://`` URI (checked on the driver as a local path), else ``path``."""
-    if path.startswith("file:"):
-        from urllib.parse import unquote, urlparse
-
-        return unquote(urlparse(path).path)
-    return path
-
-
-def detect_format(path: str) -> str:
-    """Format of ``path`` from its extension or layout ('arff', 'csv', 'parquet', 'delta', 'mat')."""
+def detect_format(path: str, spark=None) -> str:
+    """Format of ``path`` from its extension or layout ('arff', 'csv', 'parquet', 'delta', 'mat'); the layout of a
+    directory at a URI is listed through its file system (a classic session's)."""
     p = path.rstrip("/")
     low = p.lower()
-    if os.path.isdir(p):
-        if os.path.isdir(os.path.join(p, "_delta_log")):
+    names = _directory_names(spark, p)
+    if names is not None:
+        if "_delta_log" in names:
             return "delta"
-        if glob.glob(os.path.join(p, "*.parquet")) or glob.glob(os.path.join(p, "*", "*.parquet")):
+        if any(n.endswith(".parquet") for n in names) or _nested_parquet(spark, p, names):
             return "parquet"
-        if glob.glob(os.path.join(p, "*.csv")):
+        if any(n.endswith(".csv") for n in names):
             return "csv"
         raise InputError(f"{path}: cannot tell the format of this directory; pass --format")
     if low.endswith(".zip"):
@@ -58,6 +70,32 @@ def detect_format(path: str) -> str:
         if low.endswith(ext):
             return fmt
     raise InputError(f"{path}: unknown file type; pass --format arff|csv|parquet|delta|mat")
+
+
+def _directory_names(spark, path: str):
+    """The names in a directory (None: not a directory, or a URI this process cannot list)."""
+    if is_local(path):
+        local = local_path(path)
+        return sorted(os.listdir(local)) if os.path.isdir(local) else None
+    from ..runtime.engine import is_connect
+    from .filesystems import files_for
+
+    if spark is None or is_connect(spark):
+        return None
+    loc = locate(path)
+    files = files_for(loc, spark)
+    return files.listdir(loc) if files.isdir(loc) else None
+
+
+def _nested_parquet(spark, path: str, names: list) -> bool:
+    """Whether a (partitioned) directory holds ``*.parquet`` files one level down."""
+    if is_local(path):
+        return bool(glob.glob(os.path.join(local_path(path), "*", "*.parquet")))
+    for name in names:
+        inner = _directory_names(spark, path.rstrip("/") + "/" + name)
+        if inner and any(n.endswith(".parquet") for n in inner):
+            return True
+    return False
 
 
 def read_dataset(spark, source, *, format: str = "auto", labels_xml: str | None = None, targets=None,
@@ -178,7 +216,7 @@ def fingerprint(spark, ds: Dataset, source, table=None) -> dict:
     files = []
     for p in split_inputs(source):
         try:
-            files.extend(data_files(spark, _local_path(p) if not _is_remote(p) else p)[0])
+            files.extend(data_files(spark, local_path(p))[0])
         except Exception as err:  # an input Spark read but the listing cannot (recorded, never fatal)
             log.debug("no fingerprint for %s: %s", p, err)
             return {"paths": split_inputs(source)}
@@ -201,10 +239,11 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
     if labels_xml:
         from .mulan import MulanError, read_label_names
 
-        if not os.path.exists(labels_xml):
+        xml = labels_xml if is_local(labels_xml) else local_copy(spark, labels_xml, "--labels-xml")
+        if not os.path.exists(local_path(xml)):
             raise InputError(f"label file not found: {labels_xml}")
         try:
-            label_names = read_label_names(labels_xml)
+            label_names = read_label_names(local_path(xml))
         except MulanError as err:
             raise InputError(str(err)) from None
     if isinstance(targets, str):
@@ -228,11 +267,9 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
         ds = Dataset(df, columns_of_dataframe(df, features_col), "DataFrame", extra={"renamed": renamed})
         ds.label_names = label_names
         return ds
-    paths = split_inputs(source)
-    for p in paths:
-        if not _is_remote(p) and not os.path.exists(_local_path(p)):
-            raise InputError(f"input not found: {p}")
-    fmts = {detect_format(p) if format == "auto" else format for p in paths}
+    named = split_inputs(source)
+    paths = [input_path(spark, p) for p in named]
+    fmts = {detect_format(p, spark) if format == "auto" else format for p in paths}
     if len(fmts) > 1:
         raise InputError(f"several inputs must have one format, not {', '.join(sorted(fmts))}: {', '.join(paths)}")
     fmt = fmts.pop()
@@ -247,7 +284,8 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
         from .archive import extract_single
         from .arff.spark import read_arff
 
-        local = [extract_single(p) if p.lower().endswith(".zip") else p for p in paths]
+        local = [local_copy(spark, p) for p in paths]
+        local = [extract_single(p) if p.lower().endswith(".zip") else p for p in local]
         ds = read_arff(spark, local if len(local) > 1 else local[0], targets=targets, label_names=label_names,
                        duplicate_names=duplicate_names)
     elif fmt == "csv":
@@ -263,10 +301,10 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
 
         ds = read_delta(spark, path, features_col, version=version, timestamp=timestamp, where=where)
     else:
-        ds = read_mat(spark, path)
+        ds = read_mat(spark, local_copy(spark, path))
     if label_names:
         ds.label_names = label_names
-    ds.source = ", ".join(paths)  # the paths the user named (not an extracted archive member)
+    ds.source = ", ".join(named)  # the paths the user named (not an extracted archive member)
     return ds
 
 

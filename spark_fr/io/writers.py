@@ -39,20 +39,21 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import tempfile
 import time
-import uuid
 
 import pyarrow as pa
 
 from ..errors import InputError, one_line
 from ..runtime.signals import deferred
 from . import delta_table
+from .filesystems import files_for
+from .locations import locate
+from .ownership import (OUR_FILES, PNG_MARK, check_creatable, foreign_entries, is_our_png,  # noqa: F401 (re-exported)
+                        is_our_run_json, make_parents, remove_created, remove_our_directory, shown, sibling)
 
 WRITE_FORMATS = ("csv", "parquet", "delta")
 MODES = ("overwrite", "error", "append")
-OUR_FILES = frozenset({"run.json", "ranking.csv", "ranking.parquet"})
-#: the PNG text chunk that marks a plot written by spark_fr (so that a later run may replace it)
-PNG_MARK = "spark_fr"
 RETRIES = 12
 
 SCHEMA = pa.schema([
@@ -81,72 +82,6 @@ def arrow_table(ranking, schema: pa.Schema | None = None) -> pa.Table:
         if name not in df.columns:
             df[name] = None
     return pa.Table.from_pandas(df[schema.names], schema=schema, preserve_index=False)
-
-
-def _is_remote(path: str) -> bool:
-    return "://" in path and not path.startswith("file://")
-
-
-# ----- what exists at a path ----------------------------------------------------------------------------
-def is_our_run_json(path: str) -> bool:
-    """Whether ``path`` is a ``run.json`` written by spark_fr."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            meta = json.load(fh)
-    except (OSError, ValueError):
-        return False
-    return isinstance(meta, dict) and "run_id" in meta and "spark_fr" in (meta.get("versions") or {})
-
-
-def foreign_entries(directory: str) -> list:
-    """Entries of a directory that a ranking run of ours did not write (all of them if there is no run.json)."""
-    names = sorted(os.listdir(directory))
-    if not names:
-        return []
-    if "run.json" not in names or not is_our_run_json(os.path.join(directory, "run.json")):
-        return names
-    return [n for n in names if n not in OUR_FILES or os.path.isdir(os.path.join(directory, n))]
-
-
-def is_our_png(path: str) -> bool:
-    """Whether ``path`` is a PNG whose text chunks say spark_fr wrote it."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096)
-    except OSError:
-        return False
-    return head.startswith(b"\x89PNG") and PNG_MARK.encode() in head
-
-
-def _shown(names: list, limit: int = 3) -> str:
-    return ", ".join(names[:limit]) + (", ..." if len(names) > limit else "")
-
-
-def check_creatable(path: str, what: str) -> None:
-    """The nearest existing ancestor of ``path`` must be a writable directory (probed with a temporary file)."""
-    if _is_remote(path):
-        return
-    parent = os.path.dirname(os.path.abspath(path))
-    while not os.path.exists(parent):
-        up = os.path.dirname(parent)
-        if up == parent:
-            break
-        parent = up
-    if not os.path.isdir(parent):
-        raise InputError(f"{what} {path} cannot be created: {parent} is not a directory")
-    try:
-        with deferred():  # a SIGTERM waits until the probe is gone (spark_fr.runtime.signals)
-            fd, probe = _mkstemp(parent)
-            os.close(fd)
-            os.remove(probe)
-    except OSError as err:
-        raise InputError(f"{what} {path} cannot be written: {parent}: {err.strerror or one_line(err)}") from None
-
-
-def _mkstemp(directory: str):
-    import tempfile
-
-    return tempfile.mkstemp(prefix=".spark_fr-probe-", dir=directory)
 
 
 # ----- the publication ------------------------------------------------------------------------------------
@@ -185,9 +120,18 @@ class Publication:
             raise InputError(f"--mode must be one of {', '.join(MODES)}, not '{mode}'")
         if mode == "append" and format != "delta":
             raise InputError("--mode append needs --output-format delta")
-        self.output = output if output is None or _is_remote(output) else os.path.abspath(output)
+        self._out = locate(output, "--output") if output is not None else None
+        self._plot = locate(plot, "--plot") if plot else None
+        self.output = self._out.path if self._out is not None else None
         self.format, self.mode = format, mode
-        self.plot = os.path.abspath(plot) if plot else None
+        self.plot = self._plot.path if self._plot is not None else None
+        self._backends = {}
+
+    def _files(self, loc, option: str):
+        """The backend of an output location (:func:`spark_fr.io.filesystems.files_for`), chosen once."""
+        if loc.path not in self._backends:
+            self._backends[loc.path] = files_for(loc, self.spark, option)
+        return self._backends[loc.path]
 
     # ----- before the work ---------------------------------------------------------------------------
     def check(self) -> "Publication":
@@ -196,58 +140,69 @@ class Publication:
             self._check_table()
         if self.output is not None and self.plot is not None and self.plot == self.output:
             raise InputError(f"--plot and --output are the same path: {self.output}")
-        if self.output is not None and self.plot is not None and not _is_remote(self.output):
+        if self.output is not None and self.plot is not None:
             self._check_apart()
         if self.output is not None:
-            check_creatable(self.output, "--output")
             if self.format == "delta":
                 self._check_delta()
-            elif os.path.lexists(self.output):
-                self._check_directory()
+            else:
+                files = self._files(self._out, "--output")
+                check_creatable(self._out, "--output", files)
+                if files.exists(self._out):
+                    self._check_directory(files)
         if self.plot is not None:
-            check_creatable(self.plot, "--plot")
-            if os.path.isdir(self.plot):
-                raise InputError(f"--plot {self.plot} is a directory; give a .png file name")
-            if os.path.lexists(self.plot) and (self.mode == "error" or not is_our_png(self.plot)):
-                why = "exists" if self.mode == "error" else "exists and was not written by spark_fr"
-                raise InputError(f"--plot {self.plot} {why}; choose another file name")
+            self._check_plot()
         return self
+
+    def _check_plot(self) -> None:
+        files = self._files(self._plot, "--plot")
+        check_creatable(self._plot, "--plot", files)
+        if files.isdir(self._plot):
+            raise InputError(f"--plot {self.plot} is a directory; give a .png file name")
+        if files.exists(self._plot) and (self.mode == "error" or not is_our_png(self._plot, files)):
+            why = "exists" if self.mode == "error" else "exists and was not written by spark_fr"
+            raise InputError(f"--plot {self.plot} {why}; choose another file name")
 
     def _check_apart(self) -> None:
         """The plot may not be inside the output (nor the output inside the plot's path): the output is written
         and replaced as a whole, by one rename or one Delta commit, and a file of another kind in it would make
         it a folder spark_fr refuses to replace next time. Decision: refuse, and say where to put the plot."""
-        plot, output = os.path.realpath(self.plot), os.path.realpath(self.output)
-        if plot.startswith(output + os.sep):
+        if self._plot.local != self._out.local:
+            return
+        if self._plot.local:
+            plot, output, sep = os.path.realpath(self.plot), os.path.realpath(self.output), os.sep
+        else:
+            plot, output, sep = self.plot, self.output, "/"
+        if plot.startswith(output + sep):
             raise InputError(f"--plot {self.plot} is inside --output {self.output}, which spark_fr writes and "
                              f"replaces as a whole; put the plot beside it, e.g. --plot {self.output}.png")
-        if output.startswith(plot + os.sep):
+        if output.startswith(plot + sep):
             raise InputError(f"--output {self.output} is inside --plot {self.plot}; give the plot a file name of its own")
 
-    def _check_directory(self) -> None:
+    def _check_directory(self, files) -> None:
         path = self.output
-        if not os.path.isdir(path) or os.path.islink(path):
+        if not files.isdir(self._out):
             raise InputError(f"--output {path} exists and is not a directory; choose a new path")
-        foreign = foreign_entries(path)
+        foreign = foreign_entries(self._out, files)
         if foreign:
-            raise InputError(f"--output {path} holds files spark_fr did not write ({_shown(foreign)}); spark_fr only "
+            raise InputError(f"--output {path} holds files spark_fr did not write ({shown(foreign)}); spark_fr only "
                              f"replaces a ranking it wrote: choose a new or empty directory")
-        if self.mode == "error" and os.listdir(path):
+        if self.mode == "error" and files.listdir(self._out):
             raise InputError(f"output exists: {path} (use --mode overwrite)")
 
     def _check_delta(self) -> None:
-        path = self.output
-        if _is_remote(path):
-            exists = delta_table.exists(path)
-        elif not os.path.lexists(path):
+        if not self._out.local:
+            return self._check_remote_delta()
+        path, files = self.output, self._files(self._out, "--output")
+        check_creatable(self._out, "--output", files)
+        if not files.exists(self._out):
             return
-        elif not os.path.isdir(path):
+        if not files.isdir(self._out):
             raise InputError(f"--output {path} exists and is not a directory; choose a new path")
-        else:
-            exists = delta_table.exists(path)
-            if not exists and os.listdir(path):
-                raise InputError(f"--output {path} is a directory that is not a Delta table "
-                                 f"({_shown(sorted(os.listdir(path)))}); choose a new path")
+        exists = delta_table.exists(path)
+        if not exists and files.listdir(self._out):
+            raise InputError(f"--output {path} is a directory that is not a Delta table "
+                             f"({shown(files.listdir(self._out))}); choose a new path")
         if not exists:
             return
         if self.mode == "error":
@@ -256,6 +211,25 @@ class Publication:
         if why and "writer feature" in why and self.spark is not None and self._session_has_delta(start=True):
             self._writer = "spark"  # a table only Spark's writer writes, and the session has it
             why = delta_table.problem(path, RANKING_SCHEMAS, "spark")
+        if why:
+            raise InputError(f"--output {path} {why}")
+
+    def _check_remote_delta(self) -> None:
+        """A Delta table at a URI: Spark's Delta writer when the session has Delta Lake and a file system for the
+        scheme (its checks asked of Spark: ``delta.`URI```), else ``deltalake`` for the schemes it serves, else
+        one line (:func:`remote_delta_writer`)."""
+        path = self.output
+        self._writer = remote_delta_writer(self._out, self.spark)
+        if self._writer == "spark":
+            session = self._session()
+            ident = delta_table.spark_identifier(path=path)
+            exists = delta_table.spark_exists(session, ident)
+            why = delta_table.spark_table_problem(session, ident, RANKING_SCHEMAS) if exists else None
+        else:
+            exists = delta_table.exists(path)
+            why = delta_table.problem(path, RANKING_SCHEMAS, "deltalake") if exists else None
+        if exists and self.mode == "error":
+            raise InputError(f"output exists: {path} (use --mode append or overwrite)")
         if why:
             raise InputError(f"--output {path} {why}")
 
@@ -300,104 +274,122 @@ class Publication:
     # ----- after the work ----------------------------------------------------------------------------
     def publish(self, ranking) -> None:
         """Write everything to temporary names, then move it into place (see the module sketch)."""
-        plot_tmp = None
-        table_tmp = None
-        created = []  # folders this call made (removed again, when still empty, if it fails)
+        plot_tmp = table_tmp = None
+        made_plot, made_out = [], []  # folders this call made (removed again, when still empty, if it fails)
         done = False
+        out_files = (self._files(self._out, "--output")
+                     if self._out is not None and (self._out.local or self.format != "delta") else None)
+        plot_files = self._files(self._plot, "--plot") if self._plot is not None else None
         try:
-            if self.plot is not None:
-                _make_parents(self.plot, created)
-                plot_tmp = _sibling(self.plot, "tmp") + ".png"
-                ranking.plot(plot_tmp)
-            if self.output is not None and not _is_remote(self.output):
-                _make_parents(self.output, created)
-            if self.output is not None and self.format != "delta":
-                table_tmp = _sibling(self.output, "tmp")  # named first: the clean-up knows it from the start
-                self._stage_directory(ranking, table_tmp)
+            if self._plot is not None:
+                make_parents(self._plot, plot_files, made_plot)
+                plot_tmp = sibling(self._plot, "tmp")
+                plot_tmp = plot_tmp.sibling(plot_tmp.name + ".png")
+                self._stage_plot(ranking, plot_tmp, plot_files)
+            if out_files is not None:
+                make_parents(self._out, out_files, made_out)
+            if self._out is not None and self.format != "delta":
+                table_tmp = sibling(self._out, "tmp")  # named first: the clean-up knows it from the start
+                self._stage_directory(ranking, table_tmp, out_files)
             with deferred():  # a SIGTERM waits until everything is in place (spark_fr.runtime.signals)
-                if self.table_parts is not None:
-                    self._commit_spark(ranking, delta_table.spark_identifier(table_parts=self.table_parts),
-                                       f"--output-table {self.table_name}")
-                if self.output is not None:
-                    if self.format == "delta" and self._path_writer() == "spark":
-                        self._commit_spark(ranking, delta_table.spark_identifier(path=self.output),
-                                           f"--output {self.output}", path=self.output)
-                    elif self.format == "delta":
-                        self._commit_delta(ranking)
-                    else:
-                        self._commit_directory(table_tmp)
-                        table_tmp = None
+                self._commit(ranking, table_tmp, out_files)
+                table_tmp = None
                 if plot_tmp is not None:
-                    os.replace(plot_tmp, self.plot)
+                    plot_files.replace(plot_tmp, self._plot)
                     plot_tmp = None
                 done = True
         finally:
-            if plot_tmp is not None and os.path.exists(plot_tmp):
-                os.remove(plot_tmp)
+            if plot_tmp is not None and plot_files.exists(plot_tmp):
+                plot_files.remove(plot_tmp)
             if table_tmp is not None:
-                shutil.rmtree(table_tmp, ignore_errors=True)
+                out_files.rmtree(table_tmp)
             if not done:
-                for folder in reversed(created):
-                    try:
-                        os.rmdir(folder)  # only if still empty
-                    except OSError:
-                        pass
+                remove_created(made_out, out_files)
+                remove_created(made_plot, plot_files)
 
-    def _stage_directory(self, ranking, tmp: str) -> None:
-        os.makedirs(tmp)
-        try:
-            if self.format == "csv":
-                df = ranking.to_pandas()
-                df["created_at"] = df["created_at"].map(lambda t: t.isoformat())
-                df.to_csv(os.path.join(tmp, "ranking.csv"), index=False)
-            else:
-                import pyarrow.parquet as pq
+    def _commit(self, ranking, table_tmp, out_files) -> None:
+        """Move the staged outputs into place (or commit them, for Delta)."""
+        if self.table_parts is not None:
+            self._commit_spark(ranking, delta_table.spark_identifier(table_parts=self.table_parts),
+                               f"--output-table {self.table_name}")
+        if self._out is None:
+            return
+        if self.format == "delta" and self._path_writer() == "spark":
+            local = self._out.local
+            self._commit_spark(ranking, delta_table.spark_identifier(path=self.output), f"--output {self.output}",
+                               path=self.output if local else None)
+        elif self.format == "delta":
+            self._commit_delta(ranking)
+        else:
+            self._commit_directory(table_tmp, out_files)
 
-                pq.write_table(arrow_table(ranking), os.path.join(tmp, "ranking.parquet"))
-            with open(os.path.join(tmp, "run.json"), "w", encoding="utf-8") as fh:
-                json.dump(ranking.metadata, fh, indent=2, sort_keys=True, default=str)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
+    def _stage_plot(self, ranking, tmp, files) -> None:
+        """Draw the plot at the temporary location (on the driver's disk first for a remote file system)."""
+        if tmp.local:
+            ranking.plot(tmp.path)
+            return
+        with tempfile.TemporaryDirectory(prefix="spark_fr-plot-") as local:
+            ranking.plot(os.path.join(local, "plot.png"))
+            files.put(os.path.join(local, "plot.png"), tmp)
 
-    def _commit_directory(self, tmp: str) -> None:
-        path = self.output
+    def _stage_directory(self, ranking, tmp, files) -> None:
+        """Write the ranking's files into the new directory ``tmp`` (through a local folder for a remote one)."""
+        if tmp.local:
+            os.makedirs(tmp.path)
+            try:
+                _write_ranking_files(ranking, self.format, tmp.path)
+            except BaseException:
+                shutil.rmtree(tmp.path, ignore_errors=True)
+                raise
+            return
+        with tempfile.TemporaryDirectory(prefix="spark_fr-out-") as local:
+            _write_ranking_files(ranking, self.format, local)
+            files.mkdir(tmp)
+            try:
+                for name in sorted(os.listdir(local)):
+                    files.put(os.path.join(local, name), tmp.child(name))
+            except BaseException:
+                files.rmtree(tmp)
+                raise
+
+    def _commit_directory(self, tmp, files) -> None:
+        out, path = self._out, self.output
         for attempt in range(RETRIES):
-            if os.path.isdir(path) and not os.listdir(path):
+            if files.isdir(out) and not files.listdir(out):
                 # an empty directory (perhaps a mount point or one the user made): fill it, keep it
-                for name in os.listdir(tmp):
-                    os.replace(os.path.join(tmp, name), os.path.join(path, name))
-                os.rmdir(tmp)
+                for name in files.listdir(tmp):
+                    files.rename(tmp.child(name), out.child(name))
+                files.rmdir(tmp)
                 return
-            if not os.path.lexists(path):
+            if not files.exists(out):
                 try:
-                    os.rename(tmp, path)
+                    files.rename(tmp, out)
                     return
                 except OSError:
                     time.sleep(0.05 * (attempt + 1))  # another run published at the same moment
                     continue
-            foreign = foreign_entries(path) if os.path.isdir(path) else [os.path.basename(path)]
+            foreign = foreign_entries(out, files) if files.isdir(out) else [out.name]
             if foreign:
-                raise InputError(f"--output {path} holds files spark_fr did not write ({_shown(foreign)}); "
+                raise InputError(f"--output {path} holds files spark_fr did not write ({shown(foreign)}); "
                                  f"nothing was written")
             if self.mode == "error":
                 raise InputError(f"output exists: {path} (use --mode overwrite)")
-            old = _sibling(path, "old")
+            old = sibling(out, "old")
             try:
-                os.rename(path, old)
+                files.rename(out, old)
             except OSError:
                 time.sleep(0.05 * (attempt + 1))
                 continue
             try:
-                os.rename(tmp, path)
+                files.rename(tmp, out)
             except OSError:  # another run published in between
                 try:
-                    os.rename(old, path)  # put the earlier ranking back, and try again
+                    files.rename(old, out)  # put the earlier ranking back, and try again
                 except OSError:  # the other run's ranking is in place: the earlier one is superseded
-                    _remove_our_directory(old)
+                    remove_our_directory(old, files)
                 time.sleep(0.05 * (attempt + 1))
                 continue
-            _remove_our_directory(old)
+            remove_our_directory(old, files)
             return
         raise InputError(f"--output {path}: other runs kept replacing it; nothing was written")
 
@@ -460,6 +452,50 @@ class Publication:
                 time.sleep(0.05 * (attempt + 1))
 
 
+def _write_ranking_files(ranking, format: str, directory: str) -> None:
+    """``ranking.csv`` (or ``ranking.parquet``) and ``run.json`` in a local directory."""
+    if format == "csv":
+        df = ranking.to_pandas()
+        df["created_at"] = df["created_at"].map(lambda t: t.isoformat())
+        df.to_csv(os.path.join(directory, "ranking.csv"), index=False)
+    else:
+        import pyarrow.parquet as pq
+
+        pq.write_table(arrow_table(ranking), os.path.join(directory, "ranking.parquet"))
+    with open(os.path.join(directory, "run.json"), "w", encoding="utf-8") as fh:
+        json.dump(ranking.metadata, fh, indent=2, sort_keys=True, default=str)
+
+
+#: the URI schemes the ``deltalake`` package reads and writes on the driver (object stores)
+DELTALAKE_SCHEMES = frozenset({"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "azure", "wasb", "wasbs"})
+
+
+def remote_delta_writer(loc, spark) -> str:
+    """Who writes a Delta table at a URI: ``'spark'`` when the session has Delta Lake and a file system for the
+    scheme (a Spark Connect session: its server's), ``'deltalake'`` for the object stores it serves; otherwise
+    a one-line error before any work.
+
+    Decision: Spark's writer first, as for the data Spark reads: it has the cluster's file systems and credentials
+    (``dbfs:`` exists only there); ``deltalake`` is the driver's way when the session has no Delta Lake.
+    """
+    from ..runtime.engine import is_connect
+    from .delta_read import INSTALL_DELTA, spark_has_delta
+    from .filesystems import _jvm_session, hadoop_serves
+
+    if spark is not None and is_connect(spark):
+        if spark_has_delta(spark):
+            return "spark"
+    else:
+        session = _jvm_session(spark)
+        if session is not None and hadoop_serves(session, loc.scheme) and spark_has_delta(session):
+            return "spark"
+    if loc.scheme in DELTALAKE_SCHEMES:
+        return "deltalake"
+    raise InputError(f"--output {loc.given}: no Delta writer serves '{loc.scheme}:' here (Spark's needs a session "
+                     f"with Delta Lake and a file system for the scheme; deltalake's serves "
+                     f"{', '.join(sorted(DELTALAKE_SCHEMES))}); {INSTALL_DELTA}")
+
+
 def _record(ranking) -> dict:
     """The run record kept with a Delta table (what ``run.json`` holds)."""
     return dict(ranking.metadata)
@@ -486,41 +522,6 @@ def _is_conflict(err: Exception) -> bool:
     text = str(err).lower()
     return "CommitFailed" in name or "conflict" in text or "already exists" in text or (
         "version" in text and "exist" in text) or "concurrent" in text
-
-
-def _make_parents(path: str, created: list) -> None:
-    """Create the missing folders above ``path``, outermost first, appending each to ``created``."""
-    missing = []
-    parent = os.path.dirname(path)
-    while parent and not os.path.isdir(parent):
-        missing.append(parent)
-        up = os.path.dirname(parent)
-        if up == parent:
-            break
-        parent = up
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder)
-        except FileExistsError:  # another run made it meanwhile: not ours to remove
-            continue
-        created.append(folder)
-
-
-def _sibling(path: str, what: str) -> str:
-    """A hidden name beside ``path`` for a temporary or an earlier version of it."""
-    return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{what}-{uuid.uuid4().hex[:8]}")
-
-
-def _remove_our_directory(path: str) -> None:
-    """Delete a directory of ours: only our files, then the directory (left alone if anything else is in it)."""
-    for name in OUR_FILES:
-        p = os.path.join(path, name)
-        if os.path.isfile(p):
-            os.remove(p)
-    try:
-        os.rmdir(path)
-    except OSError:
-        pass
 
 
 def write_ranking(ranking, path: str | None, format: str = "csv", mode: str | None = None,

@@ -32,6 +32,7 @@ import os
 from dataclasses import dataclass
 
 from ..errors import InputError
+from ..io.locations import is_local
 from .local_table import LocalTable, Unsupported
 
 #: total cells (rows x columns) of the sources above which ``engine='auto'`` leaves the work to Spark
@@ -114,7 +115,7 @@ def _add_table(est: _Estimate, spec, frame) -> str | None:
     src = spec.source
     if src.kind != "path":
         return {"catalog": "a catalog table", "explode": "nested elements (explode)"}.get(src.kind, "no source")
-    if "://" in src.path:
+    if not is_local(src.path):
         return f"a remote path ({src.path})"
     if not os.path.exists(src.path):
         return f"input not found: {src.path}"
@@ -243,7 +244,7 @@ def load_local_tables(schema, tables: dict | None = None) -> dict:
         label = f"{schema.origin}: table '{name}'"
         if name in tables:
             table = _frame_table(tables[name], label, spec.generated_key)
-        elif src.kind != "path" or "://" in src.path:
+        elif src.kind != "path" or not is_local(src.path):
             raise Unsupported(f"table '{name}': source not supported locally")
         elif not os.path.exists(src.path):
             raise InputError(f"{label}: input not found: {src.path}")

@@ -54,6 +54,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import InputError
+from ..io.locations import local_path, locate, scheme_of
 from ..options import JOB, OPTIONS, SCHEMA_KEYS
 
 KINDS = ("numeric", "nominal", "date", "id")
@@ -235,7 +236,7 @@ def load_schema(source, *, base_dir: str | None = None, variables: dict | None =
         return source
     origin, cfg, file_dir = "schema", source, None
     if isinstance(source, (str, os.PathLike)):
-        origin, cfg, file_dir = str(source), _read_yaml(str(source)), os.path.dirname(os.path.abspath(source))
+        origin, cfg, file_dir = str(source), _read_yaml(str(source)), _directory_of(str(source))
     if not isinstance(cfg, dict):
         raise InputError(f"{origin}: a relational schema must be a mapping with 'tables' and 'target'")
     if origin != "schema":  # a file may also hold ranking options (a jobs/rank.py --config): they are not ours
@@ -273,17 +274,26 @@ def load_schema(source, *, base_dir: str | None = None, variables: dict | None =
 # --- parts ----------------------------------------------------------------------------------------------------
 
 
+def _directory_of(path: str) -> str:
+    """The directory of a schema file (a URI's parent for a remote one: relative table paths resolve there)."""
+    loc = locate(path, "--schema")
+    return loc.parent().path if not loc.local else os.path.dirname(loc.path)
+
+
 def _read_yaml(path: str):
     import yaml
 
+    from ..io.files import driver_file
+
+    shown, path = path, driver_file(path, "--schema")
     if not os.path.isfile(path):
-        raise InputError(f"schema file not found: {path}")
+        raise InputError(f"schema file not found: {shown}")
     try:
         with open(path, encoding="utf-8") as fh:
             return yaml.safe_load(fh)
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise InputError(f"{path}: not valid YAML ({first})") from None
+        raise InputError(f"{shown}: not valid YAML ({first})") from None
 
 
 def _only(cfg: dict, allowed: set, where: str) -> None:
@@ -294,10 +304,10 @@ def _only(cfg: dict, allowed: set, where: str) -> None:
 
 def _root(cfg: dict, base_dir, file_dir, origin: str) -> str:
     if base_dir is not None:
-        return os.path.abspath(str(base_dir))
+        return _joined(os.getcwd(), str(base_dir))
     start = file_dir or os.getcwd()
     if cfg.get("base_dir") is not None:
-        return os.path.abspath(os.path.join(start, str(cfg["base_dir"])))
+        return _joined(start, str(cfg["base_dir"]))
     return start
 
 
@@ -315,9 +325,23 @@ def expand(text: str, variables: dict | None, where: str) -> str:
 
 
 def _path(text, root: str, variables, where: str) -> str:
-    p = expand(str(text), variables, where)
-    if "://" in p or os.path.isabs(p):
-        return p
+    return _joined(root, expand(str(text), variables, where))
+
+
+def _joined(root: str, p: str) -> str:
+    """A path of the schema resolved (:mod:`spark_fr.io.locations`): a URI as it is (a ``file:`` URI as its local
+    path), an absolute path as it is, a relative one against ``root`` (a directory, or a remote directory's URI)."""
+    if scheme_of(p) is not None:
+        return local_path(p)
+    if os.path.isabs(p):
+        return os.path.normpath(p)
+    if scheme_of(root) is not None:
+        import posixpath
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(root)
+        head = f"{parts.scheme}://{parts.netloc}" if root[len(parts.scheme) + 1:].startswith("//") else f"{parts.scheme}:"
+        return head + posixpath.normpath(posixpath.join(parts.path or "/", p))
     return os.path.normpath(os.path.join(root, p))
 
 

@@ -34,6 +34,7 @@ from pyspark.sql import types as T
 from ..data.columns import qcol
 from ..data.names import REFUSE, deduplicate
 from ..errors import InputError
+from ..io.locations import is_local
 from .row_keys import keys_read, spark_positions
 from .schema import RelationalSchema, TableSpec
 
@@ -193,7 +194,7 @@ def read_path(spark, spec: TableSpec, origin: str, declared: dict | None = None)
     """Read a table stored at a path (see the module's notes); ``declared``: :func:`declared_types`."""
     src = spec.source
     path = src.path
-    if "://" not in path and not os.path.exists(path):
+    if is_local(path) and not os.path.exists(path):
         raise InputError(f"{origin}: table '{spec.name}': input not found: {path}")
     fmt = format_of(path, src.format)
     if fmt in ("csv", "tsv"):
@@ -221,7 +222,7 @@ def read_path(spark, spec: TableSpec, origin: str, declared: dict | None = None)
 
 
 def _starts_with_bracket(path: str) -> bool:
-    if "://" in path or os.path.isdir(path):
+    if not is_local(path) or os.path.isdir(path):
         return False
     with open(path, "rb") as fh:
         head = fh.read(4096).lstrip()
