@@ -1,6 +1,8 @@
 """Drift between runs of a rankings table: the Fuzzy Jaccard Index against hand computations and a slow, obvious
 reference; compare_runs on hand-made tables; jobs/drift.py on a Delta table spark_fr wrote, on folders of outputs
-and on a catalog table; bad input is one line and exit code 2; drift above --fail-above is exit code 3."""
+and on a catalog table; bad input is one line and exit code 2; drift above --fail-above is exit code 3; outputs
+replace only what spark_fr's drift wrote (proven by content) and are written all or nothing; a run id in two
+sources with different rows is an error, with the same rows it is read once."""
 import json
 import sys
 from pathlib import Path
@@ -315,3 +317,175 @@ def test_catalog_table(spark, capsys):
         assert code == 2 and err.startswith("error: rankings table not found: default.no_such_rankings"), err
     finally:
         spark.sql("DROP TABLE IF EXISTS drift_rankings")
+
+
+# ----- outputs: spark_fr's own or nothing (issue 37) ------------------------------------------------------------
+def tree(root: Path) -> dict:
+    """Every entry under ``root`` (hidden ones too): {relative path: bytes, or 'dir'}."""
+    return {str(p.relative_to(root)): "dir" if p.is_dir() else p.read_bytes() for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.parametrize("entry, shown", [
+    ("summary.csv", "(summary.csv)"),
+    ("drift.json", "(drift.json)"),
+    ("summary.csv/", "(summary.csv (a folder))"),
+    ("notes.txt", "(notes.txt)"),
+])
+def test_job_output_holding_what_spark_fr_did_not_write_is_refused_before_any_work(tmp_path, capsys, entry, shown):
+    """A user's summary.csv or drift.json (names drift writes), a folder named summary.csv, anything else: one line
+    naming it, exit code 2, before the runs are read (no report, no plot), and every byte left as it was."""
+    write_run_folders(tmp_path / "runs", {"A": RUN_A, "B": RUN_B})
+    out = tmp_path / "out"
+    out.mkdir()
+    if entry.endswith("/"):
+        (out / entry).mkdir()
+        (out / entry / "part-0.csv").write_text("the user's data\n")
+    else:
+        (out / entry).write_text('{"top": 5, "max_drift": 0.1}\n' if entry == "drift.json" else "the user's data\n")
+    before = tree(tmp_path)
+    code, stdout, err = run_drift(["--table", tmp_path / "runs", "--output", out, "--plot", tmp_path / "drift.png"],
+                                  capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: --output {out} holds files spark_fr's drift did not write {shown}"), err
+    assert stdout == "" and tree(tmp_path) == before
+
+
+def test_job_replaces_its_own_output_proven_by_content_and_nothing_else(tmp_path, capsys):
+    """drift.json carries spark_fr's mark and the SHA-256 of each table; a later run replaces such an output (and
+    its plot), leaving no temporary; a table the user edited, or a drift.json without the mark, is not ours."""
+    import hashlib
+
+    from spark_fr.version import __version__
+
+    write_run_folders(tmp_path / "runs", {"A": RUN_A, "B": RUN_B})
+    out, png = tmp_path / "out", tmp_path / "drift.png"
+    args = ["--table", tmp_path / "runs", "--output", out, "--plot", png]
+    assert run_drift(args + ["--top", 2], capsys)[0] == 0
+    record = json.loads((out / "drift.json").read_text())
+    tables = ("summary.csv", "fji.csv", "changes.csv", "ranks.csv")
+    assert record["kind"] == "drift" and record["versions"]["spark_fr"] == __version__
+    assert record["files"] == {n: hashlib.sha256((out / n).read_bytes()).hexdigest() for n in tables}
+    code, _, err = run_drift(args + ["--top", 3], capsys)
+    assert code == 0, err
+    assert list(pd.read_csv(out / "summary.csv")["k"]) == [3]
+    assert json.loads((out / "drift.json").read_text())["top"] == 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["drift.png", "out", "runs"]  # no hidden sibling left
+    check_png(png)
+    (out / "summary.csv").write_text("the user's edits\n")  # no longer the table spark_fr wrote
+    before = tree(tmp_path)
+    code, _, err = run_drift(args, capsys)
+    assert code == 2 and f"--output {out} holds files spark_fr's drift did not write (summary.csv)" in err, err
+    assert tree(tmp_path) == before
+    (out / "summary.csv").unlink()  # an unmarked drift.json (as spark_fr wrote before it marked them)
+    (out / "drift.json").write_text(json.dumps({k: v for k, v in record.items() if k not in ("kind", "files")}))
+    code, _, err = run_drift(args, capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert "(drift.json, changes.csv, fji.csv, ...): its drift.json lacks spark_fr's mark" in err
+    # an empty folder is filled and kept
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_drift(["--table", tmp_path / "runs", "--output", empty], capsys)[0] == 0
+    assert {p.name for p in empty.iterdir()} == set(tables) | {"drift.json"}
+
+
+def test_a_failure_while_publishing_leaves_nothing(tmp_path):
+    """Publishing fails after the plot and three tables went to their temporary names: neither output is
+    written, the earlier output is intact, no temporary and no folder made for the outputs is left."""
+    from spark_fr.io import drift_outputs
+
+    report = compare_runs(table({"A": RUN_A, "B": RUN_B}), top=2)
+    out, png = tmp_path / "out", tmp_path / "new" / "deeper" / "drift.png"
+    report.write(str(out))
+    before = tree(tmp_path)
+    tables = {**report.tables(), "ranks.csv": None}  # the fourth table cannot be written
+    with pytest.raises(TypeError):
+        drift_outputs.publish(str(out), str(png), tables, report.record(), png=b"\x89PNG spark_fr")
+    assert tree(tmp_path) == before
+    with pytest.raises(InputError, match="--plot and --output are the same path"):
+        report.publish(str(out), str(out))
+    with pytest.raises(InputError, match=r"--plot .*drift.png is inside --output .*, which spark_fr writes"):
+        report.publish(str(out), str(out / "drift.png"))
+    (tmp_path / "mine.png").write_bytes(b"\x89PNG the user's picture")
+    with pytest.raises(InputError, match="mine.png exists and was not written by spark_fr"):
+        report.plot(str(tmp_path / "mine.png"))
+
+
+# ----- runs found in several sources (issue 37) ------------------------------------------------------------------
+def write_csv(path: Path, frame: pd.DataFrame) -> Path:
+    frame.assign(created_at=frame.created_at.map(lambda x: x.isoformat())).to_csv(path, index=False)
+    return path
+
+
+def test_a_run_in_two_sources_with_different_rows_is_an_error_naming_both(tmp_path, capsys):
+    """Run r1 in two files with different rows: one line naming the run and both sources, in either order, before
+    any comparison (drift was 0.111 in one order and 0.684 in the other)."""
+    one = write_csv(tmp_path / "one.csv", table({"r0": RUN_A, "r1": RUN_B}))
+    two = write_csv(tmp_path / "two.csv", table({"r1": RUN_C}, start="2026-11-27"))
+    for first, second in ((one, two), (two, one)):
+        with pytest.raises(InputError) as err:
+            compare_runs(f"{first},{second}", top=4)
+        assert str(err.value).startswith(f"run 'r1' is in {first} and in {second} with different rows (feature, "
+                                         f"importance, rank differ)") and "\n" not in str(err.value)
+    code, out, err = run_drift(["--table", f"{one},{two}", "--runs", "r0,r1"], capsys)
+    assert code == 2 and err.startswith(f"error: run 'r1' is in {one} and in {two} with different rows") and not out
+    # the same run with one row more in a folder of outputs (sources inside folders are named by their file)
+    (tmp_path / "folder").mkdir()
+    t = table({"r1": RUN_B + [("z", 0.1)]}, start="2026-11-27")
+    write_csv(tmp_path / "folder" / "late.csv", t)
+    with pytest.raises(InputError, match=f"run 'r1' is in {one} and in {tmp_path / 'folder' / 'late.csv'} with "
+                                         f"different rows \\(4 rows against 5\\)"):
+        compare_runs([str(one), str(tmp_path / "folder")])
+
+
+def test_the_same_run_in_two_sources_is_read_once(tmp_path, caplog):
+    """Decision: a run whose rows are the same in two sources (a run's CSV output and the Delta table it was also
+    appended to) is not a clash: read once, with a log line; the drift is that of the Delta table alone."""
+    import logging
+
+    path = tmp_path / "rankings"
+    for run_id, ranking, day in (("A", RUN_A, "2026-11-26"), ("B", RUN_B, "2026-11-27")):
+        ranking_of(run_id, ranking, day).write(str(path), format="delta")
+    ranking_of("B", RUN_B, "2026-11-27").write(str(tmp_path / "run-B"), format="csv")
+    alone = compare_runs(str(path), top=2)
+    for source in (f"{path},{tmp_path / 'run-B'}", [str(tmp_path / "run-B"), str(path)]):
+        with caplog.at_level(logging.INFO, logger="spark_fr"):
+            report = compare_runs(source, top=2)
+        pd.testing.assert_frame_equal(report.summary, alone.summary)
+        assert "run 'B' is in " in caplog.text and "with the same rows: read once" in caplog.text
+        caplog.clear()
+
+
+def test_python_m_drift_job_runs_the_job(tmp_path):
+    """``python -m spark_fr.evaluation.drift_job`` is jobs/drift.py (it exited 0 doing nothing)."""
+    import subprocess
+
+    write_run_folders(tmp_path / "runs", {"A": RUN_A, "B": RUN_B})
+    r = subprocess.run([sys.executable, "-m", "spark_fr.evaluation.drift_job", "--table", str(tmp_path / "runs"),
+                        "--top", "2", "--fail-above", "0.1"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 3 and "A -> B" in r.stdout and "is above 0.1" in r.stderr, r.stderr
+    r = subprocess.run([sys.executable, "-m", "spark_fr.evaluation.drift_job", "--table", str(tmp_path / "nowhere")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("error: rankings not found"), r.stderr
+
+
+def test_spark_sources_read_created_at_in_utc_whatever_the_session_zone(spark, tmp_path, caplog):
+    """A Spark DataFrame's created_at under a session zone of Asia/Kolkata is the same instant as in pandas
+    (toPandas gives the zone's wall time, 5 h 30 min off when read as UTC): the runs' times are right, and the
+    same run in a CSV file and a Spark DataFrame is the same run (read once), not a clash."""
+    import logging
+
+    t = table({"A": RUN_A, "B": RUN_B, "C": RUN_C})
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Kolkata")
+    try:
+        df = spark.createDataFrame(t.drop(columns=["importance_std"]))
+        report = compare_runs(df, last=3, top=2)
+        expected = t.groupby("run_id")["created_at"].min()
+        assert list(report.runs["created_at"]) == list(expected), report.runs
+        only_c = write_csv(tmp_path / "c.csv", t[t.run_id == "C"])
+        with caplog.at_level(logging.INFO, logger="spark_fr"):
+            both = compare_runs([df, str(only_c)], last=3, top=2)
+        assert "run 'C' is in the DataFrame and " in caplog.text and "read once" in caplog.text
+        pd.testing.assert_frame_equal(both.summary, report.summary)
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)

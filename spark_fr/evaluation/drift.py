@@ -30,29 +30,35 @@ Decisions
   fewer exist, at least 2); ``runs`` takes the named ones in the order given (the first is the oldest).
 * **Rank changes** are listed for the features in the top K of either run of a pair; ``change`` is
   ``rank_before - rank_after`` (positive: moved up). A feature a run does not have has no rank there.
+* **A run id in several sources** must have the same rows in each (then it is read once); different rows are an
+  error naming the run and two sources, before any comparison (:class:`spark_fr.io.ranking_runs.UnionRuns`).
+* **Outputs** (:meth:`DriftReport.publish`, ``write``, ``plot``): the tables, ``drift.json`` and the heat map are
+  written together, by renames, and replace only a drift output spark_fr wrote, proven by content (the mark
+  and hashes ``drift.json`` carries, the PNG mark): :mod:`spark_fr.io.drift_outputs`.
 """
 from __future__ import annotations
 
-import json
+import io
 import os
-import shutil
-import uuid
+import platform
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
+from ..io import drift_outputs
 from ..io.ranking_runs import open_runs
+from ..io.writers import PNG_MARK
+from ..version import __version__
 from .similarity import fji_area, fuzzy_jaccard_curve
 
 ALL_TARGETS = "__all__"
 BASELINES = ("previous", "first")
 LEVELS = ("feature", "attribute", "relation")
-#: the files :meth:`DriftReport.write` puts in its folder (the only ones it replaces)
-DRIFT_FILES = frozenset({"summary.csv", "fji.csv", "changes.csv", "ranks.csv", "drift.json"})
-#: the PNG text chunk of plots written by spark_fr (as spark_fr.io.writers.PNG_MARK)
-PNG_MARK = "spark_fr"
+#: the files :meth:`DriftReport.write` puts in its folder (it replaces them only where its drift.json proves
+#: them its own: spark_fr.io.drift_outputs)
+DRIFT_FILES = drift_outputs.FILES
 #: rows of a heat map panel at most (features), panels at most
 MAX_HEAT_ROWS, MAX_PANELS = 40, 12
 
@@ -181,7 +187,8 @@ class DriftReport:
         Parameters
         ----------
         path : str, optional
-            Save the figure as PNG here (atomically; an existing file is replaced only if spark_fr wrote it).
+            Save the figure as PNG here (atomically; an existing file is replaced only if it carries spark_fr's
+            PNG mark: :mod:`spark_fr.io.drift_outputs`).
         rows : int
             Features per panel at most.
 
@@ -190,7 +197,16 @@ class DriftReport:
         matplotlib.figure.Figure
             Closed (not in pyplot's list of open figures), as :meth:`spark_fr.ranking.Ranking.plot`'s.
         """
-        rows = _positive(rows, "rows")
+        path = os.path.abspath(path) if path else None
+        if path:
+            drift_outputs.check(None, path)  # before drawing
+        fig = self._figure(_positive(rows, "rows"))
+        if path:
+            drift_outputs.publish(None, path, png=_png(fig, self.runs))
+        return fig
+
+    def _figure(self, rows: int):
+        """The heat map of :meth:`plot`."""
         from matplotlib.colors import LogNorm
 
         from ..ranking import _pyplot
@@ -235,8 +251,6 @@ class DriftReport:
         fig.suptitle(f"Ranks of the top {self.top} features over {len(run_ids)} runs\nmax drift "
                      f"{self.max_drift:.3f} (1 - area under the FJI curve)", fontsize=10)
         plt.close(fig)
-        if path:
-            _save_png(fig, path, mark=",".join(run_ids[-2:]))
         return fig
 
     def _grid(self, score: str, target: str, run_ids: list, rows: int) -> pd.DataFrame:
@@ -251,81 +265,76 @@ class DriftReport:
         return grid.loc[order.index[:rows]]
 
     # ----- files -----------------------------------------------------------------------------------------
+    def tables(self) -> dict:
+        """The CSV tables of :meth:`write`: ``{file name: bytes}``."""
+        frames = {"summary.csv": self.summary, "fji.csv": self.curves, "changes.csv": self.changes,
+                  "ranks.csv": self.ranks}
+        return {name: frame.to_csv(index=False).encode("utf-8") for name, frame in frames.items()}
+
+    def record(self) -> dict:
+        """What ``drift.json`` says: the source, K, the max drift and its pair, the runs, the notes, versions
+        (spark_fr's mark and the tables' hashes are added when it is written, :mod:`spark_fr.io.drift_outputs`)."""
+        w = self.worst()
+        return {"source": self.source, "top": self.top, "max_drift": self.max_drift,
+                "worst": {k: (v.item() if hasattr(v, "item") else v) for k, v in w.items()},
+                "runs": [{"run_id": r, "created_at": pd.Timestamp(t).isoformat()}
+                         for r, t in zip(self.runs["run_id"], self.runs["created_at"])],
+                "drift": "1 - area under the Fuzzy Jaccard curve of the top-k sets, k = 1..top",
+                "notes": self.notes, "created_at": pd.Timestamp.now(tz="UTC").isoformat(),
+                "versions": {"spark_fr": __version__, "pandas": pd.__version__, "numpy": np.__version__,
+                             "python": platform.python_version()}}
+
+    def publish(self, output: str | None = None, plot: str | None = None, rows: int = MAX_HEAT_ROWS) -> None:
+        """Write the tables and ``drift.json`` to the folder ``output`` and the heat map to ``plot``, together: each
+        absent, empty or written by spark_fr before (proven by its mark), else nothing is written
+        (:mod:`spark_fr.io.drift_outputs`).
+
+        Parameters
+        ----------
+        output : str, optional
+            The folder of ``summary.csv``, ``fji.csv``, ``changes.csv``, ``ranks.csv`` and ``drift.json``.
+        plot : str, optional
+            The heat map's PNG file (:meth:`plot`).
+        rows : int
+            Features per heat map panel at most.
+
+        Raises
+        ------
+        spark_fr.errors.InputError
+            An output that cannot be written or holds what spark_fr did not write (one line naming it).
+        """
+        output = os.path.abspath(output) if output else None
+        plot = os.path.abspath(plot) if plot else None
+        drift_outputs.check(output, plot)
+        drift_outputs.publish(output, plot, self.tables() if output else None, self.record() if output else None,
+                              _png(self._figure(_positive(rows, "rows")), self.runs) if plot else None)
+
     def write(self, directory: str) -> str:
         """Write ``summary.csv``, ``fji.csv``, ``changes.csv``, ``ranks.csv`` and ``drift.json`` (the runs, K,
-        the max drift) to ``directory``, replacing only a folder that holds nothing but these files.
+        the max drift, spark_fr's mark) to ``directory``: absent, empty, or a drift output spark_fr wrote (it is
+        replaced), else nothing is written (:meth:`publish`).
 
         Returns
         -------
         str
             The directory written.
         """
-        from ..io.writers import check_creatable
+        self.publish(output=directory)
+        return os.path.abspath(directory)
 
-        directory = os.path.abspath(directory)
-        if os.path.lexists(directory):
-            if not os.path.isdir(directory):
-                raise InputError(f"--output {directory} exists and is not a directory; choose a new path")
-            foreign = sorted(set(os.listdir(directory)) - DRIFT_FILES)
-            if foreign:
-                raise InputError(f"--output {directory} holds files spark_fr's drift did not write "
-                                 f"({_shown(foreign, 3)}); choose a new or empty directory")
-        check_creatable(directory, "--output")
-        parent = os.path.dirname(directory)
-        os.makedirs(parent, exist_ok=True)
-        tmp = os.path.join(parent, f".{os.path.basename(directory)}.tmp-{uuid.uuid4().hex[:8]}")
-        os.makedirs(tmp)
-        try:
-            self.summary.to_csv(os.path.join(tmp, "summary.csv"), index=False)
-            self.curves.to_csv(os.path.join(tmp, "fji.csv"), index=False)
-            self.changes.to_csv(os.path.join(tmp, "changes.csv"), index=False)
-            self.ranks.to_csv(os.path.join(tmp, "ranks.csv"), index=False)
-            w = self.worst()
-            record = {"source": self.source, "top": self.top, "max_drift": self.max_drift,
-                      "worst": {k: (v.item() if hasattr(v, "item") else v) for k, v in w.items()},
-                      "runs": [{"run_id": r, "created_at": pd.Timestamp(t).isoformat()}
-                               for r, t in zip(self.runs["run_id"], self.runs["created_at"])],
-                      "drift": "1 - area under the Fuzzy Jaccard curve of the top-k sets, k = 1..top",
-                      "notes": self.notes}
-            with open(os.path.join(tmp, "drift.json"), "w", encoding="utf-8") as fh:
-                json.dump(record, fh, indent=2, default=str)
-            if os.path.isdir(directory):
-                for name in os.listdir(directory):
-                    os.remove(os.path.join(directory, name))
-                for name in os.listdir(tmp):
-                    os.replace(os.path.join(tmp, name), os.path.join(directory, name))
-            else:
-                os.rename(tmp, directory)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return directory
+
+def _png(fig, runs: pd.DataFrame) -> bytes:
+    """``fig`` as PNG, carrying spark_fr's mark (so that a later run may replace the file)."""
+    buf = io.BytesIO()
+    mark = ",".join(runs["run_id"].astype(str).tolist()[-2:])
+    fig.savefig(buf, dpi=110, format="png", metadata={PNG_MARK: f"drift {mark}"})
+    return buf.getvalue()
 
 
 def _run_label(run_id: str, created_at) -> str:
     rid = str(run_id)
     short = rid if len(rid) <= 14 else rid[:12] + "…"
     return f"{short}\n{pd.Timestamp(created_at).strftime('%Y-%m-%d %H:%M')}"
-
-
-def _save_png(fig, path: str, mark: str) -> None:
-    """Save ``fig`` at ``path`` through a temporary file, marked as spark_fr's (an existing file must be ours)."""
-    from ..io.writers import check_creatable, is_our_png
-
-    path = os.path.abspath(path)
-    if os.path.isdir(path):
-        raise InputError(f"--plot {path} is a directory; give a .png file name")
-    if os.path.lexists(path) and not is_our_png(path):
-        raise InputError(f"--plot {path} exists and was not written by spark_fr; choose another file name")
-    check_creatable(path, "--plot")
-    parent = os.path.dirname(path)
-    os.makedirs(parent, exist_ok=True)
-    tmp = os.path.join(parent, f".{os.path.basename(path)}.tmp-{uuid.uuid4().hex[:8]}.png")
-    try:
-        fig.savefig(tmp, dpi=110, format="png", metadata={PNG_MARK: f"drift {mark}"})
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 # ----------------------------------------------------------------------------------------------------------

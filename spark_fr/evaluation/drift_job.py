@@ -3,14 +3,18 @@
 Sketch
 ------
     options  <- a YAML config (--config) and the command line (it wins), checked by the kinds of spark_fr.options
-    outputs  <- --output and --plot checked before anything is read
+    outputs  <- --output and --plot checked before anything is read (absent, empty or spark_fr's own:
+                spark_fr.io.drift_outputs)
     report   <- spark_fr.evaluation.drift.compare_runs(...)
-    print    <- the report on standard output; --output DIR (CSV tables, drift.json), --plot FILE.png (heat map)
+    print    <- the report on standard output; --output DIR (CSV tables, drift.json), --plot FILE.png (heat map),
+                written together
     alert    <- --fail-above X: exit code 3 when the max drift (1 - area under the FJI curve) is above X
 
 Exit codes: 0 the runs were compared (and the drift is at most ``--fail-above``); 3 the drift is above
 ``--fail-above`` (the report and files are written all the same); 2 bad input (an unknown table, run, score or
-target, fewer than 2 runs: one line on standard error, nothing written); 1 any other failure.
+target, fewer than 2 runs, a run id in two sources with different rows, an output holding what spark_fr did not
+write: one line on standard error, nothing written); 143 terminated by SIGTERM (nothing half-written); 1 any
+other failure. ``python -m spark_fr.evaluation.drift_job`` runs it as ``jobs/drift.py`` does.
 """
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ import sys
 
 from .. import options as O
 from ..errors import InputError, one_line
+from ..runtime.signals import EXIT_TERMINATED, Terminated, received, sigterm_raises
 
 log = logging.getLogger("spark_fr")
 
@@ -106,36 +111,22 @@ def resolve_options(argv=None) -> dict:
     return opts
 
 
-def _check_outputs(opts: dict) -> None:
-    """Refuse, before reading anything, outputs that cannot be written or would replace what is not ours."""
-    from ..io.writers import check_creatable, is_our_png
-    from .drift import DRIFT_FILES
+def _outputs(opts: dict) -> tuple:
+    """(--output, --plot) as absolute paths (or None), refused before anything is read when they cannot be written
+    or hold what spark_fr did not write (:func:`spark_fr.io.drift_outputs.check`)."""
+    from ..io import drift_outputs
 
-    plot, output = opts.get("plot"), opts.get("output")
-    if plot:
-        if os.path.isdir(plot):
-            raise InputError(f"--plot {plot} is a directory; give a .png file name")
-        if os.path.lexists(plot) and not is_our_png(plot):
-            raise InputError(f"--plot {plot} exists and was not written by spark_fr; choose another file name")
-        check_creatable(plot, "--plot")
-    if output:
-        if os.path.lexists(output) and not os.path.isdir(output):
-            raise InputError(f"--output {output} exists and is not a directory; choose a new path")
-        if os.path.isdir(output):
-            foreign = sorted(set(os.listdir(output)) - DRIFT_FILES)
-            if foreign:
-                raise InputError(f"--output {output} holds files spark_fr's drift did not write ({', '.join(foreign[:3])}"
-                                 f"); choose a new or empty directory")
-        check_creatable(output, "--output")
-        if plot and os.path.abspath(plot).startswith(os.path.abspath(output) + os.sep):
-            raise InputError(f"--plot {plot} is inside --output {output}, which is written as a whole; put it beside")
+    output = os.path.abspath(opts["output"]) if opts.get("output") else None
+    plot = os.path.abspath(opts["plot"]) if opts.get("plot") else None
+    drift_outputs.check(output, plot)
+    return output, plot
 
 
 def run(opts: dict) -> int:
     """Compare the runs, print and write the report; returns the exit code."""
     from .drift import compare_runs
 
-    _check_outputs(opts)
+    output, plot = _outputs(opts)
     spark = None
     if opts.get("master"):
         from ..runtime.session import check_master, get_spark
@@ -146,11 +137,9 @@ def run(opts: dict) -> int:
                           scores=opts.get("scores"), targets=opts.get("targets"), baseline=opts["baseline"],
                           level=opts["level"], spark=spark)
     print(report.to_text())
-    if opts.get("output"):
-        log.info("wrote %s", report.write(opts["output"]))
-    if opts.get("plot"):
-        report.plot(opts["plot"])
-        log.info("wrote %s", opts["plot"])
+    if output or plot:
+        report.publish(output, plot)  # both or neither
+        log.info("wrote %s", " and ".join(p for p in (output, plot) if p))
     threshold = opts.get("fail_above")
     if threshold is not None:
         w = report.worst()
@@ -168,14 +157,25 @@ def main(argv=None) -> int:
                         datefmt="%H:%M:%S")
     for noisy in ("py4j", "matplotlib"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
-    try:
-        return run(resolve_options(argv))
-    except (InputError, FileNotFoundError) as err:
-        print(f"error: {one_line(err)}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        print("error: interrupted", file=sys.stderr)
-        return 130
-    except Exception as err:  # noqa: BLE001 - one line, not a traceback
-        print(f"error: unexpected failure: {one_line(err)}", file=sys.stderr)
-        return 1
+    with sigterm_raises():  # a scheduler's SIGTERM unwinds through the clean-up of the outputs' temporaries
+        try:
+            return run(resolve_options(argv))
+        except (InputError, FileNotFoundError) as err:
+            print(f"error: {one_line(err)}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print("error: interrupted", file=sys.stderr)
+            return 130
+        except Terminated:
+            print("error: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
+        except Exception as err:  # noqa: BLE001 - one line, not a traceback
+            if received():  # an error of a clean-up that the signal cut short
+                print("error: terminated", file=sys.stderr)
+                return EXIT_TERMINATED
+            print(f"error: unexpected failure: {one_line(err)}", file=sys.stderr)
+            return 1
+
+
+if __name__ == "__main__":  # python -m spark_fr.evaluation.drift_job, as jobs/drift.py
+    sys.exit(main())

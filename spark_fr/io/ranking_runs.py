@@ -14,7 +14,9 @@ made) and then reads the rows of the runs asked for, and only those:
 * a **Spark DataFrame**, a **pandas DataFrame**, a :class:`spark_fr.ranking.Ranking`;
 * **files**: a run folder (``ranking.csv`` or ``ranking.parquet``, as ``jobs/rank.py --output DIR`` writes), a
   folder of run folders, a folder of ``.csv``/``.parquet`` files, or one such file;
-* several of these, in a list or comma-separated: their rows together (a run found twice counts once).
+* several of these, in a list or comma-separated: their rows together; a run found in two sources must have
+  the same rows in both (then it counts once), else it is an error naming the run and both sources
+  (:class:`UnionRuns`).
 
 Rows need the output contract's ``feature``, ``score``, ``target``, ``importance``, ``rank``, ``run_id`` and
 ``created_at``; a relational ranking's ``level`` is kept when present. Runs are ordered by ``created_at`` (the
@@ -24,12 +26,15 @@ from __future__ import annotations
 
 import abc
 import glob
+import logging
 import os
 import re
 
 import pandas as pd
 
 from ..errors import InputError, one_line
+
+log = logging.getLogger(__name__)
 
 #: the columns drift needs (the output contract's, without ``importance_std`` and ``params``)
 NEEDED = ["feature", "score", "target", "importance", "rank", "run_id", "created_at"]
@@ -110,23 +115,35 @@ class FrameRuns(RankingRuns):
 
 class SparkRuns(RankingRuns):
     """Runs of a Spark DataFrame (a catalog table, a Delta table read by Spark): the run list by an aggregation,
-    then only the rows of the chosen runs are collected."""
+    then only the rows of the chosen runs are collected. A TIMESTAMP ``created_at`` is collected as microseconds
+    since the epoch: ``toPandas`` gives the wall time of the session's zone, which read as UTC would be hours off
+    (and would order runs wrongly against other sources) when that zone is not UTC."""
 
     def __init__(self, df, where: str):
+        from pyspark.sql import functions as F
+        from pyspark.sql.types import TimestampType
+
         self.where = where
         self.columns = _check_columns(df.columns, where)
-        self.df = df.select(*self.columns)
+        df = df.select(*self.columns)
+        self.micros = isinstance(df.schema["created_at"].dataType, TimestampType)
+        self.df = df.withColumn("created_at", F.unix_micros("created_at")) if self.micros else df
+
+    def _collected(self, df) -> pd.DataFrame:
+        got = df.toPandas()
+        if self.micros:
+            got["created_at"] = pd.to_datetime(got["created_at"], unit="us", utc=True)
+        return got
 
     def runs(self) -> pd.DataFrame:
         from pyspark.sql import functions as F
 
-        got = self.df.groupBy("run_id").agg(F.min("created_at").alias("created_at")).toPandas()
-        return _order_runs(got)
+        return _order_runs(self._collected(self.df.groupBy("run_id").agg(F.min("created_at").alias("created_at"))))
 
     def rows(self, run_ids) -> pd.DataFrame:
         from pyspark.sql import functions as F
 
-        return _typed(self.df.filter(F.col("run_id").isin(list(run_ids))).toPandas())
+        return _typed(self._collected(self.df.filter(F.col("run_id").isin(list(run_ids)))))
 
 
 class DeltaRuns(RankingRuns):
@@ -160,31 +177,96 @@ class DeltaRuns(RankingRuns):
 
 
 class UnionRuns(RankingRuns):
-    """Several sources read as one: a run found in more than one counts once (its rows from the first)."""
+    """Several sources read as one (nested unions flattened, so that messages name the files).
+
+    Decision: a run id found in more than one source must have the same rows in each: the same run read twice
+    (a CSV output and a Delta table of that run, a folder listed twice) is read once, with a log line; different
+    rows are an error naming the run and two of its sources, raised when the runs are listed (before any
+    comparison), in whatever order the sources are given. Rows are compared on the columns drift reads
+    (:data:`NEEDED` and ``level``), as a set, after typing (a run's CSV and Delta rows are equal).
+    """
 
     def __init__(self, parts: list):
-        self.parts = parts
-        self.where = ", ".join(p.where for p in parts)
+        self.parts = [q for p in parts for q in (p.parts if isinstance(p, UnionRuns) else [p])]
+        self.where = ", ".join(p.where for p in self.parts)
         self._runs: list | None = None
+        self._shared: dict = {}  # run id -> its rows, found equal in every source that holds it
 
     def _part_runs(self) -> list:
         if self._runs is None:
-            self._runs = [p.runs() for p in self.parts]
+            listed = [p.runs() for p in self.parts]
+            self._shared = self._check_shared(listed)  # raises for clashing runs, every time it is asked
+            self._runs = listed
         return self._runs
+
+    def _check_shared(self, listed: list) -> dict:
+        """The rows of each run found in several sources (the same in each, else an :class:`InputError`)."""
+        holders: dict = {}
+        for i, runs in enumerate(listed):
+            for run_id in runs["run_id"]:
+                holders.setdefault(run_id, []).append(i)
+        shared = {r: idx for r, idx in holders.items() if len(idx) > 1}
+        if not shared:
+            return {}
+        read = {}  # source index -> the rows of its shared runs, read in one go
+        for i in sorted({i for idx in shared.values() for i in idx}):
+            read[i] = self.parts[i].rows(sorted(r for r, idx in shared.items() if i in idx))
+        out = {}
+        for run_id, idx in shared.items():
+            frames = [read[i][read[i]["run_id"] == run_id] for i in idx]
+            for i, frame in zip(idx[1:], frames[1:]):
+                why = _difference(frames[0], frame)
+                if why:
+                    raise InputError(f"run {run_id!r} is in {self.parts[idx[0]].where} and in {self.parts[i].where} "
+                                     f"with different rows ({why}); drift cannot tell which is the run: give one of "
+                                     f"the sources, or give the runs distinct ids")
+            log.info("run %r is in %s with the same rows: read once", run_id,
+                     " and ".join(self.parts[i].where for i in idx))
+            out[run_id] = frames[0]
+        return out
 
     def runs(self) -> pd.DataFrame:
         return _order_runs(pd.concat(self._part_runs(), ignore_index=True))
 
     def rows(self, run_ids) -> pd.DataFrame:
-        wanted, frames = set(run_ids), []
-        for part, listed in zip(self.parts, self._part_runs()):
-            here = set(listed["run_id"]) & wanted
+        listed = self._part_runs()  # lists the runs, and checks those in several sources, if not done yet
+        wanted = set(run_ids)
+        frames = [self._shared[r] for r in sorted(wanted & set(self._shared))]
+        wanted -= set(self._shared)
+        for part, runs in zip(self.parts, listed):
+            here = set(runs["run_id"]) & wanted
             if here:
                 frames.append(part.rows(sorted(here)))
                 wanted -= here
         if not frames:
             return FrameRuns(pd.DataFrame(columns=NEEDED)).frame
         return pd.concat(frames, ignore_index=True)
+
+
+#: the columns that name a row of a run (sorted on before rows are compared)
+_ROW_KEY = ["score", "target", "level", "feature"]
+
+
+def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
+    """A run's rows in one form whatever the source: text columns as text (no level: ''), numbers as floats,
+    times in UTC microseconds; sorted."""
+    out = pd.DataFrame(index=frame.index)
+    for c in ("score", "target", "level", "feature", "run_id"):
+        values = frame[c] if c in frame.columns else pd.Series("", index=frame.index)
+        out[c] = values.where(values.notna(), "").astype(str)
+    out["importance"] = pd.to_numeric(frame["importance"], errors="coerce").astype(float)
+    out["rank"] = pd.to_numeric(frame["rank"], errors="coerce").astype(float)
+    out["created_at"] = _utc(frame["created_at"]).astype("datetime64[us, UTC]")
+    return out.sort_values(_ROW_KEY + ["rank", "importance", "created_at"], kind="stable").reset_index(drop=True)
+
+
+def _difference(a: pd.DataFrame, b: pd.DataFrame) -> str:
+    """How two sources' rows of one run differ ('' when they are the same rows)."""
+    a, b = _canonical(a), _canonical(b)
+    if len(a) != len(b):
+        return f"{len(a)} rows against {len(b)}"
+    differ = [c for c in a.columns if not a[c].equals(b[c])]
+    return f"{', '.join(differ)} differ" if differ else ""
 
 
 # ----- opening a source ---------------------------------------------------------------------------------------
@@ -254,8 +336,8 @@ def _open_one(path: str, spark) -> RankingRuns:
 def _read_file(path: str) -> pd.DataFrame:
     low = path.lower()
     try:
-        if low.endswith((".csv", ".csv.gz")):
-            return pd.read_csv(path)
+        if low.endswith((".csv", ".csv.gz")):  # names as written ('01' stays '01', as in Parquet and Delta)
+            return pd.read_csv(path, dtype={c: str for c in ("feature", "score", "target", "run_id")})
         if low.endswith(".parquet"):
             return pd.read_parquet(path)
     except Exception as err:  # pandas' and pyarrow's parse errors
