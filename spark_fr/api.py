@@ -300,6 +300,8 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
         metadata["run_id"] = opts["run_id"]
     if dataset.extra.get("renamed"):  # --duplicate-names rename: {new name: the name the input gives}
         metadata["renamed_columns"] = {r.new_name: r.name for r in dataset.extra["renamed"]}
+    if dataset.extra.get("label_attributes"):  # targets read as classes by their Spark ML attribute (data.schema)
+        metadata["label_attributes"] = dataset.extra["label_attributes"]
     return build(names, run.usable, run.results, run.target_names, run_params, metadata)
 
 

@@ -345,3 +345,48 @@ def test_a_model_saved_by_the_first_version_loads_and_keeps_its_form(spark, tmp_
     again = FeatureRankingModel.load(str(tmp_path / "v2"))
     assert again._slots is None and again.transform(df).schema["v"].metadata == back.transform(df).schema["v"].metadata
     pd.testing.assert_frame_equal(again.ranking.to_pandas(), old.ranking.to_pandas(), check_exact=True)
+
+
+# ----- issue 37: a label typed by its ML attribute; null feature vectors -------------------------------------
+from test_label_attributes import species_frame  # noqa: E402
+
+SPECIES_X = ["x0", "x1", "x2", "x3"]
+
+
+def test_a_string_indexer_label_is_a_class_label_named_by_its_attribute(spark):
+    """StringIndexer -> VectorAssembler -> FeatureRanker(labelCol='label'): classification with the species names,
+    the same ranking as labelCol='species' (the string column), the StringIndexer's class order recorded."""
+    from pyspark.ml.feature import StringIndexer
+
+    df = species_frame(spark).drop("label")
+    ranker = dict(featuresCol="features", numTrees=8, seed=3, numTopFeatures=1, outputCol="selected")
+    stages = [StringIndexer(inputCol="species", outputCol="label"), VectorAssembler(inputCols=SPECIES_X,
+                                                                                     outputCol="features")]
+    model = Pipeline(stages=stages + [FeatureRanker(labelCol="label", **ranker)]).fit(df)
+    indexed = model.stages[-1]
+    vals = model.stages[0].labels
+    assert indexed.ranking.params["task"] == "classification"
+    assert indexed.metadata["label_attributes"] == {"label": {"type": "nominal", "classes": list(vals)}}
+    assert indexed.selectedFeatures == ["x1"]
+    strings = FeatureRanker(labelCol="species", **ranker).fit(model.stages[1].transform(df))
+    cols = ["feature", "score", "target", "importance", "rank"]
+    pd.testing.assert_frame_equal(indexed.ranking.to_pandas()[cols], strings.ranking.to_pandas()[cols],
+                                  check_exact=True)
+
+
+def test_null_feature_vectors_are_a_one_line_error_and_transform_gives_nan(spark):
+    from pyspark.sql import functions as F
+
+    df = assembled(spark)
+    holes = df.withColumn("features", F.when(F.col("x0") < 0.9, F.col("features"))
+                          .alias("features", metadata=df.schema["features"].metadata))
+    for frame in (holes, holes.withColumn("features", F.when(F.col("x0") < 0.9, F.col("features")))):  # no metadata
+        with pytest.raises(InputError) as err:
+            FeatureRanker(featuresCol="features", labelCol="y", numTrees=2).fit(frame)
+        assert str(err.value) == ("DataFrame: the vector column 'features' is null in some rows (rows without "
+                                  "features): drop them (df.dropna(subset=['features'])) or fill them")
+    ranker = FeatureRanker(featuresCol="features", labelCol="y", numTrees=5, seed=1, numTopFeatures=2,
+                           outputCol="selected").fit(df)
+    out = ranker.transform(holes).select("x0", "selected").toPandas()
+    missing = np.stack(out.selected.map(lambda v: v.toArray()))[out.x0 >= 0.9]
+    assert len(missing) > 0 and np.isnan(missing).all()

@@ -11,10 +11,36 @@ Features live either in ordinary columns (numeric types are numeric features, st
 nominal ones) or in one Spark ML vector column (``VectorUDT``, dense or sparse: a nominal feature stores
 its category index there). Columns of other types (dates, arrays, maps) are not features; they are listed
 in a warning.
+
+Decisions
+---------
+* **A pandas index is not data.** pandas (through pyarrow) stores an index that is not a plain ``RangeIndex`` as
+  a column of the Parquet file, named ``__index_level_N__`` when the index has no name (or a name that a column
+  already has), and lists it in the file's ``pandas`` metadata. A filtered or re-sorted frame's index still
+  says where each row came from: with rows ordered by class it predicts the class perfectly, and would be ranked
+  first. :func:`columns_of_dataframe` leaves such columns out of the features with one log line: the ones a
+  file's pandas metadata declares as an unnamed index (:mod:`spark_fr.io.parquet` passes them) and, everywhere,
+  a column named ``__index_level_N__``. Spark drops the pandas metadata (``spark.read.parquet`` of a pandas file,
+  a Delta table written by ``deltalake.write_deltalake`` from a pandas frame, whose files carry the column but not
+  the metadata), and that name is pyarrow's reserved name for an index (pandas-on-Spark names its index columns
+  the same way), so a DataFrame holding it is taken to hold a pandas index, as pandas would read it back and as
+  ``spark.createDataFrame(pdf)`` drops the index. A *named* index (``df.index.name = 'id'``) is stored as the
+  column ``id`` and is an ordinary column: the user named it. RangeIndex metadata (no column) needs nothing.
+* **A label's Spark ML attribute says what it is.** A numeric target column whose ``ml_attr`` metadata is
+  ``nominal`` (``StringIndexer``'s output, ``IndexToString``'s input) or ``binary`` holds class indices, not
+  quantities: :func:`resolve` reads it as the class names of the attribute's ``vals`` (index ``i`` is
+  ``vals[i]``; without ``vals``, the index itself as a name), so ``--task auto`` infers classification and the
+  classes are named as the user knows them (``metadata['label_attributes']`` records them). The classes are then
+  ordered as those of a string column (sorted names): an indexed label ranks exactly as the string column it was
+  indexed from. This holds for one target; of several targets only nominal attributes of more than two values
+  are read so (several 0/1 labels stay multi-label targets), and a ``--task`` other than classification keeps
+  the numbers (the user said what they are). A value that is not a class index of the attribute (fractional,
+  negative, or beyond ``vals``) is a one-line error naming the column and the value; null and NaN are missing.
 """
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 
 from pyspark.sql import types as T
@@ -25,6 +51,10 @@ from ..errors import InputError
 log = logging.getLogger(__name__)
 
 NUMERIC_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
+#: pyarrow's name for a pandas index column it cannot name after the index (module docstring)
+PANDAS_INDEX = re.compile(r"__index_level_\d+__")
+#: the column of a Dataset carrying an error text per row (an indexed label's invalid value, a null vector)
+ROW_ERROR_COLUMN = "__spark_fr_row_error"
 
 
 @dataclass
@@ -153,7 +183,7 @@ class TaskSpec:
 
 
 def columns_of_dataframe(df, features_col: str | None = None, vector_names: list | None = None,
-                         quiet: bool = False) -> list:
+                         quiet: bool = False, index_columns=()) -> list:
     """Logical columns of a DataFrame from its Spark types.
 
     Parameters
@@ -165,6 +195,9 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
         Names of the vector's elements (default: Spark ML attribute metadata, else ``col[i]``).
     quiet : bool
         Do not log the columns left out (a reader for another purpose than ranking, e.g. relational tables).
+    index_columns : iterable of str
+        Columns a file's pandas metadata declares as an unnamed index; they, and every column named
+        ``__index_level_N__``, are left out (module docstring).
 
     Returns
     -------
@@ -180,7 +213,10 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
                              f"{', '.join(vectors) or 'none'})")
     out = []
     skipped = []
+    index = pandas_index_columns([f.name for f in df.schema.fields], index_columns, quiet)
     for f in df.schema.fields:
+        if f.name in index:
+            continue
         if isinstance(f.dataType, NUMERIC_TYPES):
             out.append(ColumnInfo(f.name, "numeric", None, f.name))
         elif isinstance(f.dataType, (T.StringType, T.BooleanType)):
@@ -196,6 +232,19 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
     if skipped and not quiet:
         log.warning("columns that are not features (unsupported type) are ignored: %s", ", ".join(skipped))
     return out
+
+
+def pandas_index_columns(names, declared=(), quiet: bool = False) -> list:
+    """The columns among ``names`` that hold a pandas index with no name of its own (module docstring): those
+    ``declared`` by a file's pandas metadata, and those named ``__index_level_N__``; one log line names them."""
+    declared = set(declared)
+    found = [n for n in names if n in declared or PANDAS_INDEX.fullmatch(n)]
+    if found and not quiet:
+        shown = ", ".join(f"'{n}'" for n in found)
+        log.warning("column%s %s hold%s the index of a pandas DataFrame (as pandas stores an unnamed index), not "
+                    "data: left out of the features (name the index, df.index.name = 'id', to rank it)",
+                    "s" if len(found) > 1 else "", shown, "" if len(found) > 1 else "s")
+    return found
 
 
 def vector_names_from_metadata(field_) -> list | None:
@@ -216,7 +265,10 @@ def _vector_size(df, col: str) -> int:
     from pyspark.sql import functions as F
     from pyspark.ml.functions import vector_to_array
 
-    row = df.select(F.max(F.size(vector_to_array(F.col(col)))).alias("n")).first()
+    from .columns import qcol
+
+    vector = qcol(col)  # a null vector (a row without features) has no size: every element missing there
+    row = df.select(F.max(F.when(vector.isNotNull(), F.size(vector_to_array(vector)))).alias("n")).first()
     return int(row["n"] or 0)
 
 
@@ -256,6 +308,7 @@ def resolve(dataset: Dataset, targets=None, task: str = "auto", semi_supervised:
             features = [c for c in dataset.columns if c.name in names and c.kind in ("numeric", "nominal")]
             if not features:
                 raise InputError(f"no feature columns in {dataset.source} besides the class column")
+            refuse_null_vectors(dataset, features)
             return TaskSpec(features, [], task, semi_supervised)
     elif not targets:
         if dataset.label_names:
@@ -267,6 +320,9 @@ def resolve(dataset: Dataset, targets=None, task: str = "auto", semi_supervised:
             raise InputError("no target given: pass --targets NAME[,NAME...] (or --task unsupervised)")
     seen = set()
     for t in targets:
+        if t not in names and (PANDAS_INDEX.fullmatch(t) or t in dataset.extra.get("pandas_index", ())):
+            raise InputError(f"target column '{t}' is the unnamed index of a pandas DataFrame, left out of "
+                             f"{dataset.source}'s columns; name the index (df.index.name = 'id') to use it")
         if t not in names and t in dataset.skipped:
             raise InputError(f"target column '{t}' has the type {dataset.skipped[t]}; targets must be numeric, string "
                              f"or boolean columns")
@@ -276,7 +332,7 @@ def resolve(dataset: Dataset, targets=None, task: str = "auto", semi_supervised:
         if t in seen:
             raise InputError(f"target column '{t}' is given twice")
         seen.add(t)
-    target_cols = [dataset.column(t) for t in targets]
+    target_cols = read_indexed_labels(dataset, [dataset.column(t) for t in targets], task)
     for c in target_cols:
         if c.index is not None:
             raise InputError(f"target '{c.name}' is inside the feature vector column '{c.column}'; "
@@ -284,4 +340,134 @@ def resolve(dataset: Dataset, targets=None, task: str = "auto", semi_supervised:
     features = [c for c in dataset.columns if c.name not in seen and c.kind in ("numeric", "nominal")]
     if not features:
         raise InputError(f"no feature columns left in {dataset.source} besides the targets")
+    refuse_null_vectors(dataset, features)
     return TaskSpec(features, target_cols, task, semi_supervised)
+
+
+@dataclass(frozen=True)
+class LabelAttribute:
+    """The Spark ML attribute of a numeric column that marks it a class label (module docstring).
+
+    Attributes
+    ----------
+    kind : {'nominal', 'binary'}
+    classes : list of str or None
+        The class name of each index (``vals``; a binary attribute without them: '0', '1'; a nominal one with
+        ``num_vals`` only: its indices), or None when the attribute does not say how many classes there are.
+    """
+
+    kind: str
+    classes: list | None
+
+
+def label_attribute(field_) -> LabelAttribute | None:
+    """The :class:`LabelAttribute` of a numeric field whose ``ml_attr`` metadata is nominal or binary, else None."""
+    meta = (field_.metadata or {}).get("ml_attr") or {}
+    kind = meta.get("type")
+    if not isinstance(field_.dataType, NUMERIC_TYPES) or kind not in ("nominal", "binary"):
+        return None
+    if meta.get("vals"):
+        classes = [str(v) for v in meta["vals"]]
+    elif kind == "binary":
+        classes = ["0", "1"]
+    elif meta.get("num_vals"):
+        classes = [str(i) for i in range(int(meta["num_vals"]))]
+    else:
+        classes = None
+    return LabelAttribute(kind, classes)
+
+
+def read_indexed_labels(dataset: Dataset, targets: list, task: str) -> list:
+    """The target columns, those whose Spark ML attribute marks them class labels read as their class names.
+
+    The rule and its limits are the module docstring's. The dataset's DataFrame gets the class names in place of
+    the indices, and an error column (:data:`ROW_ERROR_COLUMN`) for values that are no class index, reported
+    by the statistics pass; ``dataset.extra['label_attributes']`` records ``{target: {type, classes}}``.
+    """
+    if dataset.df is None or dataset.batches is not None or not _takes_classes(task):
+        return targets
+    fields = {f.name: f for f in dataset.df.schema.fields}
+    out = []
+    for c in targets:
+        field_ = fields.get(c.column) if c.index is None and c.kind == "numeric" else None
+        attr = label_attribute(field_) if field_ is not None else None
+        several = len(targets) > 1 and (attr is None or attr.kind == "binary" or
+                                        (attr.classes is not None and len(attr.classes) <= 2))
+        if attr is None or several:
+            out.append(c)
+            continue
+        _index_to_class(dataset, c.column, c.name, attr.classes)
+        shown = ", ".join(f"'{v}'" for v in (attr.classes or [])[:8]) + (", ..." if len(attr.classes or []) > 8 else "")
+        log.info("target '%s' holds class indices (its Spark ML attribute is %s): read as the classes %s", c.name,
+                 attr.kind, shown or "named by their indices")
+        dataset.extra.setdefault("label_attributes", {})[c.name] = {"type": attr.kind, "classes": attr.classes}
+        c = ColumnInfo(c.name, "nominal", None, c.column)
+        dataset.columns = [c if d.name == c.name else d for d in dataset.columns]
+        out.append(c)
+    return out
+
+
+def _takes_classes(task: str) -> bool:
+    """Whether ``--task`` lets an indexed label be read as classes: 'auto', or a task that claims one nominal target
+    (classification); any other task given takes the numbers as they are."""
+    return task == "auto" or tasks.get(task).claims([ColumnInfo("label", "nominal")], False)
+
+
+def _index_to_class(dataset: Dataset, column: str, name: str, classes: list | None) -> None:
+    """Replace the class indices of ``column`` by their names; an invalid index is an error of the row."""
+    from pyspark.sql import functions as F
+
+    from .columns import qcol
+
+    x = qcol(column).cast("double")
+    known = x.isNotNull() & ~F.isnan(x)
+    valid = known & (x >= 0) & (x == F.floor(x)) & (x < (len(classes) if classes is not None else 2 ** 31))
+    if classes is None:
+        value, expected = x.cast("long").cast("string"), "a class index of its Spark ML attribute (a whole number)"
+    else:
+        value = F.try_element_at(F.array(*[F.lit(v) for v in classes]), x.cast("int") + 1)
+        expected = f"a class index of its Spark ML attribute (0 to {len(classes) - 1})"
+    error = F.when(known & ~valid, F.concat(F.lit(f"column '{name}' holds "), qcol(column).cast("string"),
+                                             F.lit(f", which is not {expected}")))
+    with_row_error(dataset, {column: F.when(valid, value)}, error)
+
+
+def refuse_null_vectors(dataset: Dataset, features: list) -> None:
+    """A null in a vector column of features is an error of its row, reported by the statistics pass.
+
+    Decision: a null vector (a row without features: what a left join or a ``when`` without ``otherwise`` leaves)
+    is an error naming the column, as for Spark ML (``VectorAssembler``'s default ``handleInvalid='error'``, and
+    its learners refuse null vectors): ranking such rows as rows whose every feature is missing would let rows
+    without information weigh on the targets' statistics unnoticed. The rows' vectors are replaced by empty ones
+    meanwhile, so the statistics pass reads them and reports the error (pyspark cannot hand a null vector to
+    Arrow). Nothing is read before that pass, the first over the rows.
+    """
+    from pyspark.ml.functions import array_to_vector
+    from pyspark.sql import functions as F
+
+    from .columns import qcol
+
+    if dataset.df is None or dataset.batches is not None:
+        return
+    columns = list(dict.fromkeys(c.column for c in features if c.index is not None))
+    if not columns:
+        return
+    empty = array_to_vector(F.array().cast("array<double>"))
+    errors = [F.when(qcol(c).isNull(), F.lit(f"the vector column '{c}' is null in some rows (rows without "
+                                             f"features): drop them (df.dropna(subset=['{c}'])) or fill them"))
+              for c in columns]
+    with_row_error(dataset, {c: F.coalesce(qcol(c), empty) for c in columns}, F.coalesce(*errors))
+
+
+def with_row_error(dataset: Dataset, replaced: dict, error) -> None:
+    """Replace columns of the dataset's DataFrame (``{column: expression}``) and add ``error`` (a string column, null
+    where a row is fine) to its error column, which the statistics pass reports (:mod:`spark_fr.data.validate`).
+    Every expression reads the columns as they were."""
+    from pyspark.sql import functions as F
+
+    from .columns import qcol
+
+    if dataset.error_column is not None:
+        error = F.coalesce(qcol(dataset.error_column), error)
+    dataset.error_column = dataset.error_column or ROW_ERROR_COLUMN
+    dataset.df = dataset.df.withColumns({**replaced, dataset.error_column: error})

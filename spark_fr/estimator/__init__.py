@@ -28,6 +28,15 @@ Decisions
   ``semiSupervised``, ``seed``, ...), plus ``hierarchy`` for HMLC.
 * **Targets**: ``labelCol`` names one target, ``targetCols`` several (MTR, MLC); both set is an error unless
   ``targetCols == [labelCol]``. No target is an error unless the task is unsupervised.
+* **Labels** typed by their Spark ML attribute: a ``StringIndexer`` output (``ml_attr`` nominal) or a binary
+  attribute as ``labelCol`` is a class label, ranked as classification with the attribute's class names, exactly as
+  the string column it was indexed from (:mod:`spark_fr.data.schema` states the rule, shared with
+  :func:`spark_fr.rank`; classic and Spark Connect sessions alike, both keep the schema's metadata).
+* **Null vectors**: a fit on a frame whose ``featuresCol`` (or any vector column it ranks) is null in some rows is
+  a one-line :class:`~spark_fr.errors.InputError` naming the column, raised by the first pass over the rows, before
+  any tree or neighbour is computed (:func:`spark_fr.data.schema.refuse_null_vectors` states why, as Spark ML's
+  learners and ``VectorAssembler``'s default do). ``transform`` gives NaN for the selected elements of a null vector,
+  as it does for null values (it is lazy and never fails on a row).
 * **Features**: with ``featuresCol`` (a vector column, e.g. a VectorAssembler's output) the features are that
   vector's elements only, named by its ML attribute metadata (else ``features[i]``): the frame's other columns
   are not ranked, so the assembler's input columns still in the frame are not counted twice. Without it, every

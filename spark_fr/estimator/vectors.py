@@ -9,7 +9,8 @@ The output vector (:func:`append_selected`) is dense, holds the selected feature
 ``UnivariateFeatureSelector`` and ``VectorSlicer`` with sorted indices do) and carries ML attribute metadata
 naming them: a vector element keeps its input attribute (nominal values included), an ordinary column is a
 numeric attribute (a ``StringIndexer`` output column a nominal one). Missing values (null) become NaN, as
-``VectorAssembler(handleInvalid='keep')`` does.
+``VectorAssembler(handleInvalid='keep')`` does; a null vector is a row whose every element is missing, so its
+selected elements are NaN too.
 """
 from __future__ import annotations
 
@@ -160,6 +161,7 @@ def append_selected(dataset, slots: list, output_col: str):
         values.append(F.coalesce(value, F.lit(float("nan"))))
         groups.setdefault(kind, []).append({"idx": j, **attr})
     metadata = {"ml_attr": {"attrs": groups, "num_attrs": len(slots)}}
-    staged = dataset.select("*", *[vector_to_array(qcol(c)).alias(a) for c, a in arrays.items()])
+    staged = dataset.select("*", *[F.when(qcol(c).isNotNull(), vector_to_array(qcol(c))).alias(a)  # null: NaN
+                                   for c, a in arrays.items()])
     vector = array_to_vector(F.array(*values)).alias(output_col, metadata=metadata)
     return staged.select(*[qcol(c) for c in dataset.columns], vector)

@@ -26,9 +26,16 @@ Sketch
     files are read in groups of one schema, cast, and unioned by name;
   - any other difference (a number in one file and a string in another, a boolean and an integer, two
     names differing only in case) is an error naming the column, two files and their types.
+* **Metadata in the footers.** A pandas index stored as a column (``__index_level_0__``, declared by the
+  file's ``pandas`` metadata) is not a feature: the columns any file declares as an index without a name of its
+  own are left out, with one log line (:mod:`spark_fr.data.schema` states the rule; a named index is an ordinary
+  column). Columns whose Spark ML attribute Spark wrote into the footer (a ``StringIndexer`` label written by
+  Spark) are read through Spark, which restores the attribute, so a label is typed the same way from the file
+  as from the DataFrame that was written.
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -41,7 +48,7 @@ from pyspark.sql import types as T
 
 from ..data.columns import qcol
 from ..data.names import deduplicate
-from ..data.schema import ColumnInfo, Dataset, columns_of_dataframe
+from ..data.schema import ColumnInfo, Dataset, columns_of_dataframe, pandas_index_columns
 from ..data.source import BatchSource
 from ..errors import InputError, one_line
 from ..runtime.session import conf_value
@@ -52,6 +59,8 @@ log = logging.getLogger(__name__)
 MAGIC = b"PAR1"
 TAIL_BYTES = 1 << 16  # read at once from the end of a file: the footer of all but the widest tables
 INTEGERS = ("tinyint", "smallint", "int", "bigint")
+#: footer metadata: pandas' description of the frame, Spark's schema (with its fields' metadata)
+PANDAS_KEY, SPARK_SCHEMA_KEY = b"pandas", b"org.apache.spark.sql.parquet.row.metadata"
 _SPARK_SIMPLE = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
                  "bigint": T.LongType(), "double": T.DoubleType()}
 
@@ -147,6 +156,23 @@ def read_footer(spark, file: DataFile) -> pa.Schema:
         return pq.read_schema(pa.BufferReader(MAGIC + footer))
     except Exception as err:  # pyarrow raises several error types for damaged metadata
         raise InputError(f"{path}: damaged Parquet footer ({one_line(err)})") from None
+
+
+def pandas_index(schema: pa.Schema) -> list:
+    """The columns a file's pandas metadata declares as an index without a name of its own: an unnamed index, or
+    one named like a column (stored as ``__index_level_N__`` both times); [] without (readable) pandas metadata."""
+    try:
+        meta = json.loads((schema.metadata or {}).get(PANDAS_KEY) or b"{}")
+        described = {c.get("field_name"): c.get("name") for c in meta.get("columns") or () if isinstance(c, dict)}
+        index = [e for e in meta.get("index_columns") or () if isinstance(e, str)]  # a RangeIndex is a dict
+    except (ValueError, AttributeError, TypeError):  # metadata another writer filled differently: nothing declared
+        return []
+    return [e for e in index if e in schema.names and described.get(e, None) != e]
+
+
+def spark_attributes(schema: pa.Schema) -> bool:
+    """Whether Spark wrote ML attribute metadata (``ml_attr``) of some column into the file's footer."""
+    return b'"ml_attr"' in ((schema.metadata or {}).get(SPARK_SCHEMA_KEY) or b"")
 
 
 def check_footer(footer: Footer, case_sensitive: bool = False, duplicate_names: str = "error") -> None:
@@ -290,9 +316,11 @@ def read_parquet(spark, paths, features_col: str | None = None, duplicate_names:
                     name, len(files), len(footers), files[0])
     direct = ParquetSource.for_footers(footers, order, merged, features_col)
     renamed = [r for ft in footers for r in ft.renamed]
+    declared = sorted({n for ft in footers for n in pandas_index(ft.schema)})
     if direct is not None:
-        return Dataset(None, direct.column_infos(), paths[0], batches=direct, skipped_columns=direct.skipped(),
-                       extra={"renamed": renamed})
+        index = pandas_index_columns(order, declared)
+        return Dataset(None, direct.column_infos(index), paths[0], batches=direct,
+                       skipped_columns=direct.skipped(index), extra={"renamed": renamed, "pandas_index": index})
     if renamed:
         ft = next(ft for ft in footers if ft.renamed)
         r = ft.renamed[0]
@@ -304,7 +332,8 @@ def read_parquet(spark, paths, features_col: str | None = None, duplicate_names:
         df = _spark_read(lambda: spark.read.parquet(*paths), paths)
     else:
         df = _read_in_groups(spark, footers, order, merged, paths)
-    return Dataset(df, columns_of_dataframe(df, features_col), paths[0])
+    return Dataset(df, columns_of_dataframe(df, features_col, index_columns=declared), paths[0],
+                   extra={"pandas_index": declared})
 
 
 _NUMERIC = ("tinyint", "smallint", "int", "bigint", "float", "double")
@@ -347,6 +376,8 @@ class ParquetSource(BatchSource):
                 return None
         if any(t.startswith(("struct", "array", "map")) for t in merged.values()):
             return None
+        if any(spark_attributes(ft.schema) for ft in footers):  # Spark restores the attributes, pyarrow cannot
+            return None
         return cls([(ft.file.path, list(ft.names)) for ft in footers], order, merged)
 
     def _kind(self, name: str) -> str | None:
@@ -357,11 +388,13 @@ class ParquetSource(BatchSource):
             return "nominal"
         return None
 
-    def column_infos(self) -> list:
-        return [ColumnInfo(n, self._kind(n), None, n) for n in self.order if self._kind(n)]
+    def column_infos(self, index=()) -> list:
+        """The logical columns: every column of a supported type but the pandas ``index`` columns."""
+        return [ColumnInfo(n, self._kind(n), None, n) for n in self.order if self._kind(n) and n not in index]
 
-    def skipped(self) -> dict:
-        return {n: self.merged[n] for n in self.order if not self._kind(n)}
+    def skipped(self, index=()) -> dict:
+        """{name: type} of the columns that are not features: unsupported types and the pandas ``index``."""
+        return {n: self.merged[n] for n in self.order if not self._kind(n) or n in index}
 
     def narrow(self, columns):
         return ParquetSource(self.files, self.order, self.merged, sorted({c.column for c in columns})), columns
