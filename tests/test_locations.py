@@ -202,3 +202,68 @@ def test_a_csv_input_and_a_relational_schema_on_a_hadoop_file_system(spark, lake
                             "--output", tmp_path / "o2"])
     assert code == 0, err
     assert json.loads((tmp_path / "o2" / "run.json").read_text())["input"] == f"{uri}/schema.yaml"
+
+
+# ----- Delta outputs at a URI ---------------------------------------------------------------------------------
+def _delta_on_hadoop(spark, root: str) -> dict:
+    """In the Delta session: two runs append to a Delta table at a viewfs URI through Spark's Delta writer."""
+    from test_delta_lake import make_ranking
+
+    from spark_fr.io.writers import Publication
+
+    spark._jsc.hadoopConfiguration().set("fs.viewfs.mounttable.deltalake.link./data", f"file://{root}")
+    uri = "viewfs://deltalake/data/rankings"
+    first = Publication(uri, "delta", spark=spark).check()
+    first.publish(make_ranking(1))
+    Publication(uri, "delta", spark=spark).check().publish(make_ranking(2))
+    props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES delta.`{uri}`").collect()}
+    try:
+        Publication("dbfs:/ml/rankings", "delta", spark=spark).check()
+        refused = None
+    except InputError as err:
+        refused = str(err)
+    return {"writer": first._writer, "rows": spark.read.format("delta").load(uri).count(),
+            "runs": spark.read.format("delta").load(uri).select("run_id").distinct().count(),
+            "mark": props.get("spark_fr.rankings"), "refused": refused}
+
+
+def test_a_delta_output_at_a_hadoop_uri_is_written_by_sparks_delta_writer(delta, tmp_path):
+    got = delta.run(_delta_on_hadoop, str(tmp_path))
+    assert got["writer"] == "spark" and got["mark"] == "true"
+    assert got["runs"] == 2 and got["rows"] == 2 * 5
+    assert os.path.isdir(tmp_path / "rankings" / "_delta_log")  # the table is where the mount points
+    assert got["refused"].startswith("--output dbfs:/ml/rankings: no Delta writer serves 'dbfs:' here"), got
+
+
+def test_drift_reads_sources_and_writes_its_outputs_on_a_hadoop_file_system(spark, lake, tmp_path):
+    """jobs/drift.py with its sources (two CSV ranking outputs) and its outputs at URIs; a user's folder there is
+    refused, as locally."""
+    from conftest import ROOT
+
+    uri, root = lake
+    for seed in (1, 2):
+        code, _, err = run_job(["--input", ENB, "--targets", "Y1,Y2", "--trees", 3, "--seed", seed,
+                                "--run-id", f"r{seed}", "--output", f"{uri}/run{seed}"])
+        assert code == 0, err
+    args = ["--table", f"{uri}/run1/ranking.csv,{uri}/run2/ranking.csv", "--output", f"{uri}/drift",
+            "--plot", f"{uri}/drift.png"]
+    code, out, err = run_job(args, job=ROOT / "jobs" / "drift.py")
+    assert code in (0, 3), err
+    assert json.loads((root / "drift" / "drift.json").read_text())["kind"] == "drift"
+    assert (root / "drift.png").read_bytes().startswith(b"\x89PNG")
+    code, _, err = run_job(args, job=ROOT / "jobs" / "drift.py")  # ours: replaced
+    assert code in (0, 3), err
+    (root / "drift" / "summary.csv").write_text("mine\n")
+    code, _, err = run_job(args, job=ROOT / "jobs" / "drift.py")
+    assert code == 2 and "holds files spark_fr's drift did not write (summary.csv)" in err, err
+    assert (root / "drift" / "summary.csv").read_text() == "mine\n"
+
+
+def test_evaluation_outputs_refuse_a_scheme_nobody_serves_before_the_work(spark, tmp_path, monkeypatch):
+    from conftest import ROOT
+
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_job(["--input", ENB, "--targets", "Y1,Y2", "--output", "abfss://c@a.dfs.core.windows.net/e"],
+                           job=ROOT / "jobs" / "evaluate.py")
+    assert code == 2 and "--output abfss://c@a.dfs.core.windows.net/e: no file system serves 'abfss:' here" in err
+    assert os.listdir(tmp_path) == []

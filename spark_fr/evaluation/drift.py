@@ -39,7 +39,6 @@ Decisions
 from __future__ import annotations
 
 import io
-import os
 import platform
 from dataclasses import dataclass, field
 
@@ -48,6 +47,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..io import drift_outputs
+from ..io.locations import locate
 from ..io.ranking_runs import open_runs
 from ..io.writers import PNG_MARK
 from ..version import __version__
@@ -197,7 +197,6 @@ class DriftReport:
         matplotlib.figure.Figure
             Closed (not in pyplot's list of open figures), as :meth:`spark_fr.ranking.Ranking.plot`'s.
         """
-        path = os.path.abspath(path) if path else None
         if path:
             drift_outputs.check(None, path)  # before drawing
         fig = self._figure(_positive(rows, "rows"))
@@ -303,8 +302,7 @@ class DriftReport:
         spark_fr.errors.InputError
             An output that cannot be written or holds what spark_fr did not write (one line naming it).
         """
-        output = os.path.abspath(output) if output else None
-        plot = os.path.abspath(plot) if plot else None
+        output, plot = output or None, plot or None
         drift_outputs.check(output, plot)
         drift_outputs.publish(output, plot, self.tables() if output else None, self.record() if output else None,
                               _png(self._figure(_positive(rows, "rows")), self.runs) if plot else None)
@@ -320,7 +318,7 @@ class DriftReport:
             The directory written.
         """
         self.publish(output=directory)
-        return os.path.abspath(directory)
+        return locate(directory, "--output").path
 
 
 def _png(fig, runs: pd.DataFrame) -> bytes:

@@ -74,33 +74,37 @@ def build_parser():
     return p
 
 
-def load_config(path: str) -> dict:
-    """The options of a YAML config file (dashes or underscores), checked like the command line."""
+def load_config(path: str, master: str | None = None) -> dict:
+    """The options of a YAML config file (dashes or underscores), checked like the command line; a URI is read
+    through its file system (:func:`spark_fr.io.files.driver_file`)."""
     import yaml
 
+    from ..io.files import driver_file
+
+    shown, path = path, driver_file(path, "--config", master=master)
     if not os.path.isfile(path):
-        raise InputError(f"config file not found: {path}")
+        raise InputError(f"config file not found: {shown}")
     try:
         with open(path, encoding="utf-8") as fh:
             cfg = yaml.safe_load(fh) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: not valid YAML ({one_line(err)})") from None
+        raise InputError(f"{shown}: not valid YAML ({one_line(err)})") from None
     if not isinstance(cfg, dict):
-        raise InputError(f"{path}: a config file must be a mapping of option names to values")
+        raise InputError(f"{shown}: a config file must be a mapping of option names to values")
     out = {}
     for key, value in cfg.items():
         opt = BY_NAME.get(str(key).replace("-", "_"))
         if opt is None or opt.name == "config":
-            raise InputError(f"{path}: unknown option '{key}' of jobs/drift.py")
+            raise InputError(f"{shown}: unknown option '{key}' of jobs/drift.py")
         if value is not None:
-            out[opt.name] = O.check_value(opt, value, where=f"{path}: ")
+            out[opt.name] = O.check_value(opt, value, where=f"{shown}: ")
     return out
 
 
 def resolve_options(argv=None) -> dict:
     """The defaults, the config file, then the command line (it wins)."""
     given = {k: v for k, v in vars(build_parser().parse_args(argv)).items() if v is not None}
-    cfg = load_config(given["config"]) if given.get("config") else {}
+    cfg = load_config(given["config"], given.get("master")) if given.get("config") else {}
     opts = {**{o.name: o.default for o in OPTIONS}, **cfg, **given}
     if not opts.get("table"):
         raise InputError("--table is required (on the command line or in --config)")
@@ -112,12 +116,13 @@ def resolve_options(argv=None) -> dict:
 
 
 def _outputs(opts: dict) -> tuple:
-    """(--output, --plot) as absolute paths (or None), refused before anything is read when they cannot be written
+    """(--output, --plot) as absolute paths or URIs (or None), refused before anything is read when they cannot be written
     or hold what spark_fr did not write (:func:`spark_fr.io.drift_outputs.check`)."""
     from ..io import drift_outputs
+    from ..io.locations import locate
 
-    output = os.path.abspath(opts["output"]) if opts.get("output") else None
-    plot = os.path.abspath(opts["plot"]) if opts.get("plot") else None
+    output = locate(opts["output"], "--output").path if opts.get("output") else None
+    plot = locate(opts["plot"], "--plot").path if opts.get("plot") else None
     drift_outputs.check(output, plot)
     return output, plot
 

@@ -23,6 +23,7 @@ import time
 
 from .. import options as O
 from ..errors import InputError, one_line
+from ..io.locations import locate
 from .protocol import PROTOCOLS, SET_BY_RANKINGS
 
 log = logging.getLogger("spark_fr")
@@ -143,34 +144,38 @@ def build_parser():
     return p
 
 
-def load_config(path: str) -> dict:
-    """The options of a YAML config (dashes or underscores), checked like the command line."""
+def load_config(path: str, master: str | None = None) -> dict:
+    """The options of a YAML config (dashes or underscores), checked like the command line; a URI is read through
+    its file system (:func:`spark_fr.io.files.driver_file`)."""
     import yaml
 
+    from ..io.files import driver_file
+
+    shown, path = path, driver_file(path, "--config", master=master)
     if not os.path.isfile(path):
-        raise InputError(f"config file not found: {path}")
+        raise InputError(f"config file not found: {shown}")
     try:
         with open(path, encoding="utf-8") as fh:
             cfg = yaml.safe_load(fh) or {}
     except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise InputError(f"{path}: not valid YAML ({one_line(err)})") from None
+        raise InputError(f"{shown}: not valid YAML ({one_line(err)})") from None
     if not isinstance(cfg, dict):
-        raise InputError(f"{path}: a config file must be a mapping of option names to values")
+        raise InputError(f"{shown}: a config file must be a mapping of option names to values")
     known = by_name()
     out = {}
     for key, value in cfg.items():
         opt = known.get(str(key).replace("-", "_"))
         if opt is None or opt.name == "config":
-            raise InputError(f"{path}: unknown option '{key}' of jobs/evaluate.py")
+            raise InputError(f"{shown}: unknown option '{key}' of jobs/evaluate.py")
         if value is not None:
-            out[opt.name] = O.check_value(opt, value, where=f"{path}: ")
+            out[opt.name] = O.check_value(opt, value, where=f"{shown}: ")
     return out
 
 
 def resolve_options(argv=None) -> tuple:
     """(options, names given on the command line or in the config): defaults < config < command line."""
     given = {k: v for k, v in vars(build_parser().parse_args(argv)).items() if v is not None}
-    cfg = load_config(given["config"]) if given.get("config") else {}
+    cfg = load_config(given["config"], given.get("master")) if given.get("config") else {}
     opts = {**{o.name: o.default for o in options()}, **cfg, **given}
     if opts.get("suite") and opts.get("input"):
         raise InputError("give --input (one dataset) or --suite (every shared dataset of a kind), not both")
@@ -182,8 +187,8 @@ def resolve_options(argv=None) -> tuple:
             if opts.get(name):
                 raise InputError(f"--suite names its datasets and their targets; leave out --{name.replace('_', '-')}")
     if opts.get("plot") and opts.get("output"):
-        plot, out = os.path.abspath(opts["plot"]), os.path.abspath(opts["output"])
-        if plot == out or plot.startswith(out + os.sep):
+        plot, out = locate(opts["plot"], "--plot").path, locate(opts["output"], "--output").path
+        if plot == out or plot.startswith(out + "/"):
             raise InputError(f"--plot {opts['plot']} is inside --output {opts['output']}, which is written as a whole; "
                              f"put it beside (e.g. {opts['output'].rstrip('/')}.png)")
     return opts, set(given) | set(cfg)
@@ -215,9 +220,9 @@ def run(opts: dict) -> int:
 
     t0 = time.perf_counter()
     if opts.get("output"):
-        check_output(os.path.abspath(opts["output"]))
+        check_output(opts["output"])
     if opts.get("plot"):
-        check_plot_path(os.path.abspath(opts["plot"]))
+        check_plot_path(opts["plot"])
     if opts.get("master"):
         check_master(opts["master"])
     debug = opts.get("log_level") == "debug"

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import uuid
 from datetime import datetime, timezone
 
@@ -299,34 +298,39 @@ class Evaluation:
         return rec
 
     def write(self, directory: str) -> str:
-        """Write the tables and ``run.json`` to ``directory`` (module sketch); returns its absolute path."""
-        directory = os.path.abspath(directory)
+        """Write the tables and ``run.json`` to ``directory`` (a local path or a URI, :mod:`spark_fr.io.locations`)
+        through a hidden sibling renamed into place; an earlier evaluation there is replaced. Returns the path."""
+        from ..io.ownership import at, commit_directory, make_parents, remove_created, sibling, stage_directory
+        from ..runtime.signals import deferred
+
+        out, files = at(directory, None, "--output")
         check_output(directory)
-        parent = os.path.dirname(directory)
-        os.makedirs(parent, exist_ok=True)
-        tmp = os.path.join(parent, f".{os.path.basename(directory)}.tmp-{uuid.uuid4().hex[:8]}")
-        os.makedirs(tmp)
+        made: list = []
+        make_parents(out, files, made)
+        tmp = sibling(out, "tmp")
+        done = False
         try:
-            self.table.to_csv(os.path.join(tmp, "evaluation.csv"), index=False)
-            self.summary().to_csv(os.path.join(tmp, "summary.csv"), index=False)
-            if len(self.datasets) > 1:
-                self.comparison_table().to_csv(os.path.join(tmp, "comparison.csv"), index=False)
-            for name in ("curves", "similarity", "importances"):
-                frame = getattr(self, name)
-                if len(frame):
-                    frame.to_csv(os.path.join(tmp, f"{name}.csv"), index=False)
-            with open(os.path.join(tmp, "run.json"), "w", encoding="utf-8") as fh:
-                json.dump(self.record(), fh, indent=2, default=_json_default)
-            if os.path.isdir(directory):
-                old = os.path.join(parent, f".{os.path.basename(directory)}.old-{uuid.uuid4().hex[:8]}")
-                os.rename(directory, old)
-                os.rename(tmp, directory)
-                shutil.rmtree(old, ignore_errors=True)
-            else:
-                os.rename(tmp, directory)
+            stage_directory(tmp, files, self._write_files)
+            with deferred():
+                commit_directory(tmp, out, files, foreign=_foreign, ours=EVALUATION_FILES)
+                done = True
         finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-        return directory
+            if not done:
+                files.rmtree(tmp)
+                remove_created(made, files)
+        return out.path
+
+    def _write_files(self, tmp: str) -> None:
+        self.table.to_csv(os.path.join(tmp, "evaluation.csv"), index=False)
+        self.summary().to_csv(os.path.join(tmp, "summary.csv"), index=False)
+        if len(self.datasets) > 1:
+            self.comparison_table().to_csv(os.path.join(tmp, "comparison.csv"), index=False)
+        for name in ("curves", "similarity", "importances"):
+            frame = getattr(self, name)
+            if len(frame):
+                frame.to_csv(os.path.join(tmp, f"{name}.csv"), index=False)
+        with open(os.path.join(tmp, "run.json"), "w", encoding="utf-8") as fh:
+            json.dump(self.record(), fh, indent=2, default=_json_default)
 
 
 def _json_default(v):
@@ -341,17 +345,24 @@ def _json_default(v):
     return str(v)
 
 
+def _foreign(directory, files) -> list:
+    """Entries of a directory an evaluation of ours did not write (all of them without its ``run.json``)."""
+    from ..io.ownership import foreign_entries
+
+    return foreign_entries(directory, files, ours=EVALUATION_FILES)
+
+
 def check_output(directory: str) -> None:
     """Refuse, before any work, an output that is a file, holds files an evaluation did not write, or cannot be
-    created."""
-    from ..io.writers import check_creatable
+    created (a local path or a URI)."""
+    from ..io.ownership import at, check_creatable, shown
 
-    if os.path.lexists(directory) and not os.path.isdir(directory):
+    loc, files = at(directory, None, "--output")
+    if files.exists(loc) and not files.isdir(loc):
         raise InputError(f"--output {directory} exists and is not a directory; choose a new path")
-    if os.path.isdir(directory):
-        foreign = sorted(set(os.listdir(directory)) - EVALUATION_FILES)
+    if files.isdir(loc):
+        foreign = _foreign(loc, files)
         if foreign:
-            shown = ", ".join(foreign[:3]) + (", ..." if len(foreign) > 3 else "")
-            raise InputError(f"--output {directory} holds files an evaluation did not write ({shown}); choose a new "
-                             f"or empty directory")
-    check_creatable(directory, "--output")
+            raise InputError(f"--output {directory} holds files an evaluation did not write ({shown(foreign)}); "
+                             f"choose a new or empty directory")
+    check_creatable(loc, "--output", files)

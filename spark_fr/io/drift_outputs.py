@@ -23,9 +23,10 @@ Sketch
   the outputs. Drift has no ``--mode``: Decision: an earlier drift output of ours is replaced (a scheduled job
   writes the same ``DIR`` every day), as a CSV ranking is by default.
 
-Every filesystem operation of this module is one of the small functions of the section "filesystem" at its end
-(local paths, ``os``), or :func:`~spark_fr.io.writers.check_creatable` and :func:`~spark_fr.io.writers.is_our_png`,
-so that they can be routed through a filesystem object.
+Both paths may be local paths or URIs (:mod:`spark_fr.io.locations`): every file operation goes through the
+backend that serves the location (:mod:`spark_fr.io.filesystems`), and the staging, the renames and the
+replacement of an earlier output are the rankings' own (:func:`spark_fr.io.ownership.stage_directory`,
+:func:`~spark_fr.io.ownership.commit_directory`); only the proof of ownership is drift's.
 """
 from __future__ import annotations
 
@@ -33,13 +34,12 @@ import hashlib
 import json
 import logging
 import os
-import time
-import uuid
 
 from ..errors import InputError
 from ..runtime.signals import deferred
 from ..version import __version__
-from .writers import RETRIES, check_creatable, is_our_png
+from .ownership import (at, check_creatable, commit_directory, is_our_png, make_parents, read_json, remove_created,
+                        sibling, stage_directory)
 
 log = logging.getLogger(__name__)
 
@@ -50,26 +50,26 @@ TABLES = ("summary.csv", "fji.csv", "changes.csv", "ranks.csv")
 #: every file a drift output holds
 FILES = frozenset(TABLES + (RECORD,))
 KIND = "drift"
+RETRIES = 12
 
 
 # ----- ownership ------------------------------------------------------------------------------------------------
-def our_record(path: str) -> dict | None:
+def our_record(path, files=None) -> dict | None:
     """The record of a ``drift.json`` spark_fr wrote (its mark: ``kind`` drift, ``versions.spark_fr`` and the
     hashes of its files), or None.
 
     Parameters
     ----------
-    path : str
+    path : str or Location
         A ``drift.json``.
+    files : backend, optional
 
     Returns
     -------
     dict or None
     """
-    try:
-        record = json.loads(_read(path))
-    except (OSError, ValueError):
-        return None
+    loc, files = at(path, files)
+    record = read_json(loc, files) if files.isfile(loc) else None
     if not isinstance(record, dict) or record.get("kind") != KIND:
         return None
     if "spark_fr" not in (record.get("versions") or {}) or not isinstance(record.get("files"), dict):
@@ -77,25 +77,34 @@ def our_record(path: str) -> dict | None:
     return record
 
 
-def foreign_entries(directory: str) -> list:
+def foreign_entries(directory, files=None) -> list:
     """The entries of ``directory`` a drift output of ours did not write (module sketch), described for a message
     (``summary.csv (a folder)``); empty for an empty directory or a drift output of ours."""
-    names = _list(directory)
-    record = our_record(os.path.join(directory, RECORD)) if _kind(os.path.join(directory, RECORD)) == "file" else None
+    loc, files = at(directory, files)
+    names = files.listdir(loc)
+    record = our_record(loc.child(RECORD), files)
     if record is None:
-        return [_described(directory, n) for n in names]
-    return [_described(directory, n) for n in names if n != RECORD and not _proven(directory, n, record)]
+        return [_described(loc, n, files) for n in names]
+    return [_described(loc, n, files) for n in names if n != RECORD and not _proven(loc, n, record, files)]
 
 
-def _proven(directory: str, name: str, record: dict) -> bool:
+def _proven(directory, name: str, record: dict, files) -> bool:
     """Whether ``name`` is a regular file whose content has the hash ``record`` gives it."""
-    path = os.path.join(directory, name)
-    return name in TABLES and _kind(path) == "file" and record["files"].get(name) == _sha256(_read(path))
+    loc = directory.child(name)
+    if name not in TABLES or not files.isfile(loc):
+        return False
+    try:
+        content = files.read_head(loc)
+    except Exception:  # unreadable (Hadoop's checksum of a file changed behind its back): not proven ours
+        return False
+    return record["files"].get(name) == _sha256(content)
 
 
-def _described(directory: str, name: str) -> str:
-    kind = _kind(os.path.join(directory, name))
-    return name if kind == "file" else f"{name} (a {'folder' if kind == 'dir' else 'link'})"
+def _described(directory, name: str, files) -> str:
+    loc = directory.child(name)
+    if files.isfile(loc):
+        return name
+    return f"{name} (a {'folder' if files.isdir(loc) else 'link'})"
 
 
 def _refusal(directory: str, foreign: list) -> str:
@@ -109,13 +118,13 @@ def _refusal(directory: str, foreign: list) -> str:
 
 
 # ----- before the work --------------------------------------------------------------------------------------------
-def check(output: str | None, plot: str | None) -> None:
+def check(output, plot) -> None:
     """Refuse, before any work, outputs that cannot be written or would replace what spark_fr did not write.
 
     Parameters
     ----------
     output : str or None
-        The folder of the tables and ``drift.json``.
+        The folder of the tables and ``drift.json`` (a local path or a URI).
     plot : str or None
         The heat map's PNG file.
 
@@ -124,50 +133,52 @@ def check(output: str | None, plot: str | None) -> None:
     spark_fr.errors.InputError
         One line naming the option, the path and what is in the way.
     """
-    if output is not None and plot is not None:
-        _check_apart(output, plot)
-    if output is not None:
-        check_creatable(output, "--output")
-        _check_output(output)
-    if plot is not None:
-        check_creatable(plot, "--plot")
-        _check_plot(plot)
+    out = at(output, None, "--output") if output is not None else None
+    png = at(plot, None, "--plot") if plot is not None else None
+    if out is not None and png is not None:
+        _check_apart(out[0], png[0])
+    if out is not None:
+        check_creatable(out[0], "--output", out[1])
+        _check_output(*out)
+    if png is not None:
+        check_creatable(png[0], "--plot", png[1])
+        _check_plot(*png)
 
 
-def _check_output(output: str) -> None:
-    kind = _kind(output)
-    if kind == "absent":
+def _check_output(loc, files) -> None:
+    if not files.exists(loc):
         return
-    if kind != "dir":
-        raise InputError(f"--output {output} exists and is not a directory; choose a new path")
-    foreign = foreign_entries(output)
+    if not files.isdir(loc):
+        raise InputError(f"--output {loc.path} exists and is not a directory; choose a new path")
+    foreign = foreign_entries(loc, files)
     if foreign:
-        raise InputError(_refusal(output, foreign))
+        raise InputError(_refusal(loc.path, foreign))
 
 
-def _check_plot(plot: str) -> None:
-    kind = _kind(plot)
-    if kind == "dir":
-        raise InputError(f"--plot {plot} is a directory; give a .png file name")
-    if kind != "absent" and (kind != "file" or not is_our_png(plot)):
-        raise InputError(f"--plot {plot} exists and was not written by spark_fr; choose another file name")
+def _check_plot(loc, files) -> None:
+    if files.isdir(loc):
+        raise InputError(f"--plot {loc.path} is a directory; give a .png file name")
+    if files.exists(loc) and not is_our_png(loc, files):
+        raise InputError(f"--plot {loc.path} exists and was not written by spark_fr; choose another file name")
 
 
-def _check_apart(output: str, plot: str) -> None:
+def _check_apart(out, png) -> None:
     """Decision (as the rankings'): the plot may not be the output, nor inside it, nor hold it."""
-    out, png = _real(output), _real(plot)
-    if out == png:
-        raise InputError(f"--plot and --output are the same path: {output}")
-    if png.startswith(out + os.sep):
-        raise InputError(f"--plot {plot} is inside --output {output}, which spark_fr writes and replaces as a whole; "
-                         f"put the plot beside it, e.g. --plot {output.rstrip(os.sep)}.png")
-    if out.startswith(png + os.sep):
-        raise InputError(f"--output {output} is inside --plot {plot}; give the plot a file name of its own")
+    sep = os.sep if out.local else "/"
+    o, p = (os.path.realpath(out.path), os.path.realpath(png.path)) if out.local else (out.path, png.path)
+    if o == p:
+        raise InputError(f"--plot and --output are the same path: {out.path}")
+    if out.local != png.local:
+        return
+    if p.startswith(o + sep):
+        raise InputError(f"--plot {png.path} is inside --output {out.path}, which spark_fr writes and replaces as a "
+                         f"whole; put the plot beside it, e.g. --plot {out.path.rstrip(sep)}.png")
+    if o.startswith(p + sep):
+        raise InputError(f"--output {out.path} is inside --plot {png.path}; give the plot a file name of its own")
 
 
 # ----- after the work ---------------------------------------------------------------------------------------------
-def publish(output: str | None, plot: str | None, tables: dict | None = None, record: dict | None = None,
-            png: bytes | None = None) -> None:
+def publish(output, plot, tables: dict | None = None, record: dict | None = None, png: bytes | None = None) -> None:
     """Write the drift output and the plot together (module sketch): all or nothing.
 
     Parameters
@@ -189,174 +200,62 @@ def publish(output: str | None, plot: str | None, tables: dict | None = None, re
         An output that is not (or no longer) ours: nothing is written.
     """
     check(output, plot)
-    created, staged, plot_tmp, done = [], None, None, False
+    out = at(output, None, "--output") if output is not None else (None, None)
+    pic = at(plot, None, "--plot") if plot is not None else (None, None)
+    made_out, made_plot, staged, plot_tmp, done = [], [], None, None, False
     try:
-        if plot is not None:
-            _make_parents(plot, created)
-            plot_tmp = _sibling(plot, "tmp") + ".png"  # named first: the clean-up knows it from the start
-            _write(plot_tmp, png)
-        if output is not None:
-            _make_parents(output, created)
-            staged = _sibling(output, "tmp")
-            _stage(staged, tables or {}, record or {})
+        if pic[0] is not None:
+            make_parents(pic[0], pic[1], made_plot)
+            plot_tmp = sibling(pic[0], "tmp")  # named first: the clean-up knows it from the start
+            plot_tmp = plot_tmp.sibling(plot_tmp.name + ".png")
+            _put_bytes(pic[1], plot_tmp, png)
+        if out[0] is not None:
+            make_parents(out[0], out[1], made_out)
+            staged = sibling(out[0], "tmp")
+            stage_directory(staged, out[1], lambda local: _write_tables(local, tables or {}, record or {}))
         with deferred():  # a SIGTERM waits until both are in place (spark_fr.runtime.signals)
             check(output, plot)  # again: another process may have written there meanwhile
-            if output is not None:
-                _commit(staged, output)
+            if out[0] is not None:
+                commit_directory(staged, out[0], out[1], foreign=foreign_entries, ours=FILES, retries=RETRIES)
                 staged = None
-            if plot is not None:
-                _replace(plot_tmp, plot)
+            if pic[0] is not None:
+                pic[1].replace(plot_tmp, pic[0])
                 plot_tmp = None
             done = True
     finally:
-        _clean_up(staged, plot_tmp, [] if done else created)
+        if plot_tmp is not None and pic[1].exists(plot_tmp):
+            pic[1].remove(plot_tmp)
+        if staged is not None:
+            out[1].rmtree(staged)
+        if not done:
+            remove_created(made_out, out[1])
+            remove_created(made_plot, pic[1])
 
 
-def _stage(folder: str, tables: dict, record: dict) -> None:
-    """The tables, then ``drift.json`` with spark_fr's mark and the tables' hashes, in a new ``folder``."""
-    _make_dir(folder)
+def _write_tables(folder: str, tables: dict, record: dict) -> None:
+    """The tables, then ``drift.json`` with spark_fr's mark and the tables' hashes, in the local ``folder``."""
     hashes = {}
     for name in TABLES:
         if name in tables:
-            _write(os.path.join(folder, name), tables[name])
+            with open(os.path.join(folder, name), "xb") as fh:
+                fh.write(tables[name])
             hashes[name] = _sha256(tables[name])
     versions = {**(record.get("versions") or {}), "spark_fr": __version__}
     marked = {**record, "kind": KIND, "versions": versions, "files": hashes}
-    _write(os.path.join(folder, RECORD), json.dumps(marked, indent=2, default=str).encode("utf-8"))
+    with open(os.path.join(folder, RECORD), "xb") as fh:
+        fh.write(json.dumps(marked, indent=2, default=str).encode("utf-8"))
 
 
-def _commit(staged: str, output: str) -> None:
-    """Move the staged folder into place (module sketch); retried when another run swaps at the same moment."""
-    for attempt in range(RETRIES):
-        kind = _kind(output)
-        if kind == "dir" and not _list(output):  # an empty folder (perhaps one the user made): fill it, keep it
-            for name in _list(staged):
-                _replace(os.path.join(staged, name), os.path.join(output, name))
-            _remove_empty_dir(staged)
-            return
-        if kind == "absent":
-            if _rename(staged, output):
-                return
-        else:
-            _check_output(output)
-            old = _sibling(output, "old")
-            if _rename(output, old):
-                if _rename(staged, output):
-                    _remove_ours(old)
-                    return
-                if not _rename(old, output):  # another run's output is in place: the earlier one is superseded
-                    _remove_ours(old)
-        time.sleep(0.05 * (attempt + 1))
-    raise InputError(f"--output {output}: other runs kept replacing it; nothing was written")
+def _put_bytes(files, loc, data: bytes) -> None:
+    """A new file of ``data`` at ``loc`` (through a local temporary file)."""
+    import tempfile
 
-
-def _remove_ours(folder: str) -> None:
-    """Delete an earlier drift output of ours: the files still proven ours, then the folder (kept, with a log
-    line, if anything else is in it)."""
-    record = our_record(os.path.join(folder, RECORD))
-    if record is not None:
-        for name in _list(folder):
-            if name != RECORD and _proven(folder, name, record):
-                _remove_file(os.path.join(folder, name))
-        _remove_file(os.path.join(folder, RECORD))
-    if not _remove_empty_dir(folder):
-        log.warning("%s: kept, it holds files spark_fr's drift did not write", folder)
-
-
-def _clean_up(staged: str | None, plot_tmp: str | None, created: list) -> None:
-    """Remove the temporaries, and the folders made for the outputs (when still empty)."""
-    if plot_tmp is not None and _kind(plot_tmp) == "file":
-        _remove_file(plot_tmp)
-    if staged is not None and _kind(staged) == "dir":
-        for name in _list(staged):
-            _remove_file(os.path.join(staged, name))
-        _remove_empty_dir(staged)
-    for folder in reversed(created):
-        _remove_empty_dir(folder)
+    with tempfile.TemporaryDirectory(prefix="spark_fr-drift-") as local:
+        path = os.path.join(local, "file")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        files.put(path, loc)
 
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def _sibling(path: str, what: str) -> str:
-    """A hidden name beside ``path`` for a temporary or an earlier version of it."""
-    return os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{what}-{uuid.uuid4().hex[:8]}")
-
-
-# ----- filesystem (local paths; the only functions here that touch it) --------------------------------------------
-def _kind(path: str) -> str:
-    """'absent', 'file', 'dir' or 'other' (a link, a device: never ours); links are not followed."""
-    if os.path.islink(path):
-        return "other"
-    if os.path.isfile(path):
-        return "file"
-    if os.path.isdir(path):
-        return "dir"
-    return "other" if os.path.lexists(path) else "absent"
-
-
-def _real(path: str) -> str:
-    """The path with links resolved."""
-    return os.path.realpath(path)
-
-
-def _list(directory: str) -> list:
-    return sorted(os.listdir(directory))
-
-
-def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
-
-
-def _write(path: str, data: bytes) -> None:
-    """A new file (never an existing one)."""
-    with open(path, "xb") as fh:
-        fh.write(data)
-
-
-def _make_dir(path: str) -> None:
-    os.mkdir(path)
-
-
-def _make_parents(path: str, created: list) -> None:
-    """Create the missing folders above ``path``, outermost first, appending each to ``created``."""
-    missing, parent = [], os.path.dirname(path)
-    while parent and not os.path.isdir(parent) and os.path.dirname(parent) != parent:
-        missing.append(parent)
-        parent = os.path.dirname(parent)
-    for folder in reversed(missing):
-        try:
-            os.mkdir(folder)
-        except FileExistsError:  # another run made it meanwhile: not ours to remove
-            continue
-        created.append(folder)
-
-
-def _rename(source: str, target: str) -> bool:
-    """Rename ``source`` to ``target``, which must not exist (a directory rename onto an empty directory is
-    refused too); False when it did not happen."""
-    if os.path.lexists(target):
-        return False
-    try:
-        os.rename(source, target)
-    except OSError:
-        return False
-    return True
-
-
-def _replace(source: str, target: str) -> None:
-    os.replace(source, target)
-
-
-def _remove_file(path: str) -> None:
-    os.remove(path)
-
-
-def _remove_empty_dir(path: str) -> bool:
-    try:
-        os.rmdir(path)
-    except OSError:
-        return False
-    return True

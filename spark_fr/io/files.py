@@ -136,36 +136,54 @@ def local_copy(spark, path: str, option: str = "--input") -> str:
 
     Files that Python parses on the driver (ARFF, a ``.zip`` of one, ``.mat``, a Mulan XML label file, a YAML
     config or schema) are read from a URI through the file system that serves it (Hadoop's, or Spark's
-    ``binaryFile`` reader on Spark Connect) into a temporary file named by the URI and its size, reused while
-    they are unchanged. Decision: a copy, not a stream, so that every driver-side reader keeps reading files.
+    ``binaryFile`` reader on Spark Connect) into a temporary folder of this process (removed at exit).
+    Decision: a copy, not a stream, so that every driver-side reader keeps reading files; a fresh copy each time,
+    never a cache a changed file could hide behind.
     """
     if not is_uri(path):
         return path
-    import hashlib
-    import shutil
-    import tempfile
+    name = path.rstrip("/").rsplit("/", 1)[-1] or "file"
+    import uuid
 
-    if not _connect(spark):  # on Spark Connect the server's file systems serve it (binaryFile)
-        from .filesystems import files_for
-        from .locations import locate
-
-        files_for(locate(path, option), spark, option)  # a scheme nobody serves: one line
-    try:
-        size = data_files(spark, path)[0][0].size
-    except Exception as err:  # a missing file, through Hadoop or binaryFile
-        if "FileNotFound" in str(err) or isinstance(err, FileNotFoundError) or "does not exist" in str(err):
+    target = os.path.join(_fetch_dir(), f"{uuid.uuid4().hex[:8]}-{name}")
+    if _connect(spark):  # the server's file systems serve it (binaryFile)
+        try:
+            data_files(spark, path)
+        except FileNotFoundError:
             raise InputError(f"{option} {path}: no such file") from None
-        raise
-    key = hashlib.sha1(f"{path}|{size}".encode()).hexdigest()[:16]
-    target_dir = os.path.join(tempfile.gettempdir(), "spark_fr_fetched", key)
-    target = os.path.join(target_dir, path.rstrip("/").rsplit("/", 1)[-1] or "file")
-    if not os.path.exists(target):
-        os.makedirs(target_dir, exist_ok=True)
-        partial = target + f".part{os.getpid()}"
-        with open_binary(spark, path) as src, open(partial, "wb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-        os.replace(partial, target)  # atomic: a concurrent reader never sees half a file
+        _copy_stream(open_binary(spark, path), target)
+        return target
+    from .filesystems import files_for
+    from .locations import locate
+
+    loc = locate(path, option)
+    files = files_for(loc, spark, option)  # a scheme nobody serves: one line
+    if not files.isfile(loc):
+        raise InputError(f"{option} {path}: no such file")
+    files.get(loc, target)
     return target
+
+
+_FETCHED: list = []
+
+
+def _fetch_dir() -> str:
+    """This process's folder of copies (:func:`local_copy`), removed when it exits."""
+    if not _FETCHED:
+        import atexit
+        import shutil
+        import tempfile
+
+        _FETCHED.append(tempfile.mkdtemp(prefix="spark_fr_fetched-"))
+        atexit.register(shutil.rmtree, _FETCHED[0], True)
+    return _FETCHED[0]
+
+
+def _copy_stream(stream, path: str) -> None:
+    import shutil
+
+    with stream as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
 
 
 def driver_file(path: str, option: str, spark=None, master: str | None = None) -> str:

@@ -14,7 +14,7 @@ Sketch
   local folder named after it.
 
 Each backend has the few operations the writers need (``exists``, ``isdir``, ``listdir``, ``read_head``,
-``mkdir``, ``rename``, ``replace``, ``put``, ``remove``, ``rmdir``, ``rmtree``), with the semantics of Python's
+``size``, ``get``, ``mkdir``, ``rename``, ``replace``, ``put``, ``remove``, ``rmdir``, ``rmtree``), with the semantics of Python's
 ``os`` functions: ``rename`` refuses an existing destination other than an empty directory (Hadoop would move the
 source *into* a directory), ``replace`` replaces a file, ``rmdir`` only removes an empty directory. They are tested operation by operation against each other
 (``tests/test_locations.py``: Hadoop's local file system behind ``file:`` URIs against :class:`LocalFiles`).
@@ -63,6 +63,12 @@ class LocalFiles:
 
     def replace(self, src: Location, dst: Location) -> None:
         os.replace(src.path, dst.path)
+
+    def size(self, loc: Location) -> int:
+        return os.path.getsize(loc.path)
+
+    def get(self, loc: Location, local_file: str) -> None:
+        shutil.copyfile(loc.path, local_file)
 
     def put(self, local_file: str, loc: Location) -> None:
         shutil.copyfile(local_file, loc.path)
@@ -139,6 +145,21 @@ class HadoopFiles:
         if self.isfile(dst):  # not atomic on Hadoop: the file is gone for a moment
             self._fs.delete(self._path(dst), False)
         self.rename(src, dst)
+
+    def size(self, loc: Location) -> int:
+        return int(self._fs.getFileStatus(self._path(loc)).getLen())
+
+    def get(self, loc: Location, local_file: str) -> None:
+        stream = self._fs.open(self._path(loc))
+        try:
+            with open(local_file, "wb") as out:
+                while True:
+                    chunk = bytes(stream.readNBytes(1 << 20))
+                    if not chunk:
+                        break
+                    out.write(chunk)
+        finally:
+            stream.close()
 
     def put(self, local_file: str, loc: Location) -> None:
         out = self._fs.create(self._path(loc), False)
@@ -224,6 +245,13 @@ class ArrowFiles:
         if self.isfile(dst):
             self._fs.delete_file(self._p(dst))
         self.rename(src, dst)
+
+    def size(self, loc: Location) -> int:
+        return int(self._info(loc).size)
+
+    def get(self, loc: Location, local_file: str) -> None:
+        with self._fs.open_input_stream(self._p(loc)) as src, open(local_file, "wb") as out:
+            shutil.copyfileobj(src, out, 1 << 20)
 
     def put(self, local_file: str, loc: Location) -> None:
         with open(local_file, "rb") as src, self._fs.open_output_stream(self._p(loc)) as out:

@@ -43,12 +43,8 @@ def read_json(path, files=None):
     loc, files = at(path, files)
     try:
         return json.loads(files.read_head(loc).decode("utf-8"))
-    except (OSError, ValueError, UnicodeDecodeError):
+    except Exception:  # missing, unreadable (a Hadoop checksum error through py4j), not JSON: not a record of ours
         return None
-    except Exception as err:  # a Hadoop file system's errors through py4j
-        if "FileNotFound" in str(err):
-            return None
-        raise
 
 
 def is_our_run_json(path, files=None) -> bool:
@@ -218,3 +214,89 @@ def publish_file(path, write, what: str = "--plot", files=None) -> str:
             finally:
                 remove_created(made, files)
     return loc.path
+
+
+def stage_directory(tmp: Location, files, write) -> None:
+    """Make the new directory ``tmp`` holding what ``write(local_directory)`` writes (on the driver's disk first,
+    then copied, for a remote file system); nothing is left of it if writing fails."""
+    import shutil
+    import tempfile
+
+    if tmp.local:
+        os.makedirs(tmp.path)
+        try:
+            write(tmp.path)
+        except BaseException:
+            shutil.rmtree(tmp.path, ignore_errors=True)
+            raise
+        return
+    with tempfile.TemporaryDirectory(prefix="spark_fr-out-") as local:
+        write(local)
+        files.mkdir(tmp)
+        try:
+            for name in sorted(os.listdir(local)):
+                files.put(os.path.join(local, name), tmp.child(name))
+        except BaseException:
+            files.rmtree(tmp)
+            raise
+
+
+def commit_directory(tmp: Location, out: Location, files, *, foreign, refuse_existing: str | None = None,
+                     ours=OUR_FILES, option: str = "--output", retries: int = 12) -> None:
+    """Move the staged directory ``tmp`` into place at ``out`` (call with SIGTERM deferred).
+
+    ``out`` absent: one rename; an empty directory: filled, and kept; a directory of ours (``foreign(out, files)``
+    lists nothing): renamed aside, ``tmp`` renamed in, the old one's files of ours deleted. Another run publishing
+    at the same moment is retried (the last one wins). Anything else is refused, and nothing is written.
+
+    Parameters
+    ----------
+    tmp, out : Location
+    files : backend
+    foreign : callable
+        ``foreign(location, files) -> list`` of the entries a run of ours did not write.
+    refuse_existing : str, optional
+        The message when an earlier output of ours exists and must not be replaced (``--mode error``).
+    ours : set of str
+        The file names removed from the replaced directory.
+    """
+    import time
+
+    for attempt in range(retries):
+        if files.isdir(out) and not files.listdir(out):
+            # an empty directory (perhaps a mount point or one the user made): fill it, keep it
+            for name in files.listdir(tmp):
+                files.rename(tmp.child(name), out.child(name))
+            files.rmdir(tmp)
+            return
+        if not files.exists(out):
+            try:
+                files.rename(tmp, out)
+                return
+            except OSError:
+                time.sleep(0.05 * (attempt + 1))  # another run published at the same moment
+                continue
+        found = foreign(out, files) if files.isdir(out) else [out.name]
+        if found:
+            raise InputError(f"{option} {out.path} holds files spark_fr did not write ({shown(found)}); "
+                             f"nothing was written")
+        if refuse_existing:
+            raise InputError(refuse_existing)
+        old = sibling(out, "old")
+        try:
+            files.rename(out, old)
+        except OSError:
+            time.sleep(0.05 * (attempt + 1))
+            continue
+        try:
+            files.rename(tmp, out)
+        except OSError:  # another run published in between
+            try:
+                files.rename(old, out)  # put the earlier output back, and try again
+            except OSError:  # the other run's output is in place: the earlier one is superseded
+                remove_our_directory(old, files, ours)
+            time.sleep(0.05 * (attempt + 1))
+            continue
+        remove_our_directory(old, files, ours)
+        return
+    raise InputError(f"{option} {out.path}: other runs kept replacing it; nothing was written")

@@ -33,6 +33,8 @@ import re
 import pandas as pd
 
 from ..errors import InputError, one_line
+from ..runtime.engine import is_connect
+from .locations import is_local, local_path, locate
 
 log = logging.getLogger(__name__)
 
@@ -313,14 +315,10 @@ def open_runs(source, spark=None) -> RankingRuns:
     return _open_one(text, spark)
 
 
-def _local(path: str) -> str:
-    return path[len("file://"):] if path.startswith("file://") else path
-
-
 def _open_one(path: str, spark) -> RankingRuns:
-    if "://" in path and not path.startswith("file://"):
-        return _open_delta(path, spark)
-    local = _local(path)
+    if not is_local(path):
+        return _open_remote(path, spark)
+    local = local_path(path)
     if os.path.isdir(local):
         if os.path.isdir(os.path.join(local, "_delta_log")):
             return _open_delta(local, spark)
@@ -331,6 +329,20 @@ def _open_one(path: str, spark) -> RankingRuns:
         return _open_catalog(path, spark)
     raise InputError(f"rankings not found: {path} (a Delta table, a folder of outputs, a CSV or Parquet file, or a "
                      f"catalog table such as main.ml.feature_rankings)")
+
+
+def _open_remote(path: str, spark) -> RankingRuns:
+    """A source at a URI (:mod:`spark_fr.io.locations`): a ``.csv`` / ``.parquet`` output file is copied to the
+    driver through its file system; anything else is a Delta table, read by Spark (or ``deltalake``)."""
+    if path.lower().endswith((".csv", ".csv.gz", ".parquet")):
+        from .files import local_copy
+
+        return FrameRuns(_read_file(local_copy(spark, path, "rankings")), where=path)
+    if spark is not None and not is_connect(spark):
+        from .filesystems import files_for
+
+        files_for(locate(path, "rankings"), spark, "rankings")  # a scheme nobody serves: one line
+    return _open_delta(path, spark)
 
 
 def _read_file(path: str) -> pd.DataFrame:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 import time
 
@@ -49,8 +48,9 @@ from ..runtime.signals import deferred
 from . import delta_table
 from .filesystems import files_for
 from .locations import locate
-from .ownership import (OUR_FILES, PNG_MARK, check_creatable, foreign_entries, is_our_png,  # noqa: F401 (re-exported)
-                        is_our_run_json, make_parents, remove_created, remove_our_directory, shown, sibling)
+from .ownership import (OUR_FILES, PNG_MARK, check_creatable, commit_directory,  # noqa: F401 (re-exported)
+                        foreign_entries, is_our_png, is_our_run_json, make_parents, remove_created, shown, sibling,
+                        stage_directory)
 
 WRITE_FORMATS = ("csv", "parquet", "delta")
 MODES = ("overwrite", "error", "append")
@@ -333,65 +333,13 @@ class Publication:
             files.put(os.path.join(local, "plot.png"), tmp)
 
     def _stage_directory(self, ranking, tmp, files) -> None:
-        """Write the ranking's files into the new directory ``tmp`` (through a local folder for a remote one)."""
-        if tmp.local:
-            os.makedirs(tmp.path)
-            try:
-                _write_ranking_files(ranking, self.format, tmp.path)
-            except BaseException:
-                shutil.rmtree(tmp.path, ignore_errors=True)
-                raise
-            return
-        with tempfile.TemporaryDirectory(prefix="spark_fr-out-") as local:
-            _write_ranking_files(ranking, self.format, local)
-            files.mkdir(tmp)
-            try:
-                for name in sorted(os.listdir(local)):
-                    files.put(os.path.join(local, name), tmp.child(name))
-            except BaseException:
-                files.rmtree(tmp)
-                raise
+        """Write the ranking's files into the new directory ``tmp``."""
+        stage_directory(tmp, files, lambda local: _write_ranking_files(ranking, self.format, local))
 
     def _commit_directory(self, tmp, files) -> None:
-        out, path = self._out, self.output
-        for attempt in range(RETRIES):
-            if files.isdir(out) and not files.listdir(out):
-                # an empty directory (perhaps a mount point or one the user made): fill it, keep it
-                for name in files.listdir(tmp):
-                    files.rename(tmp.child(name), out.child(name))
-                files.rmdir(tmp)
-                return
-            if not files.exists(out):
-                try:
-                    files.rename(tmp, out)
-                    return
-                except OSError:
-                    time.sleep(0.05 * (attempt + 1))  # another run published at the same moment
-                    continue
-            foreign = foreign_entries(out, files) if files.isdir(out) else [out.name]
-            if foreign:
-                raise InputError(f"--output {path} holds files spark_fr did not write ({shown(foreign)}); "
-                                 f"nothing was written")
-            if self.mode == "error":
-                raise InputError(f"output exists: {path} (use --mode overwrite)")
-            old = sibling(out, "old")
-            try:
-                files.rename(out, old)
-            except OSError:
-                time.sleep(0.05 * (attempt + 1))
-                continue
-            try:
-                files.rename(tmp, out)
-            except OSError:  # another run published in between
-                try:
-                    files.rename(old, out)  # put the earlier ranking back, and try again
-                except OSError:  # the other run's ranking is in place: the earlier one is superseded
-                    remove_our_directory(old, files)
-                time.sleep(0.05 * (attempt + 1))
-                continue
-            remove_our_directory(old, files)
-            return
-        raise InputError(f"--output {path}: other runs kept replacing it; nothing was written")
+        commit_directory(tmp, self._out, files, foreign=foreign_entries, retries=RETRIES,
+                         refuse_existing=f"output exists: {self.output} (use --mode overwrite)"
+                         if self.mode == "error" else None)
 
     def _commit_delta(self, ranking) -> None:
         """Create a marked table, or append to (overwrite) a table proven ours, checked again just before the
