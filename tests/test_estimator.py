@@ -390,3 +390,14 @@ def test_null_feature_vectors_are_a_one_line_error_and_transform_gives_nan(spark
     out = ranker.transform(holes).select("x0", "selected").toPandas()
     missing = np.stack(out.selected.map(lambda v: v.toArray()))[out.x0 >= 0.9]
     assert len(missing) > 0 and np.isnan(missing).all()
+
+
+def test_saving_a_model_to_a_scheme_nobody_serves_is_one_line_and_writes_nothing(spark, fitted, tmp_path,
+                                                                                 monkeypatch):
+    """`dbfs:/models/m` on a machine without DBFS: spark_fr's one-line error, no folder named 'dbfs:' (issue 37)."""
+    from spark_fr.errors import InputError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match=r"^model path dbfs:/models/m: no file system serves 'dbfs:' here"):
+        fitted[1].stages[1].write().save("dbfs:/models/m")
+    assert os.listdir(tmp_path) == []

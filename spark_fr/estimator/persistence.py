@@ -67,6 +67,7 @@ class ModelWriter(_ConnectOverwrite, MLWriter):
         from pyspark.sql import types as T
 
         spark, model = self.sparkSession, self.instance
+        _check_served(spark, path)
         table = model._table.copy()
         DefaultParamsWriter.saveMetadata(model, path, spark, extraMetadata={
             "run": _jsonable(model.metadata), "format": FORMAT, "dtypes": {c: str(t) for c, t in table.dtypes.items()},
@@ -90,6 +91,18 @@ class ModelWriter(_ConnectOverwrite, MLWriter):
             T.StructField("position", T.LongType(), False), T.StructField("feature", T.StringType(), False),
             T.StructField("column", T.StringType(), False), T.StructField("index", T.LongType(), True)])
         ).write.parquet(os.path.join(path, "features"))
+
+
+def _check_served(spark, path: str) -> None:
+    """A model path at a URI must have a file system (:mod:`spark_fr.io.locations`): a one-line error before
+    anything is written, never Spark's stack trace (on Spark Connect the server's file systems decide)."""
+    from ..io.filesystems import files_for
+    from ..io.locations import locate
+    from ..runtime.engine import is_connect
+
+    loc = locate(path, "model path")
+    if not loc.local and not is_connect(spark):
+        files_for(loc, spark, "model path")
 
 
 class ModelReader(MLReader):
