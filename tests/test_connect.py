@@ -5,11 +5,17 @@ session's ranking bit for bit; the Connect engine's own patterns (pieces of larg
 Each case is a module-level function ``case(session, ...)`` run here under the suite's classic session and in
 the Connect worker (``connect`` fixture, tests/conftest.py); small data, forced to Spark tasks
 (``SPARK_FR_DRIVER_MAX_SECONDS=0``)."""
+import socket
+import subprocess
+import sys
+import time
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import spark_fr
+from conftest import JOB, _subprocess_env
 
 COLS = ["feature", "score", "target", "importance", "rank", "importance_std"]
 
@@ -293,3 +299,30 @@ def test_engine_patterns_in_both_kinds_of_session(spark, connect):
     assert big == [(float(i), CHUNK_BYTES // 8 + 10) for i in range(3)]
     assert [(g, p) for g, p, _ in grouped] == [(g, g) for g in range(5)]
     assert [v for _, _, v in grouped] == [list(range(g, 40, 5)) for g in range(5)]
+
+
+# ----- an unreachable server -----------------------------------------------------------------------------------
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound by the system, then closed)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_an_unreachable_server_fails_within_a_minute_naming_its_address(tmp_path, files):
+    """Issue 37 (9): SPARK_REMOTE to a closed port made the job wait more than 8 minutes (pyspark's retries,
+    'trees 0/5, ETA unknown'); it now exits 2 with one line naming the address before any work."""
+    pytest.importorskip("grpc", reason="pyspark[connect]")
+    port = _closed_port()
+    env = {**_subprocess_env(), "SPARK_REMOTE": f"sc://127.0.0.1:{port}"}
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, str(JOB), "--input", files["class_csv"], "--targets", "label",
+                           "--trees", "5", "--output", str(tmp_path / "out")], capture_output=True, text=True,
+                          env=env, cwd=str(tmp_path), timeout=180)
+    seconds = time.monotonic() - t0
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-3000:]
+    assert lines[0].startswith(f"error: the Spark Connect server at 127.0.0.1:{port} ") and \
+        "cannot be reached" in lines[0] and "Connection refused" in lines[0], lines
+    assert seconds < 60, seconds
+    assert done.stdout == "" and not (tmp_path / "out").exists()

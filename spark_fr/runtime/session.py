@@ -26,6 +26,14 @@ Sketch
   ``[JAVA_GATEWAY_EXITED] Java gateway process exited before sending its port number``. Decision: newer
   Javas are accepted (Spark 4 supports 17 and 21; 25 started and ran jobs here); a session that exists
   already, or a JVM started by ``spark-submit``, is not checked.
+* ``SPARK_REMOTE=sc://host:port`` (a Spark Connect server): before the session is made, and when a
+  :class:`SessionStart` is created (before any work), :func:`check_connect` opens a gRPC channel to the server
+  and waits until it accepts a connection. A server that refuses it, a host that does not resolve, a TLS
+  handshake that fails (:data:`CONNECT_FAILING` seconds of failed attempts) or no answer within
+  :data:`CONNECT_TIMEOUT` seconds (``SPARK_FR_CONNECT_TIMEOUT`` overrides it) is a one-line
+  :class:`ConnectError` (an ``InputError``: exit code 2) naming the address and gRPC's reason, instead of
+  pyspark's retries (at least 10 minutes, by design, meant for a server that restarts). Decision: only the
+  first connection is checked this way; a server lost during the run is left to pyspark's retries.
 """
 from __future__ import annotations
 
@@ -144,6 +152,109 @@ def is_connect_session(spark) -> bool:
     return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
+#: seconds to wait for a Spark Connect server to accept a connection (``SPARK_FR_CONNECT_TIMEOUT`` overrides)
+CONNECT_TIMEOUT = 20.0
+#: seconds of failed connection attempts (refused, unknown host, failed TLS handshake) that make a Spark Connect
+#: server unreachable before :data:`CONNECT_TIMEOUT` (gRPC retries at about 0, 1, 2.6 and 4.8 s)
+CONNECT_FAILING = 5.0
+#: the Spark Connect URLs found reachable in this process (checked once)
+_REACHED: set = set()
+
+
+class ConnectError(InputError):
+    """The Spark Connect server of ``SPARK_REMOTE`` cannot be reached: one line naming its address."""
+
+
+def connect_timeout() -> float:
+    """Seconds :func:`check_connect` waits: ``SPARK_FR_CONNECT_TIMEOUT`` or :data:`CONNECT_TIMEOUT`."""
+    value = os.environ.get("SPARK_FR_CONNECT_TIMEOUT")
+    try:
+        return float(value) if value else CONNECT_TIMEOUT
+    except ValueError:
+        raise InputError(f"SPARK_FR_CONNECT_TIMEOUT={value!r} is not a number of seconds") from None
+
+
+def check_connect(url: str, timeout: float | None = None) -> None:
+    """Check that the Spark Connect server of ``url`` (``sc://host:port/;...``) accepts a connection (module
+    sketch); ``local...`` URLs (a server this process starts) and URLs found reachable before pass at once.
+
+    Raises
+    ------
+    ConnectError
+        The server refuses the connection, its host does not resolve, or it does not answer within ``timeout``
+        seconds (:func:`connect_timeout`).
+    spark_fr.errors.InputError
+        ``url`` is not a Spark Connect URL.
+    """
+    if url.startswith("local") or url in _REACHED:
+        return
+    try:
+        import grpc
+        from pyspark.sql.connect.client.core import DefaultChannelBuilder
+    except ImportError:  # pyspark[connect] missing: pyspark's own error says what to install
+        return
+    try:
+        builder = DefaultChannelBuilder(url)
+    except Exception as err:  # noqa: BLE001 - pyspark's INVALID_CONNECT_URL and the like
+        raise InputError(f"SPARK_REMOTE={_without_secrets(url)} is not a Spark Connect URL "
+                         f"(sc://host:port): {err}") from None
+    timeout = connect_timeout() if timeout is None else timeout
+    channel = builder.toChannel()
+    try:
+        if _wait_until_ready(channel, grpc, timeout):
+            _REACHED.add(url)
+            return
+        why = _connection_failure(channel, grpc) or f"no connection within {timeout:g} s"
+    finally:
+        channel.close()
+    raise ConnectError(f"the Spark Connect server at {builder.endpoint} (SPARK_REMOTE={_without_secrets(url)}) "
+                       f"cannot be reached: {why}; check the address, and that the server is running and accepts "
+                       f"connections from this machine")
+
+
+def _wait_until_ready(channel, grpc, timeout: float) -> bool:
+    """Whether ``channel`` connects within ``timeout`` seconds; False as soon as its connection attempts have
+    failed for :data:`CONNECT_FAILING` seconds."""
+    seen: dict = {}
+    changed = threading.Event()
+
+    def watch(state):
+        if state != seen.get("state"):
+            seen["state"], seen["since"] = state, time.monotonic()
+        changed.set()
+
+    channel.subscribe(watch, try_to_connect=True)
+    try:
+        end = time.monotonic() + timeout
+        while True:
+            state = seen.get("state")
+            if state == grpc.ChannelConnectivity.READY:
+                return True
+            now = time.monotonic()
+            failing = state == grpc.ChannelConnectivity.TRANSIENT_FAILURE and now - seen["since"] >= CONNECT_FAILING
+            if failing or now >= end:
+                return False
+            changed.wait(min(0.1, end - now))
+            changed.clear()
+    finally:
+        channel.unsubscribe(watch)
+
+
+def _connection_failure(channel, grpc) -> str:
+    """gRPC's reason why ``channel`` does not connect ('' if a call gives none): one call that does not wait."""
+    try:
+        channel.unary_unary("/spark.connect.SparkConnectService/Config")(b"", timeout=3, wait_for_ready=False)
+    except grpc.RpcError as err:
+        if err.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED):
+            return " ".join(str(err.details() or "").split())
+    return ""
+
+
+def _without_secrets(url: str) -> str:
+    """A Spark Connect URL with the values of its ``token`` parameter hidden."""
+    return re.sub(r"(?i)(;\s*token\s*=)[^;]*", r"\1***", url)
+
+
 def default_driver_memory() -> str:
     """Half of the machine's physical memory, at least 2 GB (or ``SPARK_FR_DRIVER_MEMORY``)."""
     env = os.environ.get("SPARK_FR_DRIVER_MEMORY")
@@ -217,6 +328,8 @@ class SessionStart:
         self._error = None
         self._kwargs = kwargs
         self.seconds = None
+        if remote_url() is not None:
+            check_connect(remote_url())  # an unreachable Spark Connect server is named before any work
         if not lazy:
             self.start()
 
@@ -259,8 +372,8 @@ class SessionStart:
         until pyspark's launcher is past the JVM's launch, which removes the launcher's temporary folder (an exit
         during it would leave the folder behind). The JVM then ends by itself when this process has gone (its
         standard input closes) and removes its own folders. A start not begun, or ended, needs nothing."""
-        if self._thread is None or self._done.is_set():
-            return
+        if self._thread is None or self._done.is_set() or not (remote_url() or "local").startswith("local"):
+            return  # a Spark Connect client to a remote server launches no JVM here: nothing to wait for
         from pyspark import SparkContext
 
         end = time.monotonic() + timeout
@@ -423,6 +536,7 @@ def _connect_session(url: str, app_name: str, conf: dict | None, quiet: bool):
 
     from pyspark.sql import SparkSession
 
+    check_connect(url)
     builder = SparkSession.builder.remote(url).appName(app_name)
     conf = dict(conf or {})
     if url.startswith("local"):
