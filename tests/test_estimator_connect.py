@@ -57,3 +57,42 @@ def stage_on_connect(spark, base):
 
 def test_the_stage_transforms_saves_and_loads_on_spark_connect(connect, tmp_path):
     assert connect.run(stage_on_connect, "file://" + str(tmp_path)) is True
+
+
+def indexed_label_fit(spark):
+    """Runs in either kind of session: a StringIndexer label ranked by FeatureRanker(labelCol='label'), and a fit on
+    null feature vectors. Returns (task, label attributes, ranking table, the fit's error on null vectors)."""
+    import numpy as np, pandas as pd
+    from pyspark.ml.feature import StringIndexer, VectorAssembler
+    from pyspark.sql import functions as F
+    from spark_fr.errors import InputError
+    from spark_fr.estimator import FeatureRanker
+
+    rng = np.random.default_rng(5)
+    pdf = pd.DataFrame(rng.uniform(-1, 1, (200, 4)).round(4), columns=["x0", "x1", "x2", "x3"])
+    pdf["species"] = np.select([pdf.x1 < -0.5, pdf.x1 < 0.2], ["setosa", "versicolor"], "virginica")
+    df = spark.createDataFrame(pdf)
+    df = StringIndexer(inputCol="species", outputCol="label").fit(df).transform(df).drop("species")
+    model = FeatureRanker(labelCol="label", numTrees=5, seed=2).fit(df)
+    table = model.ranking.to_pandas()[["feature", "score", "target", "importance", "rank"]]
+    holes = VectorAssembler(inputCols=["x0", "x1", "x2", "x3"], outputCol="features").transform(df) \
+        .withColumn("features", F.when(F.col("x0") < 0.9, F.col("features")))
+    try:
+        FeatureRanker(featuresCol="features", labelCol="label", numTrees=2).fit(holes)
+        error = None
+    except InputError as err:
+        error = str(err)
+    return model.ranking.params["task"], model.metadata["label_attributes"], table, error
+
+
+def test_a_string_indexer_label_and_null_vectors_on_spark_connect(spark, connect):
+    """Schema metadata reaches a Connect client too: the label is classified with its class names, as classic."""
+    import pandas as pd
+
+    task_c, attrs_c, table_c, error_c = indexed_label_fit(spark)
+    task_r, attrs_r, table_r, error_r = connect.run(indexed_label_fit)
+    assert task_r == task_c == "classification"
+    assert attrs_r == attrs_c and sorted(attrs_r["label"]["classes"]) == ["setosa", "versicolor", "virginica"]
+    pd.testing.assert_frame_equal(table_r, table_c, check_exact=True)
+    assert error_r == error_c == ("DataFrame: the vector column 'features' is null in some rows (rows without "
+                                  "features): drop them (df.dropna(subset=['features'])) or fill them")
