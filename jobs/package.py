@@ -13,6 +13,14 @@ cache into their numba cache folder and load the kernels instead of compiling th
 version and numba version) on a machine with the same CPU family; otherwise it is a cache miss and executors
 compile, as without it.
 
+Bad options are one line on standard error (exit code 2), found before any work: an ``--output`` that is not a
+local ``.zip`` path (a URI such as ``dbfs:/...`` is refused: write the archive here, then copy it; ``file:`` URIs
+are local paths), that is a directory, that lies under a file, or that names an existing file which is not an
+archive of spark_fr's (``spark_fr/...`` entries only: a rebuilt archive replaces its older self, never another
+file); a ``--python`` that does not run. A failure while building is one line too (exit code 1); an interrupted
+or terminated build (exit codes 130, 143) or a failed one leaves neither its temporary archive nor the folders it
+made.
+
 Decision: a zip for ``--py-files`` rather than a wheel (pyspark puts only ``.zip``, ``.egg`` and ``.jar`` files
 of ``--py-files`` on the executors' Python path: a ``.whl`` gives ``No module named 'spark_fr'``) or a whole
 packed environment (a venv-pack archive is 0.5-1 GB with pyspark's jars and must match the executors' OS; the
@@ -21,7 +29,11 @@ cluster's own Python with the five libraries is what Databricks and most cluster
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +45,16 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "spark_fr"
 SHIPPED = f"{PACKAGE}/_numba_cache/"
 EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed entry times: the same sources make the same archive
+METHODS = ("ensemble", "relief", "boosting")
+URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")  # two letters at least: not a Windows drive
+
+
+class PackageError(Exception):
+    """A one-line error of the build (``code``: 2 for bad options, 1 for a failed build)."""
+
+    def __init__(self, message: str, code: int = 2):
+        super().__init__(message)
+        self.code = code
 
 WARM_UP = """
 import json, sys, numba
@@ -122,7 +144,7 @@ def warm_cache(output: Path, python: str, methods: str) -> tuple:
                              text=True)
         if run.returncode != 0:
             tail = (run.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise SystemExit(f"error: compiling the kernels with {python} failed: {tail}")
+            raise PackageError(f"compiling the kernels with {python} failed: {tail}", code=1)
         built = json.loads(run.stdout.strip().splitlines()[-1])
         root = Path(built["root"])
         files = sorted((p, SHIPPED + p.relative_to(root).as_posix()) for p in root.rglob("*")
@@ -131,32 +153,134 @@ def warm_cache(output: Path, python: str, methods: str) -> tuple:
     return contents, built
 
 
-def main(argv=None) -> int:
-    args = parse_args(argv)
-    start = time.monotonic()
-    unknown = sorted(set(args.methods.split(",")) - {"ensemble", "relief", "boosting"})
-    if unknown:
-        raise SystemExit(f"error: --methods {args.methods}: unknown {', '.join(unknown)} (ensemble, relief, boosting)")
-    output = Path(args.output).resolve()
-    output.parent.mkdir(parents=True, exist_ok=True)
+def local_output(given: str) -> Path:
+    """The archive's path from ``--output``: a local path or a ``file:`` URI, ending in ``.zip``."""
+    text = given
+    scheme = URI.match(given)
+    if scheme and scheme.group(1).lower() == "file":
+        from urllib.parse import unquote, urlparse
+
+        parsed = urlparse(given)
+        if parsed.netloc not in ("", "localhost"):
+            raise PackageError(f"--output {given}: a file: URI of another host ({parsed.netloc}); give a local path")
+        text = unquote(parsed.path)
+    elif scheme:
+        raise PackageError(f"--output {given}: the archive is written on this machine: give a local path (then copy "
+                           f"it where the cluster reads it, e.g. databricks fs cp, hdfs dfs -put)")
+    if not text.strip():
+        raise PackageError("--output is empty: give the archive's path (e.g. dist/spark_fr.zip)")
+    output = Path(text).expanduser().resolve()
     if output.suffix != ".zip":
-        raise SystemExit(f"error: --output {args.output}: the archive's name must end in .zip (Python imports "
-                         f"from zips only)")
+        raise PackageError(f"--output {given}: the archive's name must end in .zip (Python imports from zips only)")
+    return output
+
+
+def ours(path: Path) -> bool:
+    """Whether ``path`` is an archive this script wrote (a zip of ``spark_fr/...`` entries only)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return bool(names) and all(n.startswith(PACKAGE + "/") for n in names)
+
+
+def check_output(given: str) -> Path:
+    """``--output`` checked before any work (the module docstring's rules); its resolved path."""
+    output = local_output(given)
+    if output.is_dir():
+        raise PackageError(f"--output {given}: {output} is a directory; give the archive's file name")
+    if output.exists() and not ours(output):
+        raise PackageError(f"--output {given}: {output} exists and is not an archive of spark_fr's; it is left as "
+                           f"it is: remove it or choose another name")
+    folder = output.parent
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise PackageError(f"--output {given}: {folder} is a file, not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise PackageError(f"--output {given}: {folder} is not writable")
+    return output
+
+
+def check_python(given: str) -> str:
+    """``--python``: an executable that runs (its path)."""
+    found = shutil.which(given)
+    if found is None:
+        raise PackageError(f"--python {given}: no such executable (give the path of the Python that compiles the "
+                           f"executors' numba cache)")
+    try:
+        subprocess.run([found, "-c", "pass"], capture_output=True, timeout=120, check=True)
+    except (OSError, subprocess.SubprocessError) as err:
+        raise PackageError(f"--python {given}: it does not run ({type(err).__name__})") from None
+    return found
+
+
+def make_folders(folder: Path, made: list) -> None:
+    """Make ``folder`` and its missing parents, appending each one made to ``made`` (outermost first)."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        folder = folder.parent
+    for f in reversed(missing):
+        f.mkdir()
+        made.append(f)
+
+
+def build(args, output: Path, start: float) -> int:
+    """Write the archive to a temporary name beside ``output`` and move it there (see the module docstring)."""
+    made: list = []
     tmp = output.with_name(f".{output.stem}-{os.getpid()}.zip")  # a .zip too: spark_fr is imported from it
-    n_sources = write_sources(tmp, ROOT / PACKAGE)
-    note = "no numba cache"
-    if not args.no_numba_cache:
-        cache, built = warm_cache(tmp, args.python, args.methods)
-        with zipfile.ZipFile(tmp, "a") as zf:
-            for name, data in cache:
-                zf.writestr(_entry(name), data)
-        note = (f"numba cache of {args.methods}: {len(cache)} files for Python {built['python']}, "
-                f"numba {built['numba']}, CPU {built['cpu']}")
-    os.replace(tmp, output)
+    done = False
+    try:
+        make_folders(output.parent, made)
+        n_sources = write_sources(tmp, ROOT / PACKAGE)
+        note = "no numba cache"
+        if not args.no_numba_cache:
+            cache, built = warm_cache(tmp, args.python, args.methods)
+            with zipfile.ZipFile(tmp, "a") as zf:
+                for name, data in cache:
+                    zf.writestr(_entry(name), data)
+            note = (f"numba cache of {args.methods}: {len(cache)} files for Python {built['python']}, "
+                    f"numba {built['numba']}, CPU {built['cpu']}")
+        os.replace(tmp, output)
+        done = True
+    except OSError as err:
+        raise PackageError(f"writing {output} failed: {err.strerror or err}", code=1) from None
+    finally:
+        if not done:
+            tmp.unlink(missing_ok=True)
+            for folder in reversed(made):
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
     print(f"{output}: {n_sources} sources, {note}; {output.stat().st_size / 1e6:.1f} MB in "
           f"{time.monotonic() - start:.1f} s")
     print(f"ship it with: spark-submit --py-files {output} jobs/rank.py ...")
     return 0
+
+
+def _terminated(signum, frame):
+    raise SystemExit(143)  # unwinds through build()'s clean-up
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    start = time.monotonic()
+    signal.signal(signal.SIGTERM, _terminated)
+    try:
+        unknown = sorted(set(args.methods.split(",")) - set(METHODS))
+        if unknown:
+            raise PackageError(f"--methods {args.methods}: unknown {', '.join(unknown)} ({', '.join(METHODS)})")
+        output = check_output(args.output)
+        if not args.no_numba_cache:
+            args.python = check_python(args.python)
+        return build(args, output, start)
+    except PackageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -124,6 +124,64 @@ def test_package_refuses_a_name_python_cannot_import(tmp_path):
     assert run.stderr.strip().startswith("error: --output") and len(run.stderr.strip().splitlines()) == 1
 
 
+def _package(*args, cwd) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "jobs" / "package.py"), *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=300)
+
+
+def _tree(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): (p.read_bytes() if p.is_file() else None) for p in folder.rglob("*")}
+
+
+@pytest.mark.parametrize("output, options, message", [
+    ("a_file/spark_fr.zip", ["--no-numba-cache"],
+     "error: --output a_file/spark_fr.zip: {tmp}/a_file is a file, not a folder"),
+    ("a_folder.zip", ["--no-numba-cache"], "error: --output a_folder.zip: {tmp}/a_folder.zip is a directory"),
+    ("someone_elses.zip", ["--no-numba-cache"],
+     "error: --output someone_elses.zip: {tmp}/someone_elses.zip exists and is not an archive of spark_fr's"),
+    ("dbfs:/ml/spark_fr.zip", ["--no-numba-cache"],
+     "error: --output dbfs:/ml/spark_fr.zip: the archive is written on this machine: give a local path"),
+    ("new/spark_fr.zip", ["--python", "no/such/python"], "error: --python no/such/python: no such executable"),
+    ("new/deeper/spark_fr.zip", ["--python", "{tmp}/a_file"], "error: --python {tmp}/a_file: no such executable"),
+])
+def test_bad_paths_are_one_line_before_any_work_and_leave_everything_as_it_was(tmp_path, output, options, message):
+    """Issue 37 (10): bad paths gave tracebacks, a temporary archive left behind, a local folder named 'dbfs:'
+    and a replaced file that was not ours; now one line, exit code 2, and the folder as it was."""
+    (tmp_path / "a_file").write_text("x")
+    (tmp_path / "a_folder.zip").mkdir()
+    (tmp_path / "someone_elses.zip").write_bytes(b"PK not ours")
+    before = _tree(tmp_path)
+    run = _package("--output", output, *[o.format(tmp=tmp_path) for o in options], "--methods", "ensemble",
+                   cwd=tmp_path)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 2 and len(lines) == 1 and lines[0].startswith(message.format(tmp=tmp_path)), run.stderr
+    assert run.stdout == "" and _tree(tmp_path) == before
+
+
+def test_a_failed_build_removes_its_temporary_archive_and_the_folders_it_made(tmp_path):
+    """A --python that runs but cannot compile the kernels (no numba): one line, exit code 1, nothing left."""
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    before = _tree(tmp_path)
+    run = _package("--output", "new/deeper/spark_fr.zip", "--python", bare / "bin" / "python", "--methods",
+                   "ensemble", cwd=tmp_path)
+    lines = run.stderr.strip().splitlines()
+    assert run.returncode == 1 and len(lines) == 1, run.stderr
+    assert lines[0].startswith(f"error: compiling the kernels with {bare / 'bin' / 'python'} failed: ") and \
+        "numba" in lines[0]
+    assert _tree(tmp_path) == before
+
+
+def test_an_archive_of_ours_is_replaced_and_a_file_uri_is_a_local_path(tmp_path):
+    first = _package("--output", (tmp_path / "dist" / "spark_fr.zip").as_uri(), "--no-numba-cache", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    again = _package("--output", "dist/spark_fr.zip", "--no-numba-cache", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert sorted(p.name for p in (tmp_path / "dist").iterdir()) == ["spark_fr.zip"]
+    names = zipfile.ZipFile(tmp_path / "dist" / "spark_fr.zip").namelist()
+    assert "spark_fr/__init__.py" in names and all(n.startswith("spark_fr/") for n in names)
+
+
 @pytest.mark.cluster
 def test_local_cluster_with_the_archive_and_a_bare_executor_python(archive, tmp_path):
     python = bare_python(tmp_path / "bare")
