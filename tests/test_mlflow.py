@@ -2,7 +2,10 @@
 cross-validated performance, the ranking table, run.json and the plot as artifacts); errors before the work are one
 line and exit code 2; a failure to log after the outputs are written marks the MLflow run FAILED."""
 import json
+import os
+import socket
 import sys
+import time
 from datetime import datetime, timezone
 
 import numpy as np
@@ -112,7 +115,8 @@ def test_a_failure_to_log_after_the_outputs_marks_the_run_failed(tmp_path, track
     ("no_mlflow", "--mlflow-experiment needs MLflow: pip install 'spark_fr[mlflow]'"),
     ("bad_uri", "--mlflow-experiment exp: MLflow at nope://x cannot be used"),
 ])
-def test_mlflow_problems_are_found_before_the_work(tmp_path, capsys, monkeypatch, tracking, setup, message):
+def test_mlflow_problems_are_found_before_the_work(spark, tmp_path, capsys, monkeypatch, tracking, setup, message):
+    # spark: with no active session the job (run in this process) would os._exit at its end, abandoning its start
     if setup == "no_mlflow":
         monkeypatch.setitem(sys.modules, "mlflow", None)  # import mlflow raises ImportError
     else:
@@ -121,4 +125,56 @@ def test_mlflow_problems_are_found_before_the_work(tmp_path, capsys, monkeypatch
     code, _, err = run_job(["--input", tmp_path / "missing.csv", "--output", tmp_path / "out",
                             "--mlflow-experiment", "exp"], capsys)
     assert code == 2 and message in err and err.count("\n") == 1, err
+    assert not (tmp_path / "out").exists()
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("server", ["refusing", "silent"])
+def test_an_unreachable_tracking_server_is_one_line_within_30_seconds(spark, tmp_path, capsys, monkeypatch, tracking,
+                                                                      server):
+    """Issue 37 (10): a server that refuses connections took 256 s (MLflow's retries) and printed urllib3's
+    warnings; now one line naming the URI and the reason, before the work. A server that accepts the connection
+    but never answers: the check's 10 s timeout, once retried. MLflow's settings are put back after."""
+    with socket.socket() as silent:
+        if server == "silent":
+            silent.bind(("127.0.0.1", 0))
+            silent.listen(8)  # connections complete in the kernel's backlog; nothing ever answers
+            port = silent.getsockname()[1]
+        else:
+            port = _closed_port()
+        uri = f"http://127.0.0.1:{port}"
+        monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+        mlflow.set_tracking_uri(uri)
+        t0 = time.monotonic()
+        code, out, err = run_job(["--input", tmp_path / "missing.csv", "--output", tmp_path / "out",
+                                  "--mlflow-experiment", "exp"], capsys)
+        seconds = time.monotonic() - t0
+    reason = "Connection refused" if server == "refusing" else "no answer within 10 s"
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: --mlflow-experiment exp: the MLflow tracking server at {uri} cannot be reached "
+                          f"({reason})"), err
+    assert seconds < 30, seconds
+    assert not (tmp_path / "out").exists() and out == ""
+    assert not {k for k in os.environ if k.startswith("MLFLOW_HTTP_REQUEST_")}
+
+
+def test_a_file_store_without_the_opt_in_is_one_line_saying_what_to_do(spark, tmp_path, capsys, monkeypatch,
+                                                                       tracking):
+    """Issue 37 (10): MLflow 3's refusal of a file store reached the user as MLflow's paragraph; it is one line
+    of ours naming the variable to set (we do not set it for the user)."""
+    monkeypatch.delenv("MLFLOW_ALLOW_FILE_STORE")
+    uri = (tmp_path / "refused_store").as_uri()  # not the fixture's store (MLflow keeps the stores it made)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
+    mlflow.set_tracking_uri(uri)
+    code, _, err = run_job(["--input", tmp_path / "missing.csv", "--output", tmp_path / "out",
+                            "--mlflow-experiment", "exp"], capsys)
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"error: --mlflow-experiment exp: MLflow 3 uses a file store ({uri}) only when asked: set "
+                          f"MLFLOW_ALLOW_FILE_STORE=true"), err
+    assert "maintenance mode" not in err and "MLFLOW_ALLOW_FILE_STORE" not in os.environ
     assert not (tmp_path / "out").exists()

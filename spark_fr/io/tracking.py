@@ -26,6 +26,17 @@ Decisions
 * The tracking server is the one MLflow is configured with (``MLFLOW_TRACKING_URI``; on Databricks, the
   workspace's). It is reached before any work, so a wrong URI or a missing ``mlflow`` is a one-line error
   (exit code 2) and not a lost ranking after hours of work.
+* That check does not wait for MLflow's retries (7 retries with exponential back-off: 256 s for a server that
+  refuses connections): its requests run with :data:`CHECK_HTTP` (one retry, a 10 s timeout; about 2 s for a
+  refused connection, at most about 22 s for a server that does not answer), set in the environment for those
+  calls only (MLflow reads its ``MLFLOW_HTTP_REQUEST_*`` variables at each request) and put back after; an
+  unreachable server is one line naming its URI and the reason (``Connection refused``, an unknown host, no
+  answer). The logging after the work keeps MLflow's own retries (or the user's settings): the server
+  answered before the work, and a short outage then should not lose the record of hours of work.
+* MLflow 3 refuses a file store (``file:...`` or a plain path) unless ``MLFLOW_ALLOW_FILE_STORE=true``. We do
+  not set it: MLflow has put the file store in maintenance mode on purpose, and opting in is the user's choice.
+  Its refusal is one line of ours saying what to do (set the variable, or use a database such as
+  ``sqlite:///mlflow.db`` or a tracking server), not MLflow's paragraph.
 * The MLflow client API is used with explicit run ids: a run of ours never nests under, ends or changes a run
   the caller has active (a notebook's).
 * The ranking is published first, then logged: the table in the lake is the record of the run, MLflow its
@@ -35,8 +46,11 @@ Decisions
 """
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -48,6 +62,54 @@ from ..version import __version__
 MAX_PARAM_LENGTH = 6000
 MAX_PARAMS_PER_BATCH = 100
 MAX_METRICS_PER_BATCH = 1000
+
+#: MLflow's HTTP settings for the check before the work (module docstring): one retry, 1 s back-off, 10 s timeout
+CHECK_HTTP = {"MLFLOW_HTTP_REQUEST_MAX_RETRIES": "1", "MLFLOW_HTTP_REQUEST_BACKOFF_FACTOR": "1",
+              "MLFLOW_HTTP_REQUEST_BACKOFF_JITTER": "0", "MLFLOW_HTTP_REQUEST_TIMEOUT": "10"}
+
+
+@contextlib.contextmanager
+def quick_requests():
+    """MLflow's HTTP requests made in the block use :data:`CHECK_HTTP` (the environment is put back after), and
+    urllib3's 'Retrying ...' warnings are not shown (the failure is said in one line)."""
+    saved = {k: os.environ.get(k) for k in CHECK_HTTP}
+    pool = logging.getLogger("urllib3.connectionpool")
+    level = pool.level
+    os.environ.update(CHECK_HTTP)
+    pool.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        pool.setLevel(level)
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def shown_uri(uri: str) -> str:
+    """A tracking URI as it may be printed: a password in it (``https://user:secret@host``) hidden."""
+    return re.sub(r"(//[^/@:]*:)[^/@]*@", r"\1***@", uri)
+
+
+def check_failure(experiment: str, uri: str, err: BaseException) -> str:
+    """The one line for an error of MLflow or of its server met by :meth:`MlflowRun.check`."""
+    text = f"{type(err).__name__}: {err}"
+    where = f"--mlflow-experiment {experiment}"
+    if "MLFLOW_ALLOW_FILE_STORE" in text:
+        return (f"{where}: MLflow 3 uses a file store ({uri}) only when asked: set MLFLOW_ALLOW_FILE_STORE=true to "
+                f"use it, or set MLFLOW_TRACKING_URI to a database (e.g. sqlite:///mlflow.db) or a tracking server")
+    network = ("Max retries exceeded", "NewConnectionError", "ConnectionError", "ConnectTimeout", "ReadTimeout",
+               "timed out", "Failed to resolve", "Connection refused")
+    if any(s in text for s in network):
+        errno = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", text)
+        timeout = CHECK_HTTP["MLFLOW_HTTP_REQUEST_TIMEOUT"]
+        reason = (errno.group(1).strip() if errno else
+                  f"no answer within {timeout} s" if "timed out" in text or "Timeout" in text else one_line(err))
+        return (f"{where}: the MLflow tracking server at {uri} cannot be reached ({reason}); check the tracking "
+                f"URI (MLFLOW_TRACKING_URI) and that the server is running")
+    return f"{where}: MLflow at {uri} cannot be used ({one_line(err)})"
 
 
 def _mlflow():
@@ -136,29 +198,33 @@ class MlflowRun:
         return cls(name).check() if name else None
 
     def check(self) -> "MlflowRun":
-        """Reach the tracking server and find or make the experiment (before any work; one-line errors)."""
+        """Reach the tracking server and find or make the experiment (before any work; one-line errors, within
+        seconds for a server that cannot be reached: see the module docstring)."""
         mlflow = _mlflow()
         try:
-            self.client = mlflow.MlflowClient()
-            found = self.client.get_experiment_by_name(self.experiment)
-            if found is None:
-                try:
-                    self.experiment_id = self.client.create_experiment(self.experiment)
-                except Exception:  # another run made it meanwhile
-                    found = self.client.get_experiment_by_name(self.experiment)
-                    if found is None:
-                        raise
-            if found is not None:
-                if found.lifecycle_stage == "deleted":
-                    raise InputError(f"--mlflow-experiment {self.experiment}: the experiment is deleted; restore it or "
-                                     f"choose another name")
-                self.experiment_id = found.experiment_id
+            with quick_requests():
+                self.client = mlflow.MlflowClient()
+                self.experiment_id = self._find_or_make()
         except InputError:
             raise
         except Exception as err:  # MLflow's and the server's errors
-            raise InputError(f"--mlflow-experiment {self.experiment}: MLflow at {self.tracking_uri()} cannot be used "
-                             f"({one_line(err)})") from None
+            raise InputError(check_failure(self.experiment, shown_uri(self.tracking_uri()), err)) from None
         return self
+
+    def _find_or_make(self) -> str:
+        """The experiment's id: found by name, or made (and found, when another run made it meanwhile)."""
+        found = self.client.get_experiment_by_name(self.experiment)
+        if found is None:
+            try:
+                return self.client.create_experiment(self.experiment)
+            except Exception:  # another run made it meanwhile
+                found = self.client.get_experiment_by_name(self.experiment)
+                if found is None:
+                    raise
+        if found.lifecycle_stage == "deleted":
+            raise InputError(f"--mlflow-experiment {self.experiment}: the experiment is deleted; restore it or "
+                             f"choose another name")
+        return found.experiment_id
 
     @staticmethod
     def tracking_uri() -> str:
