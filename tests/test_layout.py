@@ -128,3 +128,81 @@ def test_only_the_target_types_branch_on_a_task_name(name):
     for no, line in enumerate(MODULES[name].read_text().splitlines(), 1):
         if re.search(r"\b(if|elif)\b[^#]*" + TASK_WORDS, line) or re.search(TASK_WORDS + r"\s+(==|!=|in)\b", line):
             raise AssertionError(f"{name}:{no}: {line.strip()}")
+
+
+# ----- sizes: a unit does one thing ----------------------------------------------------------------------------
+#: the limits the code keeps (issue "Write each algorithm once")
+MAX_FUNCTION_LINES, MAX_MODULE_LINES, MAX_KERNEL_PARAMETERS = 100, 600, 8
+#: what exceeds a limit today, with its size today: a ratchet, never a catch-all. An entry may only shrink; one
+#: that no longer exceeds its limit must be removed (the test says so), and nothing new may join the list.
+OVER_LIMIT = {
+    # module lines
+    "spark_fr/io/csv.py": 811, "spark_fr/options.py": 835, "spark_fr/pct/grow.py": 978, "spark_fr/tasks/base.py": 625,
+    # function lines
+    "spark_fr/pct/grow.py:grow_tree": 152, "spark_fr/pct/grow_sparse.py:grow_tree_sparse": 133,
+    "spark_fr/relational/generate.py:generate_features": 132, "spark_fr/io/arff/spark.py:read_arff": 115,
+    "spark_fr/io/csv.py:read_csv": 114,
+    # numba kernels' parameters
+    **{f"spark_fr/pct/grow.py:{k} parameters": n for k, n in (
+        ("_split_at_random_threshold", 22), ("_best_subset", 22), ("_subset_random", 21), ("_children_reduction", 21),
+        ("_subset_greedy", 20), ("_evaluate_partition", 17), ("_scan_numeric_missing", 16), ("grow_tree", 15),
+        ("_add_column_gain", 14), ("_split_rows", 13), ("_known_totals", 12), ("_histogram", 12),
+        ("_record_split", 12), ("apply_tree_permuted", 12), ("_add_bin", 11), ("_keep_better", 11),
+        ("_push_children", 11), ("_scan_numeric_complete", 10), ("rows_by_path_feature", 10), ("_split_value", 9),
+        ("apply_tree", 9))},
+    **{f"spark_fr/pct/grow_sparse.py:{k} parameters": n for k, n in (
+        ("_random_numeric", 23), ("_sweep_numeric", 19), ("_sparse_children_reduction", 18),
+        ("grow_tree_sparse", 18), ("_sparse_column_gain", 13), ("_known_sums", 12), ("_bucket_rows", 11),
+        ("_missing_block", 11), ("_compact_histogram", 11), ("_sparse_totals", 10), ("_two_sided", 10),
+        ("_side_sums", 9))},
+    "spark_fr/pct/node_rows.py:split_fractional parameters": 11, "spark_fr/pct/node_rows.py:partition parameters": 10,
+    "spark_fr/pct/route_fractional.py:route_fractional parameters": 11,
+    "spark_fr/pct/route_fractional.py:rows_reaching_feature parameters": 9,
+    **{f"spark_fr/relief/reliefe_kernels.py:{k} parameters": n for k, n in (
+        ("update_instance", 18), ("reliefe_shard", 16), ("block_candidates", 14), ("neighbour_diffs", 13),
+        ("updates_from_neighbours", 13), ("distances_between", 11), ("update_mcc", 11), ("update_mlc", 11),
+        ("sparse_l1_between", 9))},
+    "spark_fr/relief/tall_kernels.py:block_candidates parameters": 18, "spark_fr/relief/tall_kernels.py:merge_candidates parameters": 14,
+    "spark_fr/relief/tall_kernels.py:updates_from_candidates parameters": 13,
+    "spark_fr/relief/broadcast_kernel.py:relief_shard parameters": 17, "spark_fr/relief/update.py:update_rrelieff parameters": 10,
+    "spark_fr/evaluation/knn_kernel.py:nearest_rows parameters": 9,
+}
+
+
+def _is_kernel(node) -> bool:
+    """A function compiled by numba (``@njit``, ``@njit(...)``, ``@numba.njit``, ``@jit``)."""
+    for d in node.decorator_list:
+        f = d.func if isinstance(d, ast.Call) else d
+        if (getattr(f, "id", None) or getattr(f, "attr", None)) in ("njit", "jit"):
+            return True
+    return False
+
+
+def _sizes() -> dict:
+    """``{place: (size, limit)}`` of every module, function and numba kernel of the package."""
+    out = {}
+    for path in MODULES.values():
+        rel = path.relative_to(PKG.parent).as_posix()
+        text = path.read_text()
+        out[rel] = (len(text.splitlines()), MAX_MODULE_LINES)
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                out[f"{rel}:{node.name}"] = (node.end_lineno - node.lineno + 1, MAX_FUNCTION_LINES)
+                if _is_kernel(node):
+                    a = node.args
+                    out[f"{rel}:{node.name} parameters"] = (len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs),
+                                                            MAX_KERNEL_PARAMETERS)
+    return out
+
+
+def test_functions_modules_and_kernels_stay_within_their_limits():
+    """No function longer than 100 lines, no module longer than 600, no numba kernel with more than 8 parameters
+    (a kernel takes named state objects), except the places listed in OVER_LIMIT, which may only shrink."""
+    sizes = _sizes()
+    over = {place: size for place, (size, limit) in sizes.items() if size > limit}
+    new = sorted(f"{p} ({n})" for p, n in over.items() if p not in OVER_LIMIT)
+    grown = sorted(f"{p} ({OVER_LIMIT[p]} -> {n})" for p, n in over.items() if p in OVER_LIMIT and n > OVER_LIMIT[p])
+    fixed = sorted(p for p in OVER_LIMIT if p not in over)
+    assert not new, f"over the limits: {', '.join(new)}"
+    assert not grown, f"grown past their size in OVER_LIMIT: {', '.join(grown)}"
+    assert not fixed, f"within the limits now: remove from OVER_LIMIT: {', '.join(fixed)}"
