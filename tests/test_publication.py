@@ -281,7 +281,9 @@ with sigterm_raises():
 @pytest.mark.parametrize("fmt", ["csv", "delta"])
 def test_sigterm_while_publishing_leaves_one_whole_ranking_and_no_temporary(tmp_path, fmt):
     """A real process publishes again and again (the plot too) and is sent SIGTERM at several moments: it exits
-    with 143, the output is a whole ranking of ours, and no hidden .tmp-/.old- sibling is left."""
+    with 143, the output is a whole ranking of ours, and no hidden .tmp-/.old- sibling is left. (Issue 37: under
+    load the signal once landed in a weakref callback of matplotlib's while the plot was drawn, Python dropped
+    it, and the process ran on ignoring SIGTERM: spark_fr.runtime.signals now sends it again.)"""
     import signal
     import subprocess
     import sys
@@ -297,12 +299,21 @@ def test_sigterm_while_publishing_leaves_one_whole_ranking_and_no_temporary(tmp_
         root = tmp_path / f"run{k}"
         root.mkdir()
         out = root / "o"
-        proc = subprocess.Popen([sys.executable, str(script), str(out), fmt], stdout=subprocess.PIPE, text=True,
-                                env=env)
-        assert proc.stdout.readline().strip() == "published"
-        time.sleep(delay)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=120) == 143
+        errors = tmp_path / f"stderr{k}.txt"
+        with open(errors, "w") as err:
+            proc = subprocess.Popen([sys.executable, str(script), str(out), fmt], stdout=subprocess.PIPE,
+                                    stderr=err, text=True, env=env)
+        try:
+            assert proc.stdout.readline().strip() == "published", errors.read_text()[-3000:]
+            time.sleep(delay)
+            proc.send_signal(signal.SIGTERM)
+            code = proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        # a signal Python dropped inside a finalizer left the loop running (issue 37): its message is here
+        assert code == 143 and "Exception ignored" not in errors.read_text(), errors.read_text()[-3000:]
         assert sorted(p.name for p in root.iterdir()) == ["o", "o.png"]
         assert is_our_png(str(root / "o.png"))
         if fmt == "csv":

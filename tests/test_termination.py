@@ -110,3 +110,36 @@ def test_sigterm_inside_a_finalizer_is_raised_after_it():
                 time.sleep(0.01)
             ran_on = True
     assert not ran_on
+
+
+def test_sigterm_inside_any_weakref_callback_is_raised_after_it(capfd):
+    """Issue 37 (11): a SIGTERM whose handler ran inside a weakref callback the handler does not recognise as a
+    finalizer (``WeakKeyDictionary``'s ``remove``, which matplotlib triggers while a plot is drawn) was dropped
+    by Python, and SIGTERM stayed ignored: a publishing loop was still running 120 s later. Python's
+    unraisable-exception hook now sends it again; nothing is printed."""
+    import os
+    import weakref
+
+    from spark_fr.runtime.signals import Terminated, sigterm_raises
+
+    class Thing:
+        pass
+
+    def forget(_ref):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(0.2)  # the handler runs here, inside the callback
+
+    ran_on = False
+    previous_hook = sys.unraisablehook
+    with pytest.raises(Terminated):
+        with sigterm_raises():
+            thing = Thing()
+            watch = weakref.ref(thing, forget)
+            del thing  # collected at once: the callback receives the signal
+            end = time.monotonic() + 5
+            while time.monotonic() < end:
+                time.sleep(0.01)
+            ran_on = True
+    assert not ran_on and watch() is None
+    assert "Exception ignored" not in capfd.readouterr().err
+    assert sys.unraisablehook is previous_hook

@@ -19,12 +19,18 @@ process).
 A SIGTERM that lands while a finalizer runs (a ``__del__``, or a weakref callback such as the one by which
 Py4J frees a Java object when its Python proxy is collected) cannot be raised there: Python prints an exception
 raised in a finalizer and drops it, and the job would run on to its end. The handler then sends the signal
-again 50 ms later, when the finalizer is done.
+again 50 ms later, when the finalizer is done. Finalizers it does not recognise (any weakref callback:
+``WeakKeyDictionary``'s ``remove``, which matplotlib's transforms and ``copy.deepcopy`` trigger while a plot is
+drawn, ...) are caught where Python drops the exception: :func:`sigterm_raises` installs a
+``sys.unraisablehook`` that, for a :class:`Terminated`, puts the handler back (it had set SIGTERM to ignored
+before raising) and sends the signal again the same way. Without it the dropped signal left the process
+ignoring SIGTERM and running on (issue 37: a publishing loop still running 120 s after SIGTERM).
 """
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -62,12 +68,17 @@ def _in_finalizer(frame) -> bool:
     return False
 
 
+def _send_again(signum: int) -> None:
+    """Send ``signum`` to this process again :data:`REDELIVER_S` seconds from now (from a daemon thread)."""
+    timer = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum))
+    timer.daemon = True
+    timer.start()
+
+
 def _handler(signum, frame):
     _state["received"] = True
     if _in_finalizer(frame):
-        timer = threading.Timer(REDELIVER_S, os.kill, (os.getpid(), signum))
-        timer.daemon = True
-        timer.start()
+        _send_again(signum)
         return
     if _state["deferred"]:
         _state["pending"] = True
@@ -85,9 +96,21 @@ def sigterm_raises():
         return
     _state["received"] = False
     previous = signal.signal(signal.SIGTERM, _handler)
+    previous_hook = sys.unraisablehook
+
+    def unraisable(info):
+        """A :class:`Terminated` that Python dropped (raised inside a finalizer): raise it again soon."""
+        if isinstance(info.exc_value, Terminated) and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, _handler)
+            _send_again(signal.SIGTERM)
+            return
+        previous_hook(info)
+
+    sys.unraisablehook = unraisable
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         signal.signal(signal.SIGTERM, previous)
         _state["pending"] = False
 
