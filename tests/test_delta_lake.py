@@ -478,23 +478,24 @@ def test_under_spark_connect_the_session_is_asked_and_deltalake_reads(connect, l
 
 
 def test_where_filters_parse_to_a_checked_tree_and_quoted_sql():
-    from spark_fr.io import tables as W
+    from spark_fr.io import tables as T
+    from spark_fr.io import where as W
 
     types = {"country": "string", "n": "bigint", "day": "date", "odd name": "double", "flag": "boolean"}
     tree = W.parse_filter("country = 'it''s' AND NOT (n >= -3 OR `odd name` <> 1.5e2) AND day NOT IN "
                           "(DATE '2026-01-01', '2026-02-01') AND flag IS NOT NULL AND flag = true")
     W.check_filter(tree, types, "t")
     assert W.columns_of(tree) == ["country", "n", "odd name", "day", "flag"]
-    assert W.to_sql(tree, types) == (
-        "(((((\"country\" = 'it''s') AND (NOT ((\"n\" >= -3) OR (\"odd name\" <> 150.0)))) AND (\"day\" NOT IN "
-        "(DATE '2026-01-01', DATE '2026-02-01'))) AND (\"flag\" IS NOT NULL)) AND (\"flag\" = TRUE))")
+    assert W.to_sql(W.bind(tree, types)) == (  # the five terms of the AND as a balanced tree
+        "((((\"country\" = 'it''s') AND (NOT ((\"n\" >= -3) OR (\"odd name\" <> 150.0)))) AND ((\"day\" NOT IN "
+        "(DATE '2026-01-01', DATE '2026-02-01')) AND (\"flag\" IS NOT NULL))) AND (\"flag\" = TRUE))")
     for text, message in [("n = 1 2", "expected AND, OR or the end at '2'"), ("day = DATE 'x'", "is not an ISO date"),
                           ("n IN ()", "expected a literal"), ("= 3", "expected a column name"),
                           ("day > 'tomorrow'", "'tomorrow' is not an ISO date"), ("flag = 1", "give a bool literal")]:
         with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")):
             W.check_filter(W.parse_filter(text), types, "t")
-    assert W.parse_table_name("cat.`my db`.`t``x`") == ["cat", "my db", "t`x"]
-    assert W.quoted_name(["cat", "my db", "t`x"]) == "`cat`.`my db`.`t``x`"
+    assert T.parse_table_name("cat.`my db`.`t``x`") == ["cat", "my db", "t`x"]
+    assert T.quoted_name(["cat", "my db", "t`x"]) == "`cat`.`my db`.`t``x`"
 
 
 def test_a_session_spark_fr_starts_gets_delta_when_delta_spark_is_installed(monkeypatch):

@@ -28,21 +28,34 @@ Sketch
 * **Catalog tables** (``--input-table [catalog.]db.table``): ``spark.table`` on the backquoted parts
   (:mod:`spark_fr.io.tables`); Delta tables of the catalog pin their version the same way (``DESCRIBE
   HISTORY``); time travel on a table that is not Delta is an error.
-* ``--where`` is parsed and checked against the schema (:mod:`spark_fr.io.tables`) and applied as a Spark
-  Column, or as SQL generated from the checked tree for ``deltalake``'s engine (files of other partitions are
-  then not read).
+* ``--where`` is parsed before anything is read, checked against the schema and bound to the session's time
+  zone (:mod:`spark_fr.io.where`), and applied as a Spark Column, or as SQL generated from the checked tree for
+  ``deltalake``'s engine (files of other partitions are then not read; a filter nesting deeper than
+  :data:`ENGINE_SQL_DEPTH` is applied by Spark after the engine's read instead).
+* **Time zones**: one rule for both readers, Spark's (:mod:`spark_fr.io.delta_times`): a time without a zone, in
+  a literal or a timestamp partition value of the log, is read in the session's time zone.
+* **Paths with a percent-escape** (``/data/p%41q``): ``deltalake`` 1.6.6 decodes ``%41`` as ``A`` when it reads the
+  log but not when it writes, and canonicalizes symbolic links, so it can neither read nor write such a local
+  table (it would read another path). Decision: ``deltalake`` refuses them (:func:`deltalake_refuses`, one line);
+  Spark's Delta reader and writer take the path literally and serve them (the version pinned by ``DESCRIBE
+  HISTORY``).
+* ``--timestamp`` before the first commit of the log is one line naming the table and that commit's time, for a
+  path as for a catalog table. Decision: ``--timestamp`` without an offset stays UTC (a commit time; documented
+  so), unlike ``--where`` literals.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import logging
 import os
+import re
 from dataclasses import dataclass, field
 
 from ..data.columns import qcol
 from ..data.schema import Dataset, columns_of_dataframe
 from ..errors import InputError, one_line
-from . import tables
+from . import delta_times, tables
+from . import where as W
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +66,10 @@ ENGINE_FEATURES = frozenset({"columnMapping", "deletionVectors"})  # read by del
 DRIVER_READ_MB = 2048
 INSTALL_DELTA = ("install delta-spark (pip install 'spark_fr[delta]', or spark-submit --packages "
                  "io.delta:delta-spark_<spark>_2.13:<version>), or run on Databricks")
+#: the deepest SQL (parentheses) a filter is handed to ``deltalake``'s engine with (DataFusion's parser stops at 50
+#: and misreads deep NOT chains from about 25): deeper filters are applied by Spark after the engine's read
+ENGINE_SQL_DEPTH = 16
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
 
 _HAS_DELTA: dict = {}
 
@@ -121,11 +138,36 @@ def check_time_travel(version, timestamp) -> None:
         raise InputError("give --version or --timestamp, not both")
 
 
+def shown_time(t) -> str:
+    """A commit time as messages show it: UTC, to the millisecond (``2026-11-26T06:00:00.123Z``)."""
+    if isinstance(t, (int, float)):  # deltalake's history: milliseconds since 1970
+        t = _dt.datetime.fromtimestamp(t / 1000, _dt.timezone.utc)
+    return _aware(t).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _before_first_commit(what: str, timestamp, first) -> InputError:
+    return InputError(f"{what}: no version at --timestamp {timestamp} (the first commit is at {shown_time(first)})")
+
+
+def deltalake_refuses(path: str) -> str | None:
+    """Why the ``deltalake`` package cannot serve the table at ``path`` (a reason to follow the path in a one-line
+    message), or None: a path holding a percent-escape such as ``%41`` (module sketch)."""
+    m = _PERCENT_ESCAPE.search(str(path))
+    if m is None:
+        return None
+    return (f"holds a percent-escape ('{m.group(0)}'), which the deltalake package reads as an escaped character "
+            f"(it would read or write another path); read and write it with Spark's Delta reader and writer "
+            f"({INSTALL_DELTA}), or choose a path without '%XX'")
+
+
 # ----- by path ----------------------------------------------------------------------------------------------
 def _open_deltalake(path: str, version=None, timestamp=None, what: str | None = None):
     from deltalake import DeltaTable
 
     what = what or path
+    refused = deltalake_refuses(path)
+    if refused:
+        raise InputError(f"{what}: the path {refused}")
     try:
         dt = DeltaTable(path)
     except Exception as err:  # deltalake's own error types
@@ -141,11 +183,23 @@ def _open_deltalake(path: str, version=None, timestamp=None, what: str | None = 
                              f"been cleaned up)") from None
     elif timestamp is not None:
         at = parse_timestamp(timestamp)
+        first = _first_commit_ms(dt)
+        if first is not None and at < _dt.datetime.fromtimestamp(first / 1000, _dt.timezone.utc):
+            raise _before_first_commit(what, timestamp, first)
         try:
             dt.load_as_version(at)
         except Exception as err:
             raise InputError(f"{what}: no version at --timestamp {timestamp} ({one_line(err)})") from None
     return dt
+
+
+def _first_commit_ms(dt):
+    """The time of the oldest commit the table's log holds (milliseconds since 1970; None if unknown)."""
+    try:
+        commits = [c for c in dt.history() if c.get("timestamp") is not None]
+    except Exception:  # deltalake's error types: a log it cannot list
+        return None
+    return min(commits, key=lambda c: int(c.get("version", 0)))["timestamp"] if commits else None
 
 
 def read_delta(spark, path: str, features_col: str | None = None, *, version=None, timestamp=None,
@@ -169,7 +223,7 @@ def read_delta(spark, path: str, features_col: str | None = None, *, version=Non
         With ``extra['snapshot']`` (:class:`Snapshot`).
     """
     check_time_travel(version, timestamp)
-    tree = tables.parse_filter(where) if where is not None else None
+    tree = W.parse_filter(where) if where is not None else None
     if spark_has_delta(spark):
         return _read_with_spark(spark, path, features_col, version, timestamp, tree, where)
     return _read_with_deltalake(spark, path, features_col, version, timestamp, tree, where)
@@ -178,13 +232,16 @@ def read_delta(spark, path: str, features_col: str | None = None, *, version=Non
 def _read_with_spark(spark, path, features_col, version, timestamp, tree, where) -> Dataset:
     spark = _session(spark)
     pinned = version
-    try:  # the version to read, pinned before reading (deltalake reads the log here; Spark's answer otherwise)
-        dt = _open_deltalake(path, version, timestamp)
-        pinned = dt.version()
-    except InputError as err:
-        if "does not exist" in str(err) or "no version at" in str(err):
-            raise
-        dt = None
+    dt = None
+    if deltalake_refuses(path):  # pinned by Spark (DESCRIBE HISTORY), never by deltalake at another path
+        pinned = _history_version(spark, f"delta.{tables.quote_identifier(path)}", path, version, timestamp)
+    else:
+        try:  # the version to read, pinned before reading (deltalake reads the log here; Spark's answer otherwise)
+            dt = _open_deltalake(path, version, timestamp)
+            pinned = dt.version()
+        except InputError as err:
+            if "does not exist" in str(err) or "no version at" in str(err):
+                raise
     reader = spark.read.format("delta")
     if pinned is not None:
         reader = reader.option("versionAsOf", int(pinned))
@@ -197,14 +254,24 @@ def _read_with_spark(spark, path, features_col, version, timestamp, tree, where)
         raise InputError(f"{path}: Spark's Delta reader cannot read it ({one_line(err)})") from None
     features = sorted(set(getattr(dt.protocol(), "reader_features", None) or [])) if dt is not None else []
     snap = Snapshot(path, pinned, "spark", features, str(timestamp) if timestamp is not None else None)
-    return _finish(df, snap, features_col, tree, where, path)
+    return _finish(spark, df, snap, features_col, tree, where, path)
 
 
-def _finish(df, snap: Snapshot, features_col, tree, where, source) -> Dataset:
+def apply_filter(spark, df, tree, source: str):
+    """``df`` filtered by the parsed ``--where`` tree: checked against its columns, bound to the session's time
+    zone (:func:`spark_fr.io.delta_times.bound_filter`), applied as a Spark Column."""
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    W.check_filter(tree, types, source)
+    return df.filter(W.to_column(delta_times.bound_filter(_session(spark), tree, types)))
+
+
+def _finish(spark, df, snap: Snapshot, features_col, tree, where, source) -> Dataset:
     if tree is not None:
-        types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-        tables.check_filter(tree, types, source)
-        df = df.filter(tables.to_column(tree, types))
+        df = apply_filter(spark, df, tree, source)
+    return _dataset(df, snap, features_col, where, source)
+
+
+def _dataset(df, snap: Snapshot, features_col, where, source) -> Dataset:
     ds = Dataset(df, columns_of_dataframe(df, features_col), source)
     ds.extra["snapshot"] = snap
     if where is not None:
@@ -254,33 +321,61 @@ def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, wh
 
     types = {f.name: spark_type(f.type) for f in arrow_schema}
     if tree is not None:
-        tables.check_filter(tree, types, path)
+        W.check_filter(tree, types, path)
     snap = Snapshot(path, dt.version(), "deltalake", sorted(features),
                     str(timestamp) if timestamp is not None else None)
-    needs_engine = bool(features & ENGINE_FEATURES)
     actions = _add_actions(dt)
-    partitions = list(dt.metadata().partition_columns or [])
-    if not needs_engine and not _key_value_layout(actions["path"], partitions):
-        needs_engine = True  # partition values only in the log: the engine reads them from there
     if not actions["path"]:
         raise InputError(f"{path}: the Delta table has no rows" + (f" at version {snap.version}" if version is not None
                                                                       or timestamp is not None else ""))
+    spark = _session(spark)
+    partitions = list(dt.metadata().partition_columns or [])
+    times = delta_times.instant_partitions(partitions, types)
+    truth = delta_times.partition_truth(spark, dt, times, path) if times else {}
+    bound = delta_times.bound_filter(spark, tree, types) if tree is not None else None
+    # partition values only in the log (no key=value directories): the engine reads them from there
+    needs_engine = bool(features & ENGINE_FEATURES) or not _key_value_layout(actions["path"], partitions)
+    by_directory = None
+    if not needs_engine and times:
+        by_directory = delta_times.directory_truth(dt, actions["path"], times, truth)
+        needs_engine = by_directory is None  # a directory holding files of two times
     if needs_engine:
         snap.reader = "deltalake (driver)"
-        df = _read_on_driver(spark, dt, path, sum(actions["size"]), tree, types, features)
-        return _finish(df, snap, features_col, None, where, path)  # already filtered by the engine
-    spark = _session(spark)
-    ddl = _spark_schema(arrow_schema, types)
-    uris = dt.file_uris()
+        df = _read_on_driver(spark, dt, path, sum(actions["size"]), bound, features, truth)
+    else:
+        df = _read_files(spark, dt, path, arrow_schema, types, partitions, actions["path"], by_directory)
+        if bound is not None:
+            df = df.filter(W.to_column(bound))
+    return _dataset(df, snap, features_col, where, path)
+
+
+def _read_files(spark, dt, path, arrow_schema, types, partitions, rel_paths, by_directory):
+    """The snapshot's data files read by Spark with the table's logical schema (files written before a column
+    was added read it as missing); ``timestamp`` partition columns are read as the directories' text and given
+    the log's times (:func:`spark_fr.io.delta_times.with_times`)."""
+    ddl = _spark_schema(arrow_schema, {**types, **{c: "string" for c in by_directory or {}}})
     reader = spark.read.schema(ddl)
     if partitions:
         reader = reader.option("basePath", path)
     try:
-        df = reader.parquet(*uris)
+        df = reader.parquet(*_data_file_paths(dt, path, rel_paths))
         df = df.select(*[qcol(n) for n in arrow_schema.names])  # the table's order (partition columns in place)
     except Exception as err:
         raise InputError(f"{path}: Spark cannot read the Delta table's data files ({one_line(err)})") from None
-    return _finish(df, snap, features_col, tree, where, path)
+    return delta_times.with_times(spark, df, by_directory) if by_directory else df
+
+
+def _data_file_paths(dt, path: str, rel_paths: list) -> list:
+    """The snapshot's data files as Spark takes them. Under a local table: the table's path as given joined with
+    each file's path relative to it, decoded (the log keeps it URI-encoded; ``DeltaTable.file_uris()``
+    percent-encodes the table's own path, a space as ``%20``, which Spark would read literally). Elsewhere
+    ``deltalake``'s URIs."""
+    from urllib.parse import unquote
+
+    if not str(dt.table_uri).startswith("file:"):
+        return dt.file_uris()
+    root = path.rstrip("/")
+    return [p if re.match(r"^[A-Za-z][A-Za-z0-9+.\-]*:", p) else f"{root}/{unquote(p)}" for p in rel_paths]
 
 
 def _arrow_schema(dt):
@@ -349,17 +444,22 @@ def _ddl(arrow_type) -> str:
     return t if _is_simple(t) else _nested(arrow_type)
 
 
-def _read_on_driver(spark, dt, path, size, tree, types, features):
-    """The snapshot through ``deltalake``'s query engine, on the driver, as a Spark DataFrame."""
+def _read_on_driver(spark, dt, path, size, bound, features, truth):
+    """The snapshot through ``deltalake``'s query engine, on the driver, as a Spark DataFrame: filtered by the
+    engine (a shallow filter on columns whose times the engine reads as the session does), else by Spark after;
+    timestamp partition values moved to the session's zone (:func:`spark_fr.io.delta_times.remap_arrow`)."""
     if size > DRIVER_READ_MB * 2 ** 20:
-        raise InputError(f"{path}: the Delta table uses {', '.join(sorted(features))}, which spark_fr reads without "
-                         f"Spark's Delta reader only on the driver, up to {DRIVER_READ_MB} MB of data files (it has "
-                         f"{size / 2 ** 20:.0f} MB); {INSTALL_DELTA}")
-    sql = "SELECT * FROM t" + (f" WHERE {tables.to_sql(tree, types)}" if tree is not None else "")
-    table = query_on_driver(dt, path, sql)
+        raise InputError(f"{path}: the Delta table uses {', '.join(sorted(features)) or 'a layout'}, which spark_fr "
+                         f"reads without Spark's Delta reader only on the driver, up to {DRIVER_READ_MB} MB of data "
+                         f"files (it has {size / 2 ** 20:.0f} MB); {INSTALL_DELTA}")
+    moved = set(delta_times.moved(truth))
+    push = bound is not None and W.sql_depth(bound) <= ENGINE_SQL_DEPTH and not moved & set(W.columns_of(bound))
+    sql = "SELECT * FROM t" + (f" WHERE {W.to_sql(bound)}" if push else "")
+    table = delta_times.remap_arrow(query_on_driver(dt, path, sql), truth)
     log.info("Delta table %s (%s) read on the driver by deltalake: %d rows", path, ", ".join(sorted(features)),
              table.num_rows)
-    return _arrow_to_frame(_session(spark), table)
+    df = _arrow_to_frame(spark, table)
+    return df.filter(W.to_column(bound)) if bound is not None and not push else df
 
 
 def _plain_type(t):
@@ -404,7 +504,7 @@ def read_table(spark, name: str, features_col: str | None = None, *, version=Non
     check_time_travel(version, timestamp)
     parts = tables.parse_table_name(name, "--input-table")
     shown, quoted = tables.display_name(parts), tables.quoted_name(parts)
-    tree = tables.parse_filter(where) if where is not None else None
+    tree = W.parse_filter(where) if where is not None else None
     spark = _session(spark)
     try:
         df = spark.table(quoted)
@@ -417,7 +517,7 @@ def read_table(spark, name: str, features_col: str | None = None, *, version=Non
     provider = table_provider(spark, quoted)
     snap = None
     if provider == "delta":
-        pinned = _catalog_version(spark, quoted, shown, version, timestamp)
+        pinned = _history_version(spark, quoted, f"--input-table {shown}", version, timestamp)
         if pinned is not None:
             try:
                 df = spark.read.option("versionAsOf", int(pinned)).table(quoted)
@@ -429,9 +529,7 @@ def read_table(spark, name: str, features_col: str | None = None, *, version=Non
         raise InputError(f"--input-table {shown} is a {provider or 'non-Delta'} table: --version and --timestamp "
                          f"need a Delta table")
     if tree is not None:
-        types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
-        tables.check_filter(tree, types, f"table {shown}")
-        df = df.filter(tables.to_column(tree, types))
+        df = apply_filter(spark, df, tree, f"table {shown}")
     ds = Dataset(df, columns_of_dataframe(df, features_col), shown)
     ds.extra["table"] = {"table": shown, "provider": provider}
     if snap is not None:
@@ -453,28 +551,28 @@ def table_provider(spark, quoted: str) -> str | None:
     return None
 
 
-def _catalog_version(spark, quoted, shown, version, timestamp):
-    """The version of a catalog Delta table to read: ``version``, the last one at ``timestamp``, or the latest."""
+def _history_version(spark, ident, what, version, timestamp):
+    """The version of a Delta table (a catalog table, or ``delta.`PATH```) to read, from Spark's ``DESCRIBE
+    HISTORY``: ``version``, the last one at ``timestamp``, or the latest; ``what`` names the table in messages."""
     try:
-        history = spark.sql(f"DESCRIBE HISTORY {quoted}").select("version", "timestamp").collect()
+        history = spark.sql(f"DESCRIBE HISTORY {ident}").select("version", "timestamp").collect()
     except Exception as err:
         if version is None and timestamp is None:
             return None
-        raise InputError(f"--input-table {shown}: its history cannot be read ({one_line(err)})") from None
+        raise InputError(f"{what}: its history cannot be read ({one_line(err)})") from None
     versions = sorted((int(r[0]), r[1]) for r in history)
     if not versions:
         return None
     if version is not None:
         if version not in {v for v, _ in versions}:
-            raise InputError(f"--input-table {shown}: --version {version} does not exist (versions "
+            raise InputError(f"{what}: --version {version} does not exist (versions "
                              f"{versions[0][0]} to {versions[-1][0]})")
         return version
     if timestamp is not None:
         at = parse_timestamp(timestamp)
         before = [v for v, t in versions if _aware(t) <= at]
         if not before:
-            raise InputError(f"--input-table {shown}: no version at --timestamp {timestamp} (the first commit is "
-                             f"at {versions[0][1]})")
+            raise _before_first_commit(what, timestamp, versions[0][1])
         return before[-1]
     return versions[-1][0]
 

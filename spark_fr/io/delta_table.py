@@ -100,7 +100,7 @@ def exists(path: str) -> bool:
         return False
 
 
-def problem(path: str, schemas: list, writer: str = "deltalake") -> str | None:
+def problem(path: str, schemas: list, writer: str = "deltalake", spark=None) -> str | None:
     """Why the Delta table at ``path`` is not proven to be spark_fr's, or cannot be written (None: it is ours).
 
     Parameters
@@ -110,6 +110,9 @@ def problem(path: str, schemas: list, writer: str = "deltalake") -> str | None:
         The schemas a table of rankings may have (the contract's; the table's with ``level`` and ``lineage``).
     writer : {'deltalake', 'spark'}
         Who will write: ``deltalake`` writes only tables without writer features it lacks.
+    spark : SparkSession, optional
+        The session of Spark's writer: it checks a path ``deltalake`` cannot open (a percent-escape in it:
+        :func:`spark_fr.io.delta_read.deltalake_refuses`), which ``deltalake`` would read at another path.
 
     Returns
     -------
@@ -118,6 +121,13 @@ def problem(path: str, schemas: list, writer: str = "deltalake") -> str | None:
     """
     from deltalake import DeltaTable
 
+    from .delta_read import deltalake_refuses
+
+    refused = deltalake_refuses(path)
+    if refused:
+        if writer == "spark" and spark is not None:
+            return spark_table_problem(spark, spark_identifier(path=path), schemas)
+        return refused
     try:
         table = DeltaTable(path)
         got = [(f.name, _type_name(f.type)) for f in table.schema().fields]
@@ -232,8 +242,15 @@ def run_records(path: str | None = None, *, table: str | None = None, spark=None
         A catalog table (``[catalog.]db.table``): ``DESCRIBE HISTORY`` in ``spark``.
     spark : SparkSession, optional
     """
+    from .delta_read import deltalake_refuses
+
     rows = []
-    if table is not None or (path is not None and spark is not None and not exists(path)):
+    refused = path is not None and deltalake_refuses(path)
+    if refused and spark is None and table is None:
+        from ..errors import InputError
+
+        raise InputError(f"{path}: the path {refused}")
+    if table is not None or (path is not None and spark is not None and (refused or not exists(path))):
         from . import tables
 
         ident = (tables.quoted_name(tables.parse_table_name(table, "table")) if table is not None

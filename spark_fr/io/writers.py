@@ -195,6 +195,7 @@ class Publication:
             return self._check_remote_delta()
         path, files = self.output, self._files(self._out, "--output")
         check_creatable(self._out, "--output", files)
+        self._check_percent_escape(path)
         if not files.exists(self._out):
             return
         if not files.isdir(self._out):
@@ -207,12 +208,25 @@ class Publication:
             return
         if self.mode == "error":
             raise InputError(f"output exists: {path} (use --mode append or overwrite)")
-        why = delta_table.problem(path, RANKING_SCHEMAS, self._path_writer())
+        writer = self._path_writer()
+        why = delta_table.problem(path, RANKING_SCHEMAS, writer, self._session() if writer == "spark" else None)
         if why and "writer feature" in why and self.spark is not None and self._session_has_delta(start=True):
             self._writer = "spark"  # a table only Spark's writer writes, and the session has it
-            why = delta_table.problem(path, RANKING_SCHEMAS, "spark")
+            why = delta_table.problem(path, RANKING_SCHEMAS, "spark", self._session())
         if why:
             raise InputError(f"--output {path} {why}")
+
+    def _check_percent_escape(self, path: str) -> None:
+        """A local path holding a percent-escape (``%41``) is one ``deltalake`` would write elsewhere
+        (:func:`spark_fr.io.delta_read.deltalake_refuses`): Spark's Delta writer writes it, or the run stops here."""
+        from .delta_read import deltalake_refuses
+
+        why = deltalake_refuses(path)
+        if why is None:
+            return
+        if self.spark is None or not self._session_has_delta(start=True):
+            raise InputError(f"--output {path} {why}")
+        self._writer = "spark"
 
     def _check_remote_delta(self) -> None:
         """A Delta table at a URI: Spark's Delta writer when the session has Delta Lake and a file system for the
@@ -387,7 +401,7 @@ class Publication:
             elif path is None and not delta_table.spark_exists(session, ident):
                 if delta_table.spark_create(session, ident, df, ranking.run_id, record):
                     return
-            why = (delta_table.problem(path, RANKING_SCHEMAS, "spark") if path is not None
+            why = (delta_table.problem(path, RANKING_SCHEMAS, "spark", session) if path is not None
                    else delta_table.spark_table_problem(session, ident, RANKING_SCHEMAS))
             if why:
                 raise InputError(f"{what} {why}; nothing was written")
