@@ -326,3 +326,18 @@ def test_an_unreachable_server_fails_within_a_minute_naming_its_address(tmp_path
         "cannot be reached" in lines[0] and "Connection refused" in lines[0], lines
     assert seconds < 60, seconds
     assert done.stdout == "" and not (tmp_path / "out").exists()
+
+
+def connect_endpoint(spark) -> str:
+    """host:port of the worker's Spark Connect server (the client's channel target)."""
+    return spark.client._builder.endpoint
+
+
+def test_a_running_server_passes_the_reachability_check_at_once(connect):
+    from spark_fr.runtime import session
+
+    endpoint = connect.run(connect_endpoint)
+    session._REACHED.discard(f"sc://{endpoint}")
+    t0 = time.monotonic()
+    session.check_connect(f"sc://{endpoint}", timeout=20)
+    assert time.monotonic() - t0 < 5 and f"sc://{endpoint}" in session._REACHED
