@@ -319,3 +319,20 @@ def test_bad_filters_are_the_same_one_line_on_both_readers(spark, timed, edges, 
     code, _, err = run_job(["--input", timed["paths"]["mapped"], "--targets", "y", "--trees", 4,
                             "--where", "x2 < -99999999999999999999"], capsys)
     assert code == 2 and "the integer -99999999999999999999 (position 6) does not fit in 64 bits" in err
+
+
+def test_a_partitioned_table_under_a_path_with_a_space_reads_on_the_deltalake_path(spark, tmp_path):
+    """deltalake's file URIs percent-encode the table's own path ('my%20lake'), which Spark reads literally: the data
+    files are the table's path joined with the log's paths, decoded."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from spark_fr.io.readers import read_dataset
+
+    path = str(tmp_path / "my lake 100%zz")  # a space, and a '%' that is no escape (deltalake serves it)
+    pdf = frame(50)
+    pdf["region"] = np.where(pdf.id % 2 == 0, "eu west", "us")
+    write_deltalake(path, pa.Table.from_pandas(pdf, preserve_index=False), partition_by=["region"])
+    ds = read_dataset(spark, path, where="region = 'eu west'")
+    assert ds.extra["fingerprint"]["reader"] == "deltalake"
+    assert sorted(r["id"] for r in ds.df.select("id").collect()) == list(range(0, 50, 2))
