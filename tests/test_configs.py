@@ -12,7 +12,7 @@ CONFIGS = sorted((ROOT / "conf").glob("*.yaml"))
 
 
 def test_defaults_yaml_is_the_option_table():
-    """conf/defaults.yaml is generated from spark_fr/options.py, and loading it gives the table's defaults."""
+    """conf/defaults.yaml is generated from spark_fr/options/, and loading it gives the table's defaults."""
     from spark_fr import options
     from spark_fr.ensemble.params import EnsembleParams
     from spark_fr.relief.params import ReliefParams

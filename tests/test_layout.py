@@ -137,7 +137,7 @@ MAX_FUNCTION_LINES, MAX_MODULE_LINES, MAX_KERNEL_PARAMETERS = 100, 600, 8
 #: that no longer exceeds its limit must be removed (the test says so), and nothing new may join the list.
 OVER_LIMIT = {
     # module lines
-    "spark_fr/io/csv.py": 811, "spark_fr/options.py": 835, "spark_fr/pct/grow.py": 978, "spark_fr/tasks/base.py": 625,
+    "spark_fr/io/csv.py": 811, "spark_fr/pct/grow.py": 978, "spark_fr/tasks/base.py": 625,
     # function lines
     "spark_fr/pct/grow.py:grow_tree": 152, "spark_fr/pct/grow_sparse.py:grow_tree_sparse": 133,
     "spark_fr/relational/generate.py:generate_features": 132, "spark_fr/io/arff/spark.py:read_arff": 115,

@@ -61,7 +61,7 @@ BY_NAME = {o.name: o for o in OPTIONS}
 
 def build_parser():
     """The command line (every value defaults to None, so that a config file can fill it)."""
-    p = O._Parser(prog="jobs/drift.py", description="Compare runs of a table of feature rankings (spark_fr): rank "
+    p = O.Parser(prog="jobs/drift.py", description="Compare runs of a table of feature rankings (spark_fr): rank "
                   "changes, features entering and leaving the top K, the Fuzzy Jaccard Index of the top-k sets and "
                   "its area, a heat map; exit code 3 when the drift passes --fail-above.",
                   epilog="Example: spark-submit jobs/drift.py --table main.ml.feature_rankings --last 2 --top 20 "
@@ -70,7 +70,7 @@ def build_parser():
         shown = opt.default_help or opt.default
         text = opt.help + ("" if shown in (None, "") else f" (default: {shown})")
         metavar = "|".join(opt.kind.choices) if isinstance(opt.kind, O.Choice) else None
-        p.add_argument(opt.flag, dest=opt.name, type=O._parse_with(opt), default=None, help=text, metavar=metavar)
+        p.add_argument(opt.flag, dest=opt.name, type=O.parse_with(opt), default=None, help=text, metavar=metavar)
     return p
 
 

@@ -120,7 +120,7 @@ def build_parser():
     """The command line (every value defaults to None, so that a config file can fill it)."""
     import argparse
 
-    p = O._Parser(prog="jobs/evaluate.py", formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
+    p = O.Parser(prog="jobs/evaluate.py", formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
                   description="Is the ranking worth reading? Rank the training part of every split with spark_fr, "
                               "judge each ranking by weighted kNN on the test part against the uniform baseline "
                               "(the thesis's protocols), with Wilcoxon + Benjamini-Hochberg, curves and CD diagrams.",
@@ -140,7 +140,7 @@ def build_parser():
                 g.add_argument("--no-" + opt.flag[2:], dest=opt.name, action="store_false", default=None)
         else:
             metavar = "|".join(opt.kind.choices) if isinstance(opt.kind, O.Choice) else None
-            g.add_argument(opt.flag, dest=opt.name, type=O._parse_with(opt), default=None, help=text, metavar=metavar)
+            g.add_argument(opt.flag, dest=opt.name, type=O.parse_with(opt), default=None, help=text, metavar=metavar)
     return p
 
 
