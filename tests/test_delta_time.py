@@ -336,3 +336,18 @@ def test_a_partitioned_table_under_a_path_with_a_space_reads_on_the_deltalake_pa
     ds = read_dataset(spark, path, where="region = 'eu west'")
     assert ds.extra["fingerprint"]["reader"] == "deltalake"
     assert sorted(r["id"] for r in ds.df.select("id").collect()) == list(range(0, 50, 2))
+
+
+def case_connect_rows(spark, paths):
+    from spark_fr.io.readers import read_dataset
+
+    with zones(spark, ZONE, MACHINE):
+        return {name: [rows_of(read_dataset(spark, p, where=f).df) for f in [None] + FILTERS]
+                for name, p in paths.items()}
+
+
+def test_under_spark_connect_the_same_rule(connect, timed):
+    """A Spark Connect session (no Delta in its server: deltalake reads) in Asia/Kolkata: Spark's rows and times."""
+    got = connect.run(case_connect_rows, {n: timed["paths"][n] for n in ("utc", "mapped", "deltalake")})
+    for name, rows in got.items():
+        assert rows == timed[name]["truth"], name

@@ -246,7 +246,8 @@ def _read_with_spark(spark, path, features_col, version, timestamp, tree, where)
     if pinned is not None:
         reader = reader.option("versionAsOf", int(pinned))
     elif timestamp is not None:
-        reader = reader.option("timestampAsOf", parse_timestamp(timestamp).strftime("%Y-%m-%d %H:%M:%S.%f"))
+        at = parse_timestamp(timestamp).astimezone(_dt.timezone.utc)  # with its zone: not read in the session's
+        reader = reader.option("timestampAsOf", at.strftime("%Y-%m-%d %H:%M:%S.%fZ"))
     try:
         df = reader.load(path)
         df.schema  # analysis happens here: a missing table, a version that is gone
