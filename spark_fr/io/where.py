@@ -144,7 +144,7 @@ def _tokens(text: str) -> list:
     return out
 
 
-def number(value: str, pos: int, text: str):
+def _number(value: str, pos: int, text: str):
     """A numeric literal: an int of 64 bits or a finite double, else a one-line error naming it."""
     if any(c in value for c in ".eE"):
         parsed = float(value)
@@ -255,7 +255,7 @@ class _Parser:
         kind, value, pos = t
         self.i += 1
         if kind == "num":
-            return Lit("number", number(value, pos, self.text))
+            return Lit("number", _number(value, pos, self.text))
         if kind == "str":
             return Lit("string", value[1:-1].replace("''", "'"))
         if kind == "kw" and value in ("TRUE", "FALSE"):
