@@ -9,17 +9,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
-from spark_fr.cli import abandoned_start, settle_abandoned_starts  # noqa: E402
 from spark_fr.evaluation.job import main  # noqa: E402
-from spark_fr.runtime.session import remove_jvm_log  # noqa: E402
+from spark_fr.runtime.runner import exit_process  # noqa: E402
 
 if __name__ == "__main__":
-    code = main()
-    # as jobs/rank.py: a run that ended before it needed Spark does not wait for the JVM to finish starting
-    if abandoned_start() or code in (130, 143):
-        settle_abandoned_starts()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        remove_jvm_log()
-        os._exit(code)
-    sys.exit(code)
+    exit_process(main())  # as jobs/rank.py's

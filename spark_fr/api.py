@@ -27,7 +27,7 @@ from . import options as O
 from . import tasks
 from .runtime.logs import show_logs_by_default
 from .runtime.engine import is_connect, session_kind, session_of
-from .runtime.session import master_of
+from .runtime.session import master_of, when_ready
 from .data.schema import Dataset, resolve
 from .ensemble.params import BoostingParams, EnsembleParams
 from .errors import InputError
@@ -199,7 +199,7 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
         raise InputError(f"spark must be a SparkSession, not {type(spark).__name__} {spark!r:.40}")
     timings = {}
     job_group = f"spark_fr-{uuid.uuid4().hex}"
-    when_session_ready(spark, lambda s: _tag_jobs(s, job_group))
+    when_ready(spark, lambda s: _tag_jobs(s, job_group))
     interrupted = False
     try:
         run, dataset, spec = _run(spark, data, opts, method, method_params, semi, timings, feature_relations,
@@ -238,14 +238,6 @@ def _untag_jobs(spark, tag: str):
     n_jobs = len(sc.statusTracker().getJobIdsForGroup(tag))
     sc.setLocalProperty("spark.jobGroup.id", None)
     return n_jobs
-
-
-def when_session_ready(spark, hook) -> None:
-    """Run ``hook(session)`` now, or when a session still starting (``SessionStart``) is first used."""
-    if hasattr(type(spark), "when_ready"):
-        spark.when_ready(hook)
-    else:
-        hook(spark)
 
 
 def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timings: dict,

@@ -1,43 +1,36 @@
-"""Command line of ``jobs/rank.py`` (``spark-submit`` or plain ``python``), with YAML configs.
+"""The rank job, ``jobs/rank.py`` (``spark-submit`` or plain ``python``): its options and its work.
 
 Sketch
 ------
-    options     <- the defaults, a YAML config, the command line (it wins)       spark_fr.options
+    options     <- the defaults, a YAML config, the command line (it wins)       spark_fr.runtime.runner, .options
     publication <- the output and the plot checked before any work                spark_fr.io.writers
-    ranking     <- spark_fr.rank(...)
+    warm-up     <- the method's kernels compiled while the session starts         spark_fr.runtime.warmups
+    ranking     <- spark_fr.rank(...), or rank_relational(...) for --schema
     publish     <- table, run.json and plot written together
     summary     <- the top features per score on standard output
 
-Every option can come from ``--config FILE.yaml`` (same names, dashes or underscores). Exit codes: 0
-success; 2 bad input or parameters (one line on standard error, nothing written); 1 any other failure
-(one line; the details with ``--log-level debug``); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM, e.g.
-``timeout`` or a scheduler: :mod:`spark_fr.runtime.signals`). Interrupted and terminated runs unwind through
-every clean-up first: they leave no temporary file or directory, and no half-written output.
+Every option can come from ``--config FILE.yaml`` (same names, dashes or underscores). Sessions, logging, one-line
+errors and exit codes are the runner's (:mod:`spark_fr.runtime.runner`): 0 success; 2 bad input or parameters
+(one line on standard error, nothing written); 1 any other failure (one line; the details with ``--log-level
+debug``); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM, e.g. ``timeout`` or a scheduler:
+:mod:`spark_fr.runtime.signals`). Interrupted and terminated runs unwind through every clean-up first: they leave
+no temporary file or directory, and no half-written output.
 """
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import time
 
 from . import options as O
-from .errors import InputError, one_line
-from .runtime.signals import EXIT_TERMINATED, Terminated, received, sigterm_raises
+from .errors import InputError
+from .options.command_line import RANK_DESCRIPTION, RANK_EPILOG
+from .runtime import runner
 
 log = logging.getLogger("spark_fr")
 
 
-def resolve_options(argv=None) -> tuple:
-    """Merge the defaults, the YAML config and the command line (the command line wins).
-
-    Returns
-    -------
-    (options, names given on the command line)
-    """
-    given = O.parse_command_line(argv)
-    cfg = load_config_file(given["config"], given.get("master")) if given.get("config") else {}
-    opts = {**O.defaults(O.JOB), **cfg, **given}
+def check_options(opts: dict, given: dict, config: dict) -> dict:
+    """The combinations of options the rank job refuses before any work (one-line :class:`InputError`)."""
     inputs = [f for f, k in (("--input", "input"), ("--input-table", "input_table"), ("--schema", "schema"))
               if opts.get(k)]
     if not inputs:
@@ -53,41 +46,7 @@ def resolve_options(argv=None) -> tuple:
     if not opts.get("schema") and opts.get("engine", "auto") != "auto":
         raise InputError(f"--engine {opts['engine']} applies to relational data (--schema): it says where the "
                          f"features are generated")
-    return opts, set(given)
-
-
-def load_config_file(path: str, master: str | None = None) -> dict:
-    """A ``--config`` file's options: a local path, a ``file:`` URI, or a URI read through the session's file
-    systems (:func:`spark_fr.io.files.driver_file`; a session is started for it, with ``--master``)."""
-    from .io.files import driver_file
-
-    return O.load_config(driver_file(path, "--config", master=master), name=path)
-
-
-def terminal():
-    """Where messages go: standard error as it is now, even while a starting JVM's output is redirected.
-
-    A session this run starts sends the JVM's standard error (file descriptor 2) to a log file while it
-    starts, in a background thread; messages of this process go to a copy of the descriptor taken before.
-    """
-    from pyspark.sql import SparkSession
-
-    if SparkSession.getActiveSession() is not None or not hasattr(sys.stderr, "fileno"):
-        return sys.stderr
-    try:
-        if sys.stderr.fileno() != 2:
-            return sys.stderr
-    except (OSError, ValueError):  # a captured stream
-        return sys.stderr
-    sys.stderr.flush()
-    return os.fdopen(os.dup(2), "w", buffering=1)
-
-
-def _setup_logging(level: str, stream) -> None:
-    logging.basicConfig(level=getattr(logging, level.upper()), stream=stream, force=True,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    for noisy in ("py4j", "numba", "matplotlib"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    return opts
 
 
 def rank_keywords(opts: dict, given: set) -> dict:
@@ -106,25 +65,13 @@ def rank_keywords(opts: dict, given: set) -> dict:
 
 
 def run(opts: dict, given: set = frozenset()) -> int:
-    """Run a ranking job from resolved options; returns the exit code."""
+    """The rank job's work, from resolved options; returns the exit code."""
     from .io.writers import Publication
-    from .runtime.session import SessionStart, check_master, remote_url
 
     t0 = time.perf_counter()
-    if opts.get("master"):
-        check_master(opts["master"])
-        if remote_url() is not None:
-            raise InputError(f"--master {opts['master']} and SPARK_REMOTE={remote_url()} cannot be used together: "
-                             f"SPARK_REMOTE makes a Spark Connect session, whose server has its own master")
-    debug = opts.get("log_level") == "debug"
     # the JVM starts when Spark is first needed (reading with Spark, work too large for the driver), in the
     # background: this thread goes on with what it can do without Spark until it uses the session
-    from pyspark.sql import SparkSession
-
-    starting = SparkSession.getActiveSession()  # a session of the caller's (a notebook, spark-submit, tests)
-    if starting is None:
-        starting = SessionStart(lazy=True, master=opts.get("master"), app_name="spark_fr rank", quiet=not debug)
-        _STARTING.append(starting)
+    starting = runner.session(opts, JOB.app_name)
     # the outputs are checked before any work (a catalog output starts the session: its catalog is asked)
     publication = Publication(opts.get("output"), opts["output_format"], opts.get("mode"), opts.get("plot"),
                               table=opts.get("output_table"), spark=starting).check()
@@ -132,10 +79,8 @@ def run(opts: dict, given: set = frozenset()) -> int:
         from .io.tracking import MlflowRun
 
         publication = MlflowRun(opts["mlflow_experiment"]).check().publishing(publication)
-    from .api import rank, warm_up, when_session_ready
+    from .api import rank, warm_up
 
-    if not debug:
-        when_session_ready(starting, _quiet_spark)
     warm_up(opts["method"])
     if opts.get("schema"):
         from .relational.rank import rank_relational
@@ -161,84 +106,11 @@ def run(opts: dict, given: set = frozenset()) -> int:
     return 0
 
 
-def _quiet_spark(session) -> None:
-    """Spark's own log off (a classic session; a Spark Connect session's log is the server's)."""
-    from .runtime.engine import is_connect
-
-    if not is_connect(session):
-        session.sparkContext.setLogLevel("OFF")
-
-
-#: the sessions this process started (see :func:`abandoned_start`)
-_STARTING: list = []
-
-
-def abandoned_start() -> bool:
-    """Whether a session this process started is still starting (the run ended before it needed Spark)."""
-    return any(not s.ready for s in _STARTING)
-
-
-def settle_abandoned_starts() -> None:
-    """Let the sessions still starting get past the JVM's launch (:meth:`SessionStart.settle`) before an exit
-    that does not wait for them: no temporary folder of pyspark's launcher is left behind."""
-    for s in _STARTING:
-        s.settle()
-
-
-def failure_message(err: BaseException) -> str:
-    """One line for a failure that is not bad input: what happened, and what to do about it."""
-    from .runtime.session import jvm_log_tail
-
-    text = f"{type(err).__name__}: {err}"
-    jvm = jvm_log_tail()
-    if "OutOfMemoryError" in text or "OutOfMemoryError" in jvm:
-        kind = "Java heap space" if "Java heap space" in text + jvm else "memory"
-        return (f"Spark's driver ran out of memory (java.lang.OutOfMemoryError: {kind}); give it more: "
-                f"SPARK_FR_DRIVER_MEMORY=16g python jobs/rank.py ..., or spark-submit --driver-memory 16g")
-    lost = ("Py4JNetworkError", "ConnectionRefusedError", "Connection refused", "Answer from Java side is empty")
-    if any(s in text for s in lost):
-        return ("Spark's driver (its JVM) stopped unexpectedly; if the machine is short of memory, give the driver "
-                "less or more (SPARK_FR_DRIVER_MEMORY) and rerun with --log-level debug to see why")
-    return f"unexpected failure: {one_line(err)} (rerun with --log-level debug for details)"
+JOB = runner.Job("jobs/rank.py", RANK_DESCRIPTION, RANK_EPILOG, tuple(O.job_options()), run, check_options,
+                 app_name="spark_fr rank")
 
 
 def main(argv=None) -> int:
-    """Entry point: parse options, run, and turn every failure into one line on standard error (SIGTERM
-    unwinds like Ctrl-C: every clean-up runs, then exit code 143)."""
-    with sigterm_raises():
-        try:
-            return _main(argv)
-        except Terminated:  # before the error stream was set up
-            print("error: terminated (SIGTERM)", file=sys.stderr)
-            return EXIT_TERMINATED
-
-
-def _main(argv=None) -> int:
-    try:
-        opts, given = resolve_options(argv)
-    except InputError as err:
-        print(f"error: {one_line(err)}", file=sys.stderr)
-        return 2
-    err_stream = terminal()
-    _setup_logging(opts.get("log_level", "info"), err_stream)
-    try:
-        return run(opts, given)
-    except Terminated:
-        print("error: terminated (SIGTERM)", file=err_stream)
-        return EXIT_TERMINATED
-    except Exception as err:
-        if received():  # an error of a clean-up that the signal cut short: the run was terminated
-            print("error: terminated (SIGTERM)", file=err_stream)
-            return EXIT_TERMINATED
-        if isinstance(err, (InputError, FileNotFoundError)):
-            print(f"error: {one_line(err)}", file=err_stream)
-            return 2
-        if opts.get("log_level") == "debug":  # not bad input: one line on stderr, the traceback with debug
-            raise
-        print(f"error: {failure_message(err)}", file=err_stream)
-        return 1
-    except KeyboardInterrupt:
-        print("error: interrupted", file=err_stream)
-        return 130
-    finally:
-        err_stream.flush()
+    """``jobs/rank.py``: the rank job run by :func:`spark_fr.runtime.runner.main` (exit codes in the module
+    docstring)."""
+    return runner.main(JOB, argv)

@@ -131,17 +131,17 @@ def test_an_estimator_without_targets_says_so(spark):
 
 def test_a_failure_inside_spark_is_explained_in_one_line(monkeypatch):
     """Out of memory in the driver: say so and what to set; the JVM gone: say so; anything else: one line."""
-    from spark_fr import cli
-    from spark_fr.runtime import session
+    from spark_fr.runtime import runner, session
 
     monkeypatch.setattr(session, "jvm_log_tail", lambda: "")
     java = RuntimeError("An error occurred while calling o41.collectToPython.\n: java.lang.OutOfMemoryError: Java "
                         "heap space\n\tat java.base/java.util.Arrays.copyOf(Arrays.java:3537)")
-    msg = cli.failure_message(java)
+    msg = runner.failure_message(java)
     assert "ran out of memory (java.lang.OutOfMemoryError: Java heap space)" in msg and "SPARK_FR_DRIVER_MEMORY" in msg
+    assert "python jobs/rank.py" in msg and "python jobs/evaluate.py" in runner.failure_message(java, "jobs/evaluate.py")
     monkeypatch.setattr(session, "jvm_log_tail", lambda: "...\njava.lang.OutOfMemoryError: Java heap space\n...")
-    assert "ran out of memory" in cli.failure_message(ConnectionRefusedError(111, "Connection refused"))
+    assert "ran out of memory" in runner.failure_message(ConnectionRefusedError(111, "Connection refused"))
     monkeypatch.setattr(session, "jvm_log_tail", lambda: "")
-    assert "stopped unexpectedly" in cli.failure_message(ConnectionRefusedError(111, "Connection refused"))
-    other = cli.failure_message(KeyError("x\ny"))
+    assert "stopped unexpectedly" in runner.failure_message(ConnectionRefusedError(111, "Connection refused"))
+    other = runner.failure_message(KeyError("x\ny"))
     assert other.startswith("unexpected failure: ") and "\n" not in other and "--log-level debug" in other

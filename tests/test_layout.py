@@ -19,6 +19,7 @@ FLOORS = {
     "spark_fr.runtime.logs": 2, "spark_fr.notebook": 2,
     "spark_fr.runtime.engine": 2.5, "spark_fr.runtime.spark": 3, "spark_fr.pct": 3, "spark_fr.data": 3,
     "spark_fr.io": 4,
+    "spark_fr.runtime.runner": 4.5,  # the command lines' runner: options, config (io's driver_file), session, exits
     "spark_fr.ensemble": 5, "spark_fr.relief": 5,
     "spark_fr.ranking": 6,
     "spark_fr.evaluation.similarity": 6.2,  # FJI
@@ -30,7 +31,7 @@ FLOORS = {
     "spark_fr.evaluation": 7.6,  # the protocols: spark_fr.rank on every split's training part, weighted kNN
 
     "spark_fr.cli": 8, "spark_fr.estimator": 8,
-    "spark_fr.evaluation.job": 8.5,  # jobs/evaluate.py's command line (the rank job's session and error handling)
+    "spark_fr.evaluation.job": 8.5,  # jobs/evaluate.py's options and work (run by spark_fr.runtime.runner)
     "spark_fr": 9,
 }
 #: numba kernels: no Spark

@@ -11,19 +11,19 @@ Sketch
     publish  <- the tables and run.json to --output, the plot to --plot (curves, or the CD diagram of a suite)
     print    <- the summary of the main measure(s) on standard output
 
-Exit codes as ``jobs/rank.py``'s (:mod:`spark_fr.cli`): 0 success; 2 bad input (one line on standard error, nothing
-written); 1 any other failure (one line); 130 interrupted; 143 terminated (SIGTERM).
+Sessions, logging, one-line errors and exit codes are the runner's (:mod:`spark_fr.runtime.runner`), as for
+``jobs/rank.py``: 0 success; 2 bad input (one line on standard error, nothing written); 1 any other failure (one
+line); 130 interrupted; 143 terminated (SIGTERM).
 """
 from __future__ import annotations
 
 import logging
-import os
-import sys
 import time
 
 from .. import options as O
-from ..errors import InputError, one_line
+from ..errors import InputError
 from ..io.locations import locate
+from ..runtime import runner
 from .protocol import PROTOCOLS, SET_BY_RANKINGS
 
 log = logging.getLogger("spark_fr")
@@ -88,8 +88,8 @@ OWN = (
     O.Option("curve_features", Labelled(), None, "the curves' feature counts, e.g. 1,2,4,8,16,32,50,64,100,128 "
              "(those above the number of features D are left out; D is always added)", GROUP,
              default_help="1, 2, 4, ..., D"),
-    O.Option("similarity", O.Flag(negatable=True), True, "the area under the Fuzzy Jaccard curve of every pair of "
-             "rankings (similarity.csv)", GROUP),
+    O.Option("similarity", O.Flag(negatable=True), True, "compute the area under the Fuzzy Jaccard curve of every "
+             "pair of rankings (similarity.csv)", GROUP),
     O.Option("knn_mode", O.Choice(("auto", "driver", "spark")), "auto", "where the neighbour searches run", GROUP,
              default_help="the driver for small work, Spark tasks for large"),
     O.Option("output", O.Text(), None, "folder for evaluation.csv, summary.csv, comparison.csv, curves.csv, "
@@ -112,71 +112,18 @@ def options() -> list:
     return list(OWN) + reused + ranking
 
 
-def by_name() -> dict:
-    return {o.name: o for o in options()}
+DESCRIPTION = ("Is the ranking worth reading? Rank the training part of every split with spark_fr, judge each ranking "
+               "by weighted kNN on the test part against the uniform baseline (the thesis's protocols), with Wilcoxon "
+               "+ Benjamini-Hochberg, curves and CD diagrams.")
+EPILOG = ("Examples:\n  python jobs/evaluate.py --input ../shared/datasets/mtr_enb/enb.arff --targets Y1,Y2 "
+          "--splits 10 --output out/enb-eval --plot out/enb-eval.png\n"
+          "  python jobs/evaluate.py --suite mtr --output out/mtr-suite --plot out/mtr-suite.png\n"
+          "Every option of jobs/rank.py that the rankings do not set (--trees, --max-features, --hmlc-impurity, "
+          "--relief-neighbours, ...) is passed to every ranking it applies to.")
 
 
-def build_parser():
-    """The command line (every value defaults to None, so that a config file can fill it)."""
-    import argparse
-
-    p = O.Parser(prog="jobs/evaluate.py", formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False,
-                  description="Is the ranking worth reading? Rank the training part of every split with spark_fr, "
-                              "judge each ranking by weighted kNN on the test part against the uniform baseline "
-                              "(the thesis's protocols), with Wilcoxon + Benjamini-Hochberg, curves and CD diagrams.",
-                  epilog="Examples:\n  python jobs/evaluate.py --input ../shared/datasets/mtr_enb/enb.arff --targets "
-                         "Y1,Y2 --splits 10 --output out/enb-eval --plot out/enb-eval.png\n"
-                         "  python jobs/evaluate.py --suite mtr --output out/mtr-suite --plot out/mtr-suite.png\n"
-                         "Every option of jobs/rank.py that the rankings do not set (--trees, --max-features, "
-                         "--hmlc-impurity, --relief-neighbours, ...) is passed to every ranking it applies to.")
-    groups = {}
-    for opt in options():
-        g = groups.setdefault(opt.group, p.add_argument_group(opt.group))
-        shown = opt.default_help or opt.default
-        text = opt.help + ("" if shown in (None, "", False) else f" (default: {shown})")
-        if isinstance(opt.kind, O.Flag):
-            g.add_argument(opt.flag, dest=opt.name, action="store_true", default=None, help=text)
-            if opt.kind.negatable:
-                g.add_argument("--no-" + opt.flag[2:], dest=opt.name, action="store_false", default=None)
-        else:
-            metavar = "|".join(opt.kind.choices) if isinstance(opt.kind, O.Choice) else None
-            g.add_argument(opt.flag, dest=opt.name, type=O.parse_with(opt), default=None, help=text, metavar=metavar)
-    return p
-
-
-def load_config(path: str, master: str | None = None) -> dict:
-    """The options of a YAML config (dashes or underscores), checked like the command line; a URI is read through
-    its file system (:func:`spark_fr.io.files.driver_file`)."""
-    import yaml
-
-    from ..io.files import driver_file
-
-    shown, path = path, driver_file(path, "--config", master=master)
-    if not os.path.isfile(path):
-        raise InputError(f"config file not found: {shown}")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            cfg = yaml.safe_load(fh) or {}
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise InputError(f"{shown}: not valid YAML ({one_line(err)})") from None
-    if not isinstance(cfg, dict):
-        raise InputError(f"{shown}: a config file must be a mapping of option names to values")
-    known = by_name()
-    out = {}
-    for key, value in cfg.items():
-        opt = known.get(str(key).replace("-", "_"))
-        if opt is None or opt.name == "config":
-            raise InputError(f"{shown}: unknown option '{key}' of jobs/evaluate.py")
-        if value is not None:
-            out[opt.name] = O.check_value(opt, value, where=f"{shown}: ")
-    return out
-
-
-def resolve_options(argv=None) -> tuple:
-    """(options, names given on the command line or in the config): defaults < config < command line."""
-    given = {k: v for k, v in vars(build_parser().parse_args(argv)).items() if v is not None}
-    cfg = load_config(given["config"], given.get("master")) if given.get("config") else {}
-    opts = {**{o.name: o.default for o in options()}, **cfg, **given}
+def check_options(opts: dict, given: dict, config: dict) -> dict:
+    """The combinations of options the evaluation refuses before any work (one-line :class:`InputError`)."""
     if opts.get("suite") and opts.get("input"):
         raise InputError("give --input (one dataset) or --suite (every shared dataset of a kind), not both")
     if not opts.get("suite") and not opts.get("input"):
@@ -191,7 +138,7 @@ def resolve_options(argv=None) -> tuple:
         if plot == out or plot.startswith(out + "/"):
             raise InputError(f"--plot {opts['plot']} is inside --output {opts['output']}, which is written as a whole; "
                              f"put it beside (e.g. {opts['output'].rstrip('/')}.png)")
-    return opts, set(given) | set(cfg)
+    return opts
 
 
 def _keywords(opts: dict) -> dict:
@@ -208,12 +155,8 @@ def _keywords(opts: dict) -> dict:
     return kw
 
 
-def run(opts: dict) -> int:
-    """Run the evaluation job from resolved options; returns the exit code."""
-    from pyspark.sql import SparkSession
-
-    from .. import cli
-    from ..runtime.session import SessionStart, check_master
+def run(opts: dict, given: set = frozenset()) -> int:
+    """The evaluation job's work, from resolved options; returns the exit code."""
     from .plots import check_plot_path
     from .results import check_output
     from .run import evaluate, evaluate_suite
@@ -223,17 +166,7 @@ def run(opts: dict) -> int:
         check_output(opts["output"])
     if opts.get("plot"):
         check_plot_path(opts["plot"])
-    if opts.get("master"):
-        check_master(opts["master"])
-    debug = opts.get("log_level") == "debug"
-    starting = SparkSession.getActiveSession()
-    if starting is None:
-        starting = SessionStart(lazy=True, master=opts.get("master"), app_name="spark_fr evaluate", quiet=not debug)
-        cli._STARTING.append(starting)
-    from ..api import when_session_ready
-
-    if not debug:
-        when_session_ready(starting, cli._quiet_spark)
+    starting = runner.session(opts, JOB.app_name)
     kw = _keywords(opts)
     if opts.get("suite"):
         kw.pop("targets", None)
@@ -252,41 +185,16 @@ def run(opts: dict) -> int:
     return 0
 
 
-def main(argv=None) -> int:
-    """Entry point: every failure is one line on standard error (exit codes in the module docstring)."""
-    from .. import cli
-    from ..runtime.signals import EXIT_TERMINATED, Terminated, received, sigterm_raises
+JOB = runner.Job("jobs/evaluate.py", DESCRIPTION, EPILOG, tuple(options()), run, check_options,
+                 app_name="spark_fr evaluate")
 
-    with sigterm_raises():
-        try:
-            try:
-                opts, _ = resolve_options(argv)
-            except InputError as err:
-                print(f"error: {one_line(err)}", file=sys.stderr)
-                return 2
-            err_stream = cli.terminal()
-            cli._setup_logging(opts.get("log_level", "info"), err_stream)
-            try:
-                return run(opts)
-            except Terminated:
-                print("error: terminated (SIGTERM)", file=err_stream)
-                return EXIT_TERMINATED
-            except Exception as err:
-                if received():
-                    print("error: terminated (SIGTERM)", file=err_stream)
-                    return EXIT_TERMINATED
-                if isinstance(err, (InputError, FileNotFoundError)):
-                    print(f"error: {one_line(err)}", file=err_stream)
-                    return 2
-                if opts.get("log_level") == "debug":
-                    raise
-                print(f"error: {cli.failure_message(err)}", file=err_stream)
-                return 1
-            except KeyboardInterrupt:
-                print("error: interrupted", file=err_stream)
-                return 130
-            finally:
-                err_stream.flush()
-        except Terminated:
-            print("error: terminated (SIGTERM)", file=sys.stderr)
-            return EXIT_TERMINATED
+
+def build_parser():
+    """The command line (every value defaults to None, so that a config file can fill it)."""
+    return JOB.parser()
+
+
+def main(argv=None) -> int:
+    """``jobs/evaluate.py``: the evaluation run by :func:`spark_fr.runtime.runner.main` (exit codes in the module
+    docstring)."""
+    return runner.main(JOB, argv)

@@ -24,20 +24,21 @@ def _shown(value) -> str:
 
 
 class Kind:
-    """How the values of an option are read and checked (subclasses per type)."""
+    """How the values of an option are read and checked (subclasses per type); ``opt`` is the option's row of the
+    table (:class:`spark_fr.options.table.Option`), whose flag the messages name."""
 
     #: a short description for messages, e.g. "a positive integer"
     description = "a value"
 
-    def parse(self, text: str, opt: "Option"):
+    def parse(self, text: str, opt):
         """The value of command-line text (default: the text checked as a typed value)."""
         return self.coerce(text, opt)
 
-    def coerce(self, value, opt: "Option"):
+    def coerce(self, value, opt):
         """The checked value of a typed value (YAML, Python, a Spark Param); raises :class:`InputError`."""
         return value
 
-    def fail(self, opt: "Option", value, where: str = "", what: str | None = None):
+    def fail(self, opt, value, where: str = "", what: str | None = None):
         raise InputError(f"{where}{opt.flag} must be {what or self.description}, not {_shown(value)}")
 
 

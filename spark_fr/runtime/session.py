@@ -408,6 +408,14 @@ class SessionStart:
         return getattr(self.result(), name)
 
 
+def when_ready(spark, hook) -> None:
+    """Run ``hook(session)`` now, or when a session still starting (:class:`SessionStart`) is first used."""
+    if hasattr(type(spark), "when_ready"):
+        spark.when_ready(hook)
+    else:
+        hook(spark)
+
+
 def master_of(spark) -> str:
     """The session's master URL; for a session of ours still starting, the master it was asked for (not
     waiting for it: a run that never needed Spark does not wait for the JVM to report it)."""
