@@ -89,15 +89,15 @@ def input_digest(c: dict) -> str:
 
 def run(c: dict) -> dict:
     """grow_tree on a case; the used part of every output array."""
-    from spark_fr.pct.grow import grow_tree
+    from spark_fr.pct.config import grow_config
+    from spark_fr.pct.grow import Codes, grow_tree
 
     p = c["params"]
     rows = np.flatnonzero(c["w"] > 0).astype(np.int64)
-    out = grow_tree(c["X"], c["nominal"], c["lower"], c["upper"], c["Z"], c["w"], rows, p["min_leaf"],
-                    p["max_depth"], p["max_features"], p["splitter"], p["track_columns"], np.uint64(p["seed"]),
-                    p["resample_constant"])
-    n_nodes = out[0]
-    arrays = [a[:n_nodes] for a in out[1:10]] + [out[10], out[11]]
+    config = grow_config(**dict(p, splitter=("best", "random")[p["splitter"]]))
+    out = grow_tree(Codes(c["X"], c["nominal"], c["lower"], c["upper"]), c["Z"], c["w"], rows, config)
+    n_nodes = out.n_nodes
+    arrays = [a[:n_nodes] for a in out.nodes[:9]] + [out.leaf_of_row, out.column_gain]
     return dict(zip(OUTPUTS, arrays), rows=rows)
 
 

@@ -14,6 +14,7 @@ from spark_fr.ensemble.boosting import boost_arrays, round_sample
 from spark_fr.ensemble.local import tree_data_from_arrays
 from spark_fr.ensemble.params import BOOSTING_DEFAULTS, BoostingParams
 from spark_fr.errors import InputError
+from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.losses import BinomialLogLoss, MultinomialLogLoss, SquaredLoss, leaf_sums
 
@@ -122,7 +123,7 @@ def test_tree_application_matches_a_slow_reference(seed):
     y = X[:, 0] + (X[:, 2] == 3) + rng.normal(0, 0.3, n)
     td, _ = tree_data_from_arrays(X, y, "regression", nominal=np.array([False, False, True, False]))
     w = (rng.random(n) < 0.8).astype(float)
-    tree = grow(td.codes, td.nominal, td.lower, td.upper, td.Z, w, max_depth=5, seed=seed)
+    tree = grow(td.codes, td.nominal, td.lower, td.upper, td.Z, w, grow_config(max_depth=5, seed=seed))
     assert (tree.feature >= 0).sum() > 5 and tree.nominal[tree.feature[tree.feature >= 0]].any()
     values = rng.normal(size=tree.n_nodes)
     XR = np.ascontiguousarray(td.codes.T)

@@ -5,6 +5,7 @@ import pytest
 
 from spark_fr import tasks
 from spark_fr.data.binning import fit_bins, stack_bins
+from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.descriptive import DescriptiveLayout
 from spark_fr.tasks.semi_supervised import with_features
@@ -105,7 +106,8 @@ def test_the_grower_gain_is_the_brute_force_reduction_with_unlabelled_rows():
     codes = np.ascontiguousarray(np.stack([b.encode(X[:, f]) for f, b in enumerate(bins)]))
     lower, upper, _ = stack_bins(bins)
     w = rng.poisson(1.0, n).astype(float)
-    tree = grow(codes, nominal, lower, upper, fitted.clustering_matrix(YA), w, max_depth=1, max_features=None, seed=7)
+    tree = grow(codes, nominal, lower, upper, fitted.clustering_matrix(YA), w,
+                grow_config(max_depth=1, max_features=None, seed=7))
     assert tree.feature[0] >= 0
     rows = np.flatnonzero(w > 0)
     leaf = tree.leaf_of_row[rows]
@@ -188,7 +190,8 @@ def test_a_leaf_without_known_values_predicts_its_nearest_ancestors_prototype():
     codes = np.ascontiguousarray(np.stack([b.encode(X[:, f]) for f, b in enumerate(bins)]))
     lower, upper, _ = stack_bins(bins)
     w = rng.poisson(1.0, n).astype(float)
-    tree = grow(codes, layout.nominal, lower, upper, fitted.clustering_matrix(YA), w, max_features=None, seed=1)
+    tree = grow(codes, layout.nominal, lower, upper, fitted.clustering_matrix(YA), w,
+                grow_config(max_features=None, seed=1))
     cols = fitted.prototype_columns(YA)
     default = np.full(cols.shape[1], -7.0)
     got = leaf_prototypes(tree, cols, w, default)

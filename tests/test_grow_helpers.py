@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import spark_fr.pct.grow as g
+from spark_fr.pct.config import SPLITTER_BEST
 from spark_fr.pct.node_rows import NodeRows, node_rows, partition
 from grow_cases import N_CASES, case, input_digest, load, run
 
@@ -240,7 +241,7 @@ def test_nominal_tests_are_the_greedy_selection_for_any_number_of_categories(p_m
             continue
         A, h_ref, ml_ref = greedy_ref(nd, 2.0)
         state = nd.state.copy()
-        h, ml = g._best_subset(g.SPLITTER_BEST, nd.state, *nd.subset_args(2.0))
+        h, ml = g._best_subset(SPLITTER_BEST, nd.state, *nd.subset_args(2.0))
         assert nd.state[0] == state[0]  # no random draw
         assert nd.mask_codes() == A
         if h_ref == -np.inf:

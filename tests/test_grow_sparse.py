@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
+from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.hmlc import HMLC
 from spark_fr.tasks.base import column_moments
@@ -131,7 +132,7 @@ def test_the_root_split_is_the_best_of_all_tests(seed):
     """A stump over all features finds the largest reduction of all thresholds and subsets (brute force)."""
     X, nominal, lower, upper, C, scale, w = random_problem(seed, n=60, D=3)
     S = SparseColumns.from_dense(C, scale)
-    stump = grow(X, nominal, lower, upper, S, w, min_leaf=3, max_depth=1, seed=seed)
+    stump = grow(X, nominal, lower, upper, S, w, grow_config(min_leaf=3, max_depth=1, seed=seed))
     rows = np.flatnonzero(w > 0)
     best = brute_best(X, nominal, C * scale, w, rows, 3.0)
     assert stump.feature[0] >= 0
@@ -146,8 +147,8 @@ def test_every_node_gain_is_the_reduction_of_its_rows(splitter, seed):
     X, nominal, lower, upper, C, scale, w = random_problem(100 + seed)
     V = C * scale
     S = SparseColumns.from_dense(C, scale)
-    tree = grow(X, nominal, lower, upper, S, w, min_leaf=2, max_features=3, splitter=splitter,
-                track_columns=True, seed=seed)
+    tree = grow(X, nominal, lower, upper, S, w,
+                grow_config(min_leaf=2, max_features=3, splitter=splitter, track_columns=True, seed=seed))
     reach = rows_of_nodes(tree, X, np.flatnonzero(w > 0))
     assert tree.internal.size > 5
     column_gain = np.zeros_like(tree.column_gain)
@@ -200,7 +201,8 @@ def test_sparse_and_dense_grow_the_same_trees_up_to_ties(splitter):
         Z = (C - C.mean(axis=0)) * scale  # the dense task's centred, scaled clustering matrix
         S = SparseColumns.from_dense(C, scale)
         kw = dict(min_leaf=3, max_features=3, splitter=splitter, track_columns=True, seed=seed)
-        dense, sparse = grow(X, nominal, lower, upper, Z, w, **kw), grow(X, nominal, lower, upper, S, w, **kw)
+        config = grow_config(**kw)
+        dense, sparse = grow(X, nominal, lower, upper, Z, w, config), grow(X, nominal, lower, upper, S, w, config)
         compared, ties = compare_up_to_ties(dense, sparse, X, C * scale, w)
         assert compared >= 0.85 * dense.n_nodes  # ties (0/1 labels, small nodes) cut off few subtrees
         if ties == 0:

@@ -22,6 +22,7 @@ from spark_fr import tasks
 from spark_fr.hierarchy import Hierarchy
 from spark_fr.pct import scores as pct_scores
 from spark_fr.pct.grow import permutation
+from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow, leaf_prototypes
 from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts
 
@@ -301,11 +302,11 @@ def test_the_grower_gain_is_the_impurity_reduction(kind, seed, form):
     task = fit(h, Y, impurity=form)
     w = rng.integers(0, 3, n).astype(float)
     Z = task.clustering_matrix(Y)
-    stump = grow(codes, nominal, lower, upper, Z, w, min_leaf=2, max_depth=1)
+    stump = grow(codes, nominal, lower, upper, Z, w, grow_config(min_leaf=2, max_depth=1))
     best, P = brute_best_gain(codes, Y, Y, w, wl, 2.0, form)
     assert stump.gain[0] == pytest.approx(best, rel=1e-9, abs=1e-12 * P)
     # every node of a full tree: h*(N) is the reduction of its bagged rows' impurity
-    tree = grow(codes, nominal, lower, upper, Z, w, min_leaf=1)
+    tree = grow(codes, nominal, lower, upper, Z, w, grow_config(min_leaf=1))
     reach = node_rows(tree, codes, np.flatnonzero(w > 0))
     assert tree.internal.size > 2
     for node in tree.internal:
@@ -331,8 +332,8 @@ def test_scores_of_one_tree_match_their_definitions(kind, form):
     task = fit(h, Y, impurity=form)
     seed = derive_seed(5, 0)
     w = poisson1_counts(seed, np.arange(n, dtype=np.uint64))
-    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w, max_features=3, seed=seed,
-                track_columns=True)
+    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w,
+                grow_config(max_features=3, seed=seed, track_columns=True))
     D = codes.shape[0]
     gen = pct_scores.genie3(tree, D)
     per_t = pct_scores.genie3_per_target(tree, task.column_target, task.per_target_scale)
@@ -478,7 +479,7 @@ def test_leaf_prototypes_are_the_sequential_sums_bit_for_bit(missing):
     C[rng.random(C.shape) < missing] = np.nan
     C[codes[0] > 4, :10] = np.nan  # a region without known values in some columns
     w = rng.poisson(1.0, n).astype(float)
-    tree = grow(codes, nominal, lower, upper, np.nan_to_num(C[:, :6]), w, min_leaf=1)
+    tree = grow(codes, nominal, lower, upper, np.nan_to_num(C[:, :6]), w, grow_config(min_leaf=1))
     default = rng.normal(size=P)
     rows = np.flatnonzero(tree.leaf_of_row >= 0)
     known = ~np.isnan(C[rows])

@@ -18,6 +18,7 @@ from spark_fr import tasks
 from spark_fr.pct import scores as pct_scores
 from spark_fr.pct.grow import permutation
 from spark_fr.pct.node_rows import NodeRows, free_start, split_fractional
+from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow, leaf_prototypes
 from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts, rand_below
 from spark_fr.tasks.sparse_columns import SparseColumns
@@ -229,7 +230,7 @@ def test_dense_grower_is_the_reference_grower(seed, y_missing):
     """Structure, node weights, shares, gains and leaf memberships; predictions of new rows with missing values
     mix the leaves' prototypes with the shares."""
     X, nominal, lower, upper, Z, w, p = random_problem(seed, y_missing=y_missing)
-    tree = grow(X, nominal, lower, upper, Z, w, missing="fractional", **p)
+    tree = grow(X, nominal, lower, upper, Z, w, grow_config(missing="fractional", **p))
     ref = ReferenceTree(X, nominal, Z, w, p["min_leaf"], p["max_depth"], p["max_features"], p["seed"], tree)
     compare_with_reference(tree, ref)
     assert ref.ties <= 2
@@ -259,8 +260,8 @@ def test_sparse_grower_is_the_reference_grower(seed, splitter):
     V[:, 0] = X[0] % 3 == 0
     V *= rng.uniform(0.5, 1.5, 30)
     S = SparseColumns.from_dense(V)
-    sparse = grow(X, nominal, lower, upper, S, w, missing="fractional", splitter=splitter, **p)
-    dense = grow(X, nominal, lower, upper, V, w, missing="fractional", splitter=splitter, **p)
+    sparse = grow(X, nominal, lower, upper, S, w, grow_config(missing="fractional", splitter=splitter, **p))
+    dense = grow(X, nominal, lower, upper, V, w, grow_config(missing="fractional", splitter=splitter, **p))
     if splitter == "best":
         ref = ReferenceTree(X, nominal, V, w, p["min_leaf"], p["max_depth"], p["max_features"], p["seed"], sparse)
         compare_with_reference(sparse, ref)
@@ -337,8 +338,8 @@ def test_without_missing_feature_values_fractional_is_learned_to_the_bit():
         if not np.isnan(c["Z"]).any():
             Zs.append(SparseColumns.from_dense(c["Z"]))
         for Z in Zs:
-            a = grow(X, c["nominal"], c["lower"], c["upper"], Z, c["w"], **p)
-            b = grow(X, c["nominal"], c["lower"], c["upper"], Z, c["w"], missing="fractional", **p)
+            a = grow(X, c["nominal"], c["lower"], c["upper"], Z, c["w"], grow_config(**p))
+            b = grow(X, c["nominal"], c["lower"], c["upper"], Z, c["w"], grow_config(missing="fractional", **p))
             for name in ("feature", "threshold", "mask", "left", "right", "weight", "depth", "gain", "column_gain"):
                 assert np.array_equal(getattr(a, name), getattr(b, name)), (i, name)
             rows, leaves, weights = b.memberships(c["w"])
@@ -350,7 +351,7 @@ def test_per_column_gains_add_up_to_the_node_gains():
     """Per-target Genie3 of a fractional tree: the per-column reductions of the weighted rows sum to the gain."""
     for seed in range(6):
         X, nominal, lower, upper, Z, w, p = random_problem(200 + seed, K=3, y_missing=0.1 * (seed % 2))
-        tree = grow(X, nominal, lower, upper, Z, w, missing="fractional", track_columns=True, **p)
+        tree = grow(X, nominal, lower, upper, Z, w, grow_config(missing="fractional", track_columns=True, **p))
         per_feature = np.bincount(tree.feature[tree.internal], weights=tree.gain[tree.internal],
                                   minlength=X.shape[0])
         np.testing.assert_allclose(tree.column_gain.sum(axis=1), per_feature, rtol=1e-9, atol=1e-9)
@@ -392,7 +393,7 @@ def test_split_fractional_keeps_the_other_ranges_and_conserves_the_weight():
 def test_min_leaf_must_be_positive():
     X, nominal, lower, upper, Z, w, p = random_problem(1)
     with pytest.raises(ValueError, match="positive"):
-        grow(X, nominal, lower, upper, Z, w, missing="fractional", min_leaf=0.0)
+        grow(X, nominal, lower, upper, Z, w, grow_config(missing="fractional", min_leaf=0.0))
 
 
 TASKS = ["regression", "mtr", "classification", "mlc"]
@@ -411,8 +412,8 @@ def test_rf_score_of_a_fractional_tree_matches_its_definition(task_name):
     task = tasks.get(task_name).fit(Y, [f"t{j}" for j in range(Y.shape[1])], classes)
     seed = derive_seed(4, 0)
     w = poisson1_counts(seed, np.arange(n, dtype=np.uint64))
-    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w, max_features=3, seed=seed,
-                missing="fractional", track_columns=True)
+    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w,
+                grow_config(max_features=3, seed=seed, missing="fractional", track_columns=True))
     assert tree.fractional
     D = codes.shape[0]
     XR = np.ascontiguousarray(codes.T)
@@ -452,7 +453,7 @@ def test_routes_kernels_match_a_python_walk():
     rng = np.random.default_rng(3)
     for seed in range(5):
         X, nominal, lower, upper, Z, w, p = random_problem(300 + seed)
-        tree = grow(X, nominal, lower, upper, Z, w, missing="fractional", **p)
+        tree = grow(X, nominal, lower, upper, Z, w, grow_config(missing="fractional", **p))
         XR = np.ascontiguousarray(X.T)
         rows = np.arange(X.shape[1])
         routes = tree.routes(XR, rows)

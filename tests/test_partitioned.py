@@ -73,6 +73,7 @@ def test_partitioned_mode_equals_a_local_reference_of_the_same_bootstrap_samples
     from spark_fr.ensemble.params import EnsembleParams
     from spark_fr.io.readers import read_dataset
     from spark_fr.pct import scores as S
+    from spark_fr.pct.config import grow_config
     from spark_fr.pct.tree import grow
     from spark_fr.runtime.rng import Stream, derive_seed
 
@@ -91,8 +92,8 @@ def test_partitioned_mode_equals_a_local_reference_of_the_same_bootstrap_samples
     for t in range(6):
         w = bagging.counts(t, keys)
         tree = grow(codes, enc.nominal, lower, upper, fitted.clustering_matrix(Y), w,
-                    max_features=params.features_per_node(codes.shape[0]), seed=derive_seed(5, t, Stream.GROW),
-                    missing=params.missing)
+                    grow_config(max_features=params.features_per_node(codes.shape[0]),
+                                seed=derive_seed(5, t, Stream.GROW), missing=params.missing))
         sym.append(S.symbolic(tree, codes.shape[0], codes.shape[1]))
         gen.append(S.genie3(tree, codes.shape[0]))
     got = spark_fr.rank(df.repartition(2), targets="y1,y2", trees=6, seed=5, scores="symbolic,genie3",

@@ -14,6 +14,7 @@ from spark_fr.ensemble.partitioned import plan_groups
 from spark_fr.ensemble.patches import patch_size, patches_union, tree_patch
 from spark_fr.ensemble.trees import grow_tree_of, score_tree
 from spark_fr.pct import scores as S
+from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow
 from spark_fr.results import ScoreKey
 from spark_fr.runtime.rng import Stream, derive_seed
@@ -59,9 +60,10 @@ def test_a_tree_tests_only_its_patch_and_equals_a_tree_grown_on_the_patch_column
         w = data.sampling(params).counts(t, data.row_keys)
         tree = grow_tree_of(data, params, t, w, track=True)
         assert set(tree.feature[tree.feature >= 0]) <= set(patch)
-        ref = grow(np.ascontiguousarray(data.codes[patch]), data.nominal[patch], data.lower[patch],
-                   data.upper[patch], data.Z, w, max_features=4, track_columns=True,
-                   seed=derive_seed(3, t, Stream.GROW), missing=params.missing)
+        config = grow_config(max_features=4, track_columns=True, seed=derive_seed(3, t, Stream.GROW),
+                             missing=params.missing)
+        ref = grow(np.ascontiguousarray(data.codes[patch]), data.nominal[patch], data.lower[patch], data.upper[patch],
+                   data.Z, w, config)
         np.testing.assert_array_equal(tree.feature[tree.internal], patch[ref.feature[ref.internal]])
         np.testing.assert_array_equal(tree.gain, ref.gain)
         got = score_tree(data, params, t)
@@ -80,7 +82,7 @@ def test_without_patches_the_per_node_subset_is_unchanged_and_with_them_capped_a
     tree = grow_tree_of(data, params, 0, w, track=False)
     patch = tree_patch(1, 0, 30, 3)
     ref = grow(np.ascontiguousarray(data.codes[patch]), data.nominal[patch], data.lower[patch], data.upper[patch],
-               data.Z, w, max_features=3, seed=derive_seed(1, 0, Stream.GROW), missing=params.missing)
+               data.Z, w, grow_config(max_features=3, seed=derive_seed(1, 0, Stream.GROW), missing=params.missing))
     np.testing.assert_array_equal(tree.gain, ref.gain)
 
 

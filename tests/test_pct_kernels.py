@@ -9,6 +9,7 @@ from spark_fr.data.binning import fit_bins, stack_bins
 from spark_fr.pct import scores as pct_scores
 from spark_fr.pct.grow import permutation
 from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts
+from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow, leaf_prototypes
 from spark_fr import tasks
 
@@ -91,7 +92,7 @@ def test_root_split_is_the_brute_force_best(task_name, x_missing, y_missing):
         Y, classes = make_targets(task_name, rng, n, missing=y_missing)
         task = tasks.get(task_name).fit(Y, [f"t{j}" for j in range(Y.shape[1])], classes)
         w = rng.integers(0, 3, n).astype(float)
-        tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w, min_leaf=2, max_depth=1)
+        tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w, grow_config(min_leaf=2, max_depth=1))
         best, P = brute_force_best_split(codes, nominal, Y, w, task, 2.0)
         assert tree.feature[0] >= 0
         assert tree.gain[0] == pytest.approx(best, rel=1e-9, abs=1e-12 * P)
@@ -123,7 +124,8 @@ def test_missing_feature_values_go_to_the_better_side(y_missing):
         Y = y[:, None].copy()
         Y[rng.random(n) < y_missing] = np.nan
         task = tasks.get("regression").fit(Y, ["y"])
-        tree = grow(codes, np.array([False]), lower, upper, task.clustering_matrix(Y), np.ones(n), max_depth=1)
+        tree = grow(codes, np.array([False]), lower, upper, task.clustering_matrix(Y), np.ones(n),
+                    grow_config(max_depth=1))
         best, _ = brute_force_best_split(codes, np.array([False]), Y, np.ones(n), task, 2.0)
         assert tree.gain[0] == pytest.approx(best, rel=1e-9)
         assert bool(tree.missing_left[0]) == (side == "low")
@@ -140,7 +142,7 @@ def test_greedy_subset_search_for_many_categories_is_valid_and_good():
     codes = b.encode(cat)[None, :]
     lower, upper, _ = stack_bins([b])
     task = tasks.get("regression").fit(Y, ["y"])
-    tree = grow(codes, np.array([True]), lower, upper, task.clustering_matrix(Y), np.ones(n), max_depth=1)
+    tree = grow(codes, np.array([True]), lower, upper, task.clustering_matrix(Y), np.ones(n), grow_config(max_depth=1))
     # the optimum for one numeric target: sort categories by mean, best prefix (Breiman)
     means = np.array([Y[cat == k, 0].mean() for k in range(12)])
     order = np.argsort(means)
@@ -163,7 +165,7 @@ def test_single_regression_tree_equals_scikit_learn():
         lower, upper, _ = stack_bins(bins)
         task = tasks.get("regression").fit(y[:, None], ["y"])
         tree = grow(codes, np.zeros(D, bool), lower, upper, task.clustering_matrix(y[:, None]), np.ones(n),
-                    min_leaf=5)
+                    grow_config(min_leaf=5))
         proto = leaf_prototypes(tree, task.prototype_columns(y[:, None]), np.ones(n), task.default_prototype())
         sk = DecisionTreeRegressor(min_samples_leaf=5, random_state=seed).fit(X, y).tree_
 
@@ -200,8 +202,8 @@ def test_extra_trees_threshold_is_uniform_in_the_node_range():
     Z = task.clustering_matrix(y)
     chosen = []
     for s in range(1800):
-        tree = grow(codes, np.array([False]), lower, upper, Z, np.ones(n), max_depth=1, splitter="random",
-                    min_leaf=1, seed=s)
+        tree = grow(codes, np.array([False]), lower, upper, Z, np.ones(n),
+                    grow_config(max_depth=1, splitter="random", min_leaf=1, seed=s))
         if tree.feature[0] < 0:
             continue
         t = tree.threshold[0]
@@ -226,16 +228,17 @@ def test_random_forest_feature_subset_limits_the_candidates():
     Y = (codes[0] + rng.normal(size=n) * 0.1)[:, None].astype(float)
     task = tasks.get("regression").fit(Y, ["y"])
     Z = task.clustering_matrix(Y)
-    roots = [int(grow(codes, nominal, lower, upper, Z, np.ones(n), max_depth=1, max_features=1,
-                      seed=s).feature[0]) for s in range(80)]
+
+    def root(**options):
+        return int(grow(codes, nominal, lower, upper, Z, np.ones(n), grow_config(max_depth=1, **options)).feature[0])
+
+    roots = [root(max_features=1, seed=s) for s in range(80)]
     assert set(roots) == {-1, 0, 1, 2}
     assert 0.1 < roots.count(-1) / len(roots) < 0.4  # the constant feature is drawn 1 time in 4
-    resampled = {int(grow(codes, nominal, lower, upper, Z, np.ones(n), max_depth=1, max_features=1, seed=s,
-                          resample_constant=True).feature[0]) for s in range(60)}
+    resampled = {root(max_features=1, seed=s, resample_constant=True) for s in range(60)}
     assert resampled == {0, 1, 2}
     # all features, random order: every root is the best split
-    best = {int(grow(codes, nominal, lower, upper, Z, np.ones(n), max_depth=1, seed=s).feature[0])
-            for s in range(10)}
+    best = {root(seed=s) for s in range(10)}
     assert best == {0}
 
 
@@ -260,7 +263,8 @@ def test_prediction_and_path_kernels_match_a_python_walk():
     codes, nominal, lower, upper = make_features(rng, n, missing=0.1)
     Y, _ = make_targets("mtr", rng, n)
     task = tasks.get("mtr").fit(Y, ["a", "b", "c"])
-    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), np.ones(n), max_features=2, seed=9)
+    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), np.ones(n),
+                grow_config(max_features=2, seed=9))
     XR = np.ascontiguousarray(codes.T)
     rows = np.arange(n)
     assert list(tree.apply(XR, rows)) == [_route(tree, codes, r) for r in rows]
@@ -308,8 +312,8 @@ def test_scores_of_one_tree_match_their_definitions(task_name):
     task = tasks.get(task_name).fit(Y, [f"t{j}" for j in range(Y.shape[1])], classes)
     seed = derive_seed(3, 0)
     w = poisson1_counts(seed, np.arange(n, dtype=np.uint64))
-    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w, max_features=3, seed=seed,
-                track_columns=True)
+    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), w,
+                grow_config(max_features=3, seed=seed, track_columns=True))
     D = codes.shape[0]
     nodes = np.flatnonzero(tree.feature >= 0)
     # Symbolic and Genie3: sums over the nodes that test each feature

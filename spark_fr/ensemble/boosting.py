@@ -70,6 +70,7 @@ from ..data.blocks import collect_encoded
 from ..data.prepare import prepare
 from ..errors import InputError
 from ..pct import scores as pct_scores
+from ..pct.config import grow_config
 from ..pct.tree import Tree, grow
 from ..pct.relation_scores import node_rewards, relation_scores
 from ..results import MethodRun, ScoreKey, ScoreResult
@@ -282,7 +283,6 @@ def boost(data: BoostingData, params: BoostingParams, loss=None, progress=None) 
     F = np.tile(loss.initial(T), (n, 1))
     model = BoostedModel(loss, F[0].copy() if n else loss.initial(T), shrinkage=params.shrinkage)
     per_node = params.features_per_node(D)
-    depth = -1 if params.max_depth is None else params.max_depth
     n_trees = params.trees * K
     symbolic, genie3 = np.zeros((n_trees, D)), np.zeros((n_trees, D))
     if data.relations is not None:
@@ -296,9 +296,10 @@ def boost(data: BoostingData, params: BoostingParams, loss=None, progress=None) 
             t = m * K + k
             r = R[:, k]
             Z = np.ascontiguousarray((r - r[sampled].mean())[:, None])
-            tree = grow(data.codes, data.nominal, data.lower, data.upper, Z, w, min_leaf=params.min_samples_leaf,
-                        max_depth=depth, max_features=per_node, seed=derive_seed(params.seed, t, Stream.GROW),
-                        resample_constant=params.resample_constant)
+            config = grow_config(min_leaf=params.min_samples_leaf, max_depth=params.max_depth, max_features=per_node,
+                                 resample_constant=params.resample_constant,
+                                 seed=derive_seed(params.seed, t, Stream.GROW))
+            tree = grow(data.codes, data.nominal, data.lower, data.upper, Z, w, config)
             values = loss.leaf_values(tree.leaf_of_row, r, H[:, k], w, tree.n_nodes, params.leaf_values)
             F[:, k] += params.shrinkage * tree.predict_values(XR, values)
             symbolic[t] = pct_scores.symbolic(tree, D, n, params.symbolic_weight)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pct import scores as pct_scores
+from ..pct.config import grow_config
 from ..pct.relation_scores import node_rewards, relation_scores
 from ..pct.tree import Tree, grow
 from ..runtime.rng import Stream, derive_seed
@@ -124,20 +125,20 @@ class TreeData:
 
 def grow_tree_of(data: TreeData, params: EnsembleParams, index: int, weights: np.ndarray, track: bool):
     """Grow tree ``index`` on its patch of ``data``'s features; its tests refer to ``data``'s feature rows."""
-    seed = derive_seed(params.seed, index, Stream.GROW)
     D_all = data.n_input_features
-    per_node = params.features_per_node(D_all)
     size = params.patch_size(D_all)
-    depth = -1 if params.max_depth is None else params.max_depth
-    options = dict(min_leaf=params.min_samples_leaf, max_depth=depth, splitter=params.splitter,
-                   track_columns=track, seed=seed, resample_constant=params.resample_constant,
-                   missing=params.missing)
-    if size is None and data.feature_ids is None:
-        return grow(data.codes, data.nominal, data.lower, data.upper, data.Z, weights, max_features=per_node,
-                    **options)
-    cols = data.columns_of(tree_patch(params.seed, index, D_all, size))
+    cols = None if size is None and data.feature_ids is None else data.columns_of(
+        tree_patch(params.seed, index, D_all, size))
+    per_node = params.features_per_node(D_all)
+    config = grow_config(min_leaf=params.min_samples_leaf, max_depth=params.max_depth,
+                         max_features=per_node if cols is None else min(per_node, cols.size),
+                         splitter=params.splitter, missing=params.missing,
+                         resample_constant=params.resample_constant, track_columns=track,
+                         seed=derive_seed(params.seed, index, Stream.GROW))
+    if cols is None:
+        return grow(data.codes, data.nominal, data.lower, data.upper, data.Z, weights, config)
     tree = grow(np.ascontiguousarray(data.codes[cols]), data.nominal[cols], data.lower[cols], data.upper[cols],
-                data.Z, weights, max_features=min(per_node, cols.size), **options)
+                data.Z, weights, config)
     return tree.on_columns(cols, data.n_features, data.nominal)
 
 

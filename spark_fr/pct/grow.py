@@ -63,20 +63,30 @@ weighted reduction above, and the share s_L): everything the Symbolic and Genie3
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from ..runtime.rng import rand_below, rand_uniform
+from .config import MISSING_FRACTIONAL, SPLITTER_RANDOM
 from .node_rows import (MISSING, add_members, free_start, goes_left, new_members, node_rows, partition,
-                        split_fractional)
+                        split_fractional, trimmed)
 
-SPLITTER_BEST = 0
-SPLITTER_RANDOM = 1
-
-#: ``--missing``: a missing feature value goes as a block to the better side (learned), or down both branches
-#: with fractional weights, the heuristic being computed on the known values (fractional, CLUS)
-MISSING_LEARNED = 0
-MISSING_FRACTIONAL = 1
+#: the feature codes a tree is grown on: ``X`` uint8 (D, n), 255 = missing (numeric codes are ordered bins,
+#: nominal codes category indices); ``nominal`` bool (D,); ``lower``, ``upper`` float64 (D, 255), the smallest
+#: and largest raw value of each numeric bin (the extra-trees splitter's thresholds)
+Codes = namedtuple("Codes", ["X", "nominal", "lower", "upper"])
+#: the node arrays of a tree (capacity :func:`node_capacity`; feature -1 = leaf, children -1): each internal
+#: node's test (``feature``, ``threshold`` for numeric, ``mask`` (4 x uint64) for nominal features,
+#: ``missing_left``), its children, ``weight`` |E(N)|, ``depth``, ``gain`` h*(N) and ``left_share`` (fractional
+#: splits: the share of the node's known weight that went left)
+TreeArrays = namedtuple("TreeArrays", ["feature", "threshold", "missing_left", "mask", "left", "right", "weight",
+                                       "depth", "gain", "left_share"])
+#: what :func:`grow_tree` returns: the first ``n_nodes`` of ``nodes`` are used; ``leaf_of_row`` (n,) the leaf of
+#: each in-bag row (-1 out of bag; learned trees); ``column_gain`` (D, K) per-feature, per-column reductions
+#: (zeros unless tracked); ``members`` the (row, leaf, weight) memberships of a fractional tree's leaves
+GrowResult = namedtuple("GrowResult", ["n_nodes", "nodes", "leaf_of_row", "column_gain", "members"])
 
 
 # ---- node totals and the impurity (*) ----------------------------------------------------------------
@@ -693,16 +703,18 @@ def _make_leaf(node, nr, start, end, fractional, leaf_of_row, members, n_members
 # ---- the tree ----------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def _tree_arrays(cap, n, D, K, track_columns):
-    """The node arrays of a tree of at most ``cap`` nodes (feature -1 = leaf, children -1), the leaf of each
-    of the n rows (-1 = not in the bag), the per-feature, per-column gains ((D, K) if tracked, else 1 x 1)
-    and the share of each node's known weight that went left (fractional splits)."""
-    return (np.full(cap, -1, np.int32), np.zeros(cap, np.int32), np.zeros(cap, np.bool_),
-            np.zeros((cap, 4), np.uint64), np.full(cap, -1, np.int32), np.full(cap, -1, np.int32),
-            np.zeros(cap, np.float64), np.zeros(cap, np.int32), np.zeros(cap, np.float64),
-            np.full(n, -1, np.int32),
-            np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64),
-            np.zeros(cap, np.float64))
+def _tree_arrays(cap):
+    """The :data:`TreeArrays` of a tree of at most ``cap`` nodes (feature -1 = leaf, children -1)."""
+    return TreeArrays(np.full(cap, -1, np.int32), np.zeros(cap, np.int32), np.zeros(cap, np.bool_),
+                      np.zeros((cap, 4), np.uint64), np.full(cap, -1, np.int32), np.full(cap, -1, np.int32),
+                      np.zeros(cap, np.float64), np.zeros(cap, np.int32), np.zeros(cap, np.float64),
+                      np.zeros(cap, np.float64))
+
+
+@njit(cache=True, nogil=True)
+def _column_gains(D, K, track_columns):
+    """The per-feature, per-column gains: (D, K) if tracked, else 1 x 1."""
+    return np.zeros((D if track_columns else 1, K if track_columns else 1), np.float64)
 
 
 @njit(cache=True, nogil=True)
@@ -724,64 +736,40 @@ def node_capacity(m, total_weight, min_leaf, fractional):
 
 
 @njit(cache=True, nogil=True)
-def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_features, splitter,
-              track_columns, seed, resample_constant=False, missing=MISSING_LEARNED):
+def grow_tree(codes, Z, w, rows, config):
     """Grow one PCT.
 
     Parameters
     ----------
-    X : uint8[D, n]
-        Feature codes; 255 = missing. Numeric codes are ordered bins, nominal codes category indices.
-    nominal : bool[D]
-        Whether a feature is nominal.
-    lower, upper : float64[D, 255]
-        Smallest and largest raw value of each numeric bin (used by the extra-trees splitter only).
+    codes : Codes
+        The feature codes (X, nominal, lower, upper).
     Z : float64[n, K]
         Clustering matrix (centred, scaled; NaN = missing).
     w : float64[n]
         Row weights (bootstrap counts); rows with weight 0 are not used.
     rows : int64[m]
         Indices of the rows with positive weight (learned: modified in place, partitioned by node).
-    min_leaf : float
-        Minimal total weight of a leaf (fractional: of the rows with a known value on each side of a test, up to
-        rounding: :func:`leaf_weight_floor`).
-    max_depth : int
-        Maximal depth (root = 0); negative = unlimited.
-    max_features : int
-        Number of features evaluated per node, drawn at random without replacement (>= D: all of them,
-        in a random order).
-    splitter : int
-        SPLITTER_BEST or SPLITTER_RANDOM (extra trees).
-    track_columns : bool
-        Accumulate per-feature, per-column impurity reductions.
-    seed : uint64
-        Tree seed.
-    resample_constant : bool
-        False (the thesis, CLUS): the ``max_features`` sampled features are the candidates, and the node
-        is a leaf when none of them can split it. True (scikit-learn): a feature that is constant in the
-        node (fractional: on its rows with a known value) does not count, and more are drawn until
-        ``max_features`` non-constant ones were evaluated.
-    missing : int
-        MISSING_LEARNED (missing values as a block to the better side) or MISSING_FRACTIONAL (CLUS: the
-        heuristic on the known values, the missing ones down both branches with fractional weights).
+    config : GrowConfig
+        The tree's options (:func:`spark_fr.pct.config.grow_config`).
 
     Returns
     -------
-    tuple
-        (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
-        column_gain, left_share, member_rows, member_nodes, member_weights) with node arrays of capacity
-        :func:`node_capacity` (the first n_nodes entries are used), ``leaf_of_row`` (n,) giving the leaf of
-        each in-bag row (-1 for out-of-bag rows; learned) and ``column_gain`` (D, K) (zeros unless
-        ``track_columns``). Fractional: ``left_share`` is the share of each internal node's known weight that
-        went left, ``leaf_of_row`` is unused (-1) and the leaves' rows are the memberships (row, leaf,
-        weight in the leaf); ``missing_left`` is False everywhere (a missing value goes both ways), and
-        ``gain`` is the reduction of |E| impu(E) over the weighted rows of the node and its children (the
-        heuristic when no row of the node had a missing value of its test).
+    GrowResult
+        Node arrays of capacity :func:`node_capacity` (the first ``n_nodes`` are used). Fractional:
+        ``left_share`` is the share of each internal node's known weight that went left, ``leaf_of_row`` is
+        unused (-1) and the leaves' rows are the memberships (row, leaf, weight in the leaf); ``missing_left``
+        is False everywhere (a missing value goes both ways), and ``gain`` is the reduction of |E| impu(E)
+        over the weighted rows of the node and its children (the heuristic when no row of the node had a
+        missing value of its test).
     """
+    X, nominal, lower, upper = codes.X, codes.nominal, codes.lower, codes.upper
+    min_leaf, max_depth, splitter = config.min_leaf, config.max_depth, config.splitter
+    track_columns, resample_constant = config.track_columns, config.resample_constant
     D, n = X.shape
     K = Z.shape[1]
     m = rows.shape[0]
-    fractional = missing == MISSING_FRACTIONAL
+    max_features = config.max_features if config.max_features > 0 else D
+    fractional = config.missing == MISSING_FRACTIONAL
     has_missing = _has_missing_targets(Z, rows)
 
     total_weight = 0.0
@@ -789,14 +777,16 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
         total_weight += w[rows[i]]
     cap = node_capacity(m, total_weight, min_leaf, fractional)
     min_leaf = leaf_weight_floor(min_leaf, fractional)
-    (feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
-     column_gain, left_share) = _tree_arrays(cap, n, D, K, track_columns)
+    nodes = _tree_arrays(cap)
+    (feature, threshold, missing_left, mask, left, right, weight, depth, gain, left_share) = nodes
+    leaf_of_row = np.full(n, -1, np.int32)
+    column_gain = _column_gains(D, K, track_columns)
     nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m)
     members = new_members(m if fractional else 0)
     n_members = 0
 
     state = np.empty(1, np.uint64)
-    state[0] = seed
+    state[0] = config.seed
     feats = np.arange(D)
     TS, TQ, TN = np.empty(K), np.empty(K), np.empty(K)        # node totals
     LS, LQ, LN = np.empty(K), np.empty(K), np.empty(K)        # left-side totals (scratch)
@@ -873,9 +863,7 @@ def grow_tree(X, nominal, lower, upper, Z, w, rows, min_leaf, max_depth, max_fea
             _add_column_gain(column_gain, best_f, nr, ls, le, Z, has_missing, TW, TS, TQ, TN, LS, LQ, LN)
         n_nodes, sp = _push_children(node, ls, le, rs, re, n_nodes, left, right, depth, stack, sp)
 
-    return (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth, gain,
-            leaf_of_row, column_gain, left_share, members.rows[:n_members], members.nodes[:n_members],
-            members.weights[:n_members])
+    return GrowResult(n_nodes, nodes, leaf_of_row, column_gain, trimmed(members, n_members))
 
 
 @njit(cache=True, nogil=True)

@@ -36,10 +36,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .grow import (MISSING, MISSING_FRACTIONAL, MISSING_LEARNED, SPLITTER_RANDOM, _best_subset, _clear_histogram,
-                   _draw_feature, _keep_better, _make_leaf, _push_children, _random_threshold, _record_split,
-                   _split_rows, _tree_arrays, leaf_weight_floor, node_capacity)
-from .node_rows import free_start, new_members, node_rows
+from .config import MISSING_FRACTIONAL, SPLITTER_RANDOM
+from .grow import (MISSING, GrowResult, _best_subset, _clear_histogram, _column_gains, _draw_feature, _keep_better,
+                   _make_leaf, _push_children, _random_threshold, _record_split, _split_rows, _tree_arrays,
+                   leaf_weight_floor, node_capacity)
+from .node_rows import free_start, new_members, node_rows, trimmed
 
 
 # ---- node totals ---------------------------------------------------------------------------------------
@@ -390,34 +391,32 @@ def _sparse_children_reduction(column_gain, f, track_columns, nr, ls, le, rs, re
 # ---- the tree ------------------------------------------------------------------------------------------
 
 @njit(cache=True, nogil=True)
-def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, rows, min_leaf, max_depth,
-                     max_features, splitter, track_columns, seed, resample_constant=False, missing=MISSING_LEARNED):
-    """Grow one PCT on sparse, complete clustering columns.
-
-    Parameters are those of :func:`spark_fr.pct.grow.grow_tree`, with the clustering matrix given as CSR
-    arrays (``indptr`` (n + 1,), ``indices``, ``values``) of K columns. Returns the same tuple. With
-    ``missing=MISSING_FRACTIONAL`` a test is scored on the node's rows with a known value (their sums: the
-    node's minus the missing code's bucket, :func:`_known_sums`) and the node's gain is the reduction over
-    the weighted rows of the node and its children (:func:`_sparse_children_reduction`), as in the dense
-    grower.
-    """
+def grow_tree_sparse(codes, indptr, indices, values, K, w, rows, config):
+    """Grow one PCT on sparse, complete clustering columns: :func:`spark_fr.pct.grow.grow_tree` with the
+    clustering matrix given as CSR arrays (``indptr`` (n + 1,), ``indices``, ``values``) of K columns."""
+    X, nominal, lower, upper = codes
+    min_leaf, max_depth, splitter = config.min_leaf, config.max_depth, config.splitter
+    track_columns, resample_constant = config.track_columns, config.resample_constant
     D, n = X.shape
     m = rows.shape[0]
-    fractional = missing == MISSING_FRACTIONAL
+    max_features = config.max_features if config.max_features > 0 else D
+    fractional = config.missing == MISSING_FRACTIONAL
 
     total_weight = 0.0
     for i in range(m):
         total_weight += w[rows[i]]
     cap = node_capacity(m, total_weight, min_leaf, fractional)
     min_leaf = leaf_weight_floor(min_leaf, fractional)
-    (feature, threshold, missing_left, mask, left, right, weight, depth, gain, leaf_of_row,
-     column_gain, left_share) = _tree_arrays(cap, n, D, K, track_columns)
+    nodes = _tree_arrays(cap)
+    (feature, threshold, missing_left, mask, left, right, weight, depth, gain, left_share) = nodes
+    leaf_of_row = np.full(n, -1, np.int32)
+    column_gain = _column_gains(D, K, track_columns)
     nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m)
     members = new_members(m if fractional else 0)
     n_members = 0
 
     state = np.empty(1, np.uint64)
-    state[0] = seed
+    state[0] = config.seed
     feats = np.arange(D)
     TS, LS, MS, KS = np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K)
     is_present = np.zeros(K, np.bool_)
@@ -520,6 +519,4 @@ def grow_tree_sparse(X, nominal, lower, upper, indptr, indices, values, K, w, ro
         _clear_present(is_present, present, npres)
         n_nodes, sp = _push_children(node, ls, le, rs, re, n_nodes, left, right, depth, stack, sp)
 
-    return (n_nodes, feature, threshold, missing_left, mask, left, right, weight, depth, gain,
-            leaf_of_row, column_gain, left_share, members.rows[:n_members], members.nodes[:n_members],
-            members.weights[:n_members])
+    return GrowResult(n_nodes, nodes, leaf_of_row, column_gain, trimmed(members, n_members))

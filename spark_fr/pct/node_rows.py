@@ -212,3 +212,9 @@ def add_members(mb, count, nr, start, end, node):
         mb.weights[count] = nr.weights[i]
         count += 1
     return mb, count
+
+
+@njit(cache=True, nogil=True)
+def trimmed(mb, count):
+    """The first ``count`` memberships (views)."""
+    return Members(mb.rows[:count], mb.nodes[:count], mb.weights[:count])

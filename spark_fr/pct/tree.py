@@ -19,14 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..tasks.sparse_columns import SparseColumns
-from .grow import (MISSING_FRACTIONAL, MISSING_LEARNED, SPLITTER_BEST, SPLITTER_RANDOM, apply_tree,
-                   apply_tree_permuted, grow_tree, rows_by_path_feature)
+from .config import MISSING_FRACTIONAL, GrowConfig
+from .grow import Codes, apply_tree, apply_tree_permuted, grow_tree, rows_by_path_feature
 from .grow_sparse import grow_tree_sparse
 from .route_fractional import mix_sparse, mix_values, route_fractional, rows_reaching_feature
-
-SPLITTERS = {"best": SPLITTER_BEST, "random": SPLITTER_RANDOM}
-#: ``--missing``: learned (a missing value goes as a block to the better side) or fractional (CLUS's rule)
-MISSING_MODES = {"learned": MISSING_LEARNED, "fractional": MISSING_FRACTIONAL}
 
 
 @dataclass
@@ -241,8 +237,7 @@ class Tree:
         return indptr, positions, first_nodes, Routes(leaves)
 
 
-def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, max_features=None,
-         splitter="best", track_columns=False, seed=0, resample_constant=False, missing="learned") -> Tree:
+def grow(X, nominal, lower, upper, Z, weights, config: GrowConfig) -> Tree:
     """Grow one PCT on the rows with positive weight.
 
     Parameters
@@ -257,52 +252,28 @@ def grow(X, nominal, lower, upper, Z, weights, *, min_leaf=2.0, max_depth=-1, ma
         form (complete, uncentred; grown by :func:`spark_fr.pct.grow_sparse.grow_tree_sparse`).
     weights : ndarray of float64, shape (n,)
         Row weights (bootstrap counts).
-    min_leaf : float
-        Minimal (weighted) number of examples in a leaf; fractional: of the examples with a known value of
-        the test on each side (as CLUS); must be positive then.
-    max_depth : int
-        Maximal depth; negative for unlimited.
-    max_features : int, optional
-        Features evaluated per node (None = all).
-    splitter : {'best', 'random'}
-        Best threshold per feature, or one random threshold per feature (extra trees).
-    track_columns : bool
-        Keep per-feature, per-column reductions (for per-target Genie3).
-    seed : int
-        64-bit tree seed.
-    resample_constant : bool
-        Skip features that are constant in a node and draw others (scikit-learn's behaviour) instead of
-        counting them as candidates (the thesis' and CLUS's).
-    missing : {'learned', 'fractional'}
-        A missing feature value goes as a block to the better side of a test (learned), or down both
-        branches with fractional weights, the test being scored on the known values (fractional, CLUS);
-        see :mod:`spark_fr.pct.grow`.
+    config : GrowConfig
+        The tree's options (:func:`spark_fr.pct.config.grow_config`).
 
     Returns
     -------
     Tree
     """
-    D = X.shape[0]
-    if missing == "fractional" and not min_leaf > 0:
-        raise ValueError(f"--missing fractional needs a positive minimal leaf weight, not {min_leaf}")
     w = np.ascontiguousarray(weights, dtype=np.float64)
     rows = np.flatnonzero(w > 0).astype(np.int64)
-    mf = D if max_features is None else int(max_features)
-    settings = (float(min_leaf), int(max_depth), mf, SPLITTERS[splitter], bool(track_columns), np.uint64(seed),
-                bool(resample_constant), MISSING_MODES[missing])
+    codes = Codes(X, nominal, lower, upper)
     if isinstance(Z, SparseColumns):
-        out = grow_tree_sparse(X, nominal, lower, upper, Z.indptr, Z.indices, Z.values, Z.n_columns, w, rows,
-                               *settings)
+        out = grow_tree_sparse(codes, Z.indptr, Z.indices, Z.values, Z.n_columns, w, rows, config)
     else:
-        out = grow_tree(X, nominal, lower, upper, Z, w, rows, *settings)
-    n = out[0]
-    (feature, threshold, missing_left, mask, left, right, weight, depth, gain, _, _,
-     left_share) = (a[:n] for a in out[1:13])
-    if missing == "learned":
-        return Tree(feature, threshold, missing_left, mask, left, right, weight, depth, gain, out[10], out[11],
-                    nominal)
-    return Tree(feature, threshold, missing_left, mask, left, right, weight, depth, gain, out[10], out[11],
-                nominal, left_share, (out[13], out[14], out[15]))
+        out = grow_tree(codes, Z, w, rows, config)
+    nodes = out.nodes
+    n = out.n_nodes
+    arrays = (nodes.feature[:n], nodes.threshold[:n], nodes.missing_left[:n], nodes.mask[:n], nodes.left[:n],
+              nodes.right[:n], nodes.weight[:n], nodes.depth[:n], nodes.gain[:n], out.leaf_of_row, out.column_gain,
+              nominal)
+    if config.missing != MISSING_FRACTIONAL:
+        return Tree(*arrays)
+    return Tree(*arrays, nodes.left_share[:n], tuple(out.members))
 
 
 def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, default: np.ndarray) -> np.ndarray:
