@@ -46,7 +46,7 @@ METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_
            "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"),
                       "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": True},
            "reliefe": {"params": ReliefEParams, "run": ("relief.reliefe_run", "rank_reliefe"),
-                       "warm_up": ("relief.reliefe", "warm_up_reliefe"), "semi_supervised": False},
+                       "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": False},
            "boosting": {"params": BoostingParams, "run": ("ensemble.boosting", "rank_boosting"),
                         "warm_up": ("ensemble.boosting", "warm_up_kernels"), "semi_supervised": False}}
 

@@ -37,7 +37,10 @@ FLOORS = {
 #: numba kernels: no Spark
 KERNELS = ("spark_fr.pct", "spark_fr.tasks", "spark_fr.runtime.rng", "spark_fr.runtime.exact",
            "spark_fr.relief.distances", "spark_fr.relief.neighbours", "spark_fr.relief.update",
-           "spark_fr.relief.broadcast_kernel", "spark_fr.relief.tall_kernels", "spark_fr.relational.local_kernels",
+           "spark_fr.relief.shard", "spark_fr.relief.neighbourhood",
+           "spark_fr.relief.dense", "spark_fr.relief.candidates", "spark_fr.relief.embedded",
+           "spark_fr.relief.sparse_update", "spark_fr.relief.accumulators", "spark_fr.relief.adaptive_k",
+           "spark_fr.relational.local_kernels",
            "spark_fr.evaluation.knn_kernel")
 
 
@@ -157,13 +160,6 @@ OVER_LIMIT = {
     "spark_fr/pct/node_rows.py:split_fractional parameters": 11, "spark_fr/pct/node_rows.py:partition parameters": 10,
     "spark_fr/pct/route_fractional.py:route_fractional parameters": 11,
     "spark_fr/pct/route_fractional.py:rows_reaching_feature parameters": 9,
-    **{f"spark_fr/relief/reliefe_kernels.py:{k} parameters": n for k, n in (
-        ("update_instance", 18), ("reliefe_shard", 16), ("block_candidates", 14), ("neighbour_diffs", 13),
-        ("updates_from_neighbours", 13), ("distances_between", 11), ("update_mcc", 11), ("update_mlc", 11),
-        ("sparse_l1_between", 9))},
-    "spark_fr/relief/tall_kernels.py:block_candidates parameters": 18, "spark_fr/relief/tall_kernels.py:merge_candidates parameters": 14,
-    "spark_fr/relief/tall_kernels.py:updates_from_candidates parameters": 13,
-    "spark_fr/relief/broadcast_kernel.py:relief_shard parameters": 17, "spark_fr/relief/update.py:update_rrelieff parameters": 10,
     "spark_fr/evaluation/knn_kernel.py:nearest_rows parameters": 9,
 }
 

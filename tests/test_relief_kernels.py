@@ -4,8 +4,8 @@ import pytest
 
 from conftest import as_dict, relief_data, target_distance_reference
 from spark_fr.errors import InputError
-from spark_fr.relief import tall_kernels as tall
-from spark_fr.relief.local import relief_local, run_shard
+from spark_fr.relief.candidates import merge
+from spark_fr.relief.local import candidates_for_block, relief_local, run_shard, shard_sums
 from spark_fr.relief.distances import block_distances
 from spark_fr.relief.neighbours import neighbour_rows
 from spark_fr.relief.params import ReliefParams
@@ -271,11 +271,11 @@ def test_tall_kernels_give_exactly_the_broadcast_result(task, dist):
         for split_seed in range(3):
             perm = np.random.default_rng(split_seed).permutation(data.n_rows)
             parts = np.array_split(perm, 1 + split_seed * 3)
-            cands = [tall.candidates_for_block(data.block(np.sort(p)), inst, 4, data.target, nominal,
-                                               n_values, params.per_target) for p in parts]
+            cands = [candidates_for_block(data.block(np.sort(p)), inst, 4, data.target, nominal,
+                                          n_values, params.per_target) for p in parts]
             while len(cands) > 1:  # merge in a random tree shape
                 i, j = sorted(np.random.default_rng(split_seed + 10).choice(len(cands), 2, replace=False))
-                cands[i] = tall.merge(cands[i], cands.pop(j))
-            got = tall.shard_sums(inst, cands[0], 4, 0.2, data.target)
+                cands[i] = merge(cands[i], cands.pop(j))
+            got = shard_sums(inst, cands[0], 4, 0.2, data.target)
             for a, b in zip(got._all(), expected._all()):
                 np.testing.assert_array_equal(a.value(), b.value())

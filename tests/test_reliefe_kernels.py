@@ -7,7 +7,10 @@ from scipy import sparse
 from spark_fr.relief.adaptive_k import gap_k
 from spark_fr.relief.embedders import l2_rows, make_embedder
 from spark_fr.relief.prms import density, prms, prms_epsilon
-from spark_fr.relief.reliefe_kernels import T_COSINE, reliefe_shard, sparse_l1
+from spark_fr.relief.accumulators import ITERATIONS
+from spark_fr.relief.embedded import EmbeddedSpace, sparse_l1, sparse_rows
+from spark_fr.relief.shard import relief_shard
+from spark_fr.relief.sparse_update import T_COSINE, SparseRule
 from spark_fr.relief.reliefe_sampling import cyclic_sample, target_value_ids
 from spark_fr.relief.twonn import twonn_dimension
 from spark_fr.runtime.rng import Stream, derive_seed, hash_uniform
@@ -201,11 +204,10 @@ def run_kernel(X, nominal, E, y, priors, Yt, tkind, instances, k, adaptive, abs_
     A.sort_indices()
     n = X.shape[0]
     classes = np.asarray(y if y is not None else np.zeros(n), np.float64)
-    W, iters, ks = reliefe_shard(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data, nominal, E,
-                                 np.arange(n, dtype=np.uint64), classes, len(priors) if y is not None else 0,
-                                 np.asarray(priors, np.float64), Yt, tkind, np.asarray(instances, np.int64), k,
-                                 adaptive, 0, abs_mean)
-    return W, iters, ks
+    rows = sparse_rows(A, nominal, E, np.arange(n, dtype=np.uint64), classes, Yt)
+    space = EmbeddedSpace(rows, np.asarray(instances, np.int64), len(priors) if y is not None else 0, k, adaptive, 0)
+    acc = relief_shard(space, SparseRule(np.asarray(priors, np.float64), tkind, abs_mean))
+    return acc.W, acc.totals[ITERATIONS], acc.ks
 
 
 @pytest.mark.parametrize("embedded", [False, True])
@@ -256,7 +258,8 @@ def test_sparse_l1_is_the_dense_distance():
     X, nominal = random_rows(rng, 20, 15)
     A = sparse.csr_matrix(X)
     for r, j in [(0, 1), (3, 3), (5, 19)]:
-        assert np.isclose(sparse_l1(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.data, nominal, r, j),
+        rows = sparse_rows(A, nominal, np.zeros((20, 0)), np.arange(20), np.zeros(20), np.zeros((20, 0)))
+        assert np.isclose(sparse_l1(rows, r, j),
                           dist_ref(X, np.zeros((20, 0)), nominal, r, j))
 
 

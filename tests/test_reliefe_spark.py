@@ -95,7 +95,9 @@ def test_spark_weights_equal_one_kernel_call_in_process(spark, wide_df):
     from spark_fr.relief.params import ReliefEParams
     from spark_fr.relief.reliefe import reliefe_weights
     from spark_fr.relief.reliefe_data import ReliefEData
-    from spark_fr.relief.reliefe_kernels import reliefe_shard
+    from spark_fr.relief.embedded import EmbeddedSpace, sparse_rows
+    from spark_fr.relief.shard import relief_shard
+    from spark_fr.relief.sparse_update import SparseRule
     from spark_fr.relief.sampling import sample_order
     from scipy import sparse
 
@@ -108,10 +110,9 @@ def test_spark_weights_equal_one_kernel_call_in_process(spark, wide_df):
     res, info, _ = reliefe_weights(spark, data, 3, params)
     inst = sample_order(keys, 4)[:100]
     priors = np.bincount(y[:, 0].astype(int), minlength=3) / 150
-    W, iters, _ = reliefe_shard(X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data, np.zeros(2000, bool),
-                                np.zeros((150, 0)), keys, y[:, 0].copy(), 3, priors, np.zeros((150, 0)), 0,
-                                inst.astype(np.int64), 5, False, 0, False)
-    np.testing.assert_allclose(res[0].importance, W / iters, rtol=0, atol=1e-12)
+    rows = sparse_rows(X, np.zeros(2000, bool), np.zeros((150, 0)), keys, y[:, 0], np.zeros((150, 0)))
+    acc = relief_shard(EmbeddedSpace(rows, inst.astype(np.int64), 3, 5, False, 0), SparseRule(priors, 0, False))
+    np.testing.assert_allclose(res[0].importance, acc.W / acc.totals[2], rtol=0, atol=1e-12)
     assert info["executed_on"] == "spark" and res[0].name == "reliefe"
 
 

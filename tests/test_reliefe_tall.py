@@ -153,10 +153,9 @@ def test_merged_block_candidates_give_broadcast_modes_neighbours(adaptive, k_max
 
     from spark_fr.relief.adaptive_k import gap_k
     from spark_fr.relief.embedders import l2_rows
-    from spark_fr.relief.neighbours import neighbour_rows
-    from spark_fr.relief.reliefe_kernels import (block_candidates, chosen_neighbours, distances_from,
-                                                 sorted_candidates)
-    from spark_fr.relief.tall_kernels import merge
+    from spark_fr.relief.candidates import block_candidates, chosen_neighbours, merge
+    from spark_fr.relief.embedded import SparseSearch, distances_from, sparse_rows
+    from spark_fr.relief.neighbours import neighbour_rows, sorted_candidates
 
     rng = np.random.default_rng(11 + k_max)
     n, C, k = 90, 3, 4
@@ -172,28 +171,24 @@ def test_merged_block_candidates_give_broadcast_modes_neighbours(adaptive, k_max
         first = np.flatnonzero(keys == keys[i])[0]
         E[i], classes[i] = E[first], classes[first]
     X = sparse.csr_matrix((n, 2))
-    ip, ix, d = X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data
     nominal = np.zeros(2, bool)
+    everything = sparse_rows(X, nominal, E, keys, classes, np.zeros((n, 0)))
     inst = rng.choice(n, 25, replace=False).astype(np.int64)
     k1 = (k_max + 2 if k_max else n) if adaptive else k + 1
     part = rng.integers(0, 4, n)
     cands = []
     for u in rng.permutation(4):
         rows = np.flatnonzero(part == u)
-        Xb = X[rows]
-        cd, ck, cn = block_candidates(Xb.indptr.astype(np.int64), Xb.indices.astype(np.int64), Xb.data,
-                                      np.ascontiguousarray(E[rows]), keys[rows], classes[rows], ip, ix, d, E, inst,
-                                      nominal, C, k1)
-        m = inst.size
-        cands.append((cd, ck, cn, np.zeros((m, C, k1, 0)), np.zeros((m, C, k1)), np.zeros((m, C, k1)),
-                      np.zeros((m, C, k1, 0))))
+        block = sparse_rows(X[rows], nominal, E[rows], keys[rows], classes[rows], np.zeros((rows.size, 0)))
+        instances = sparse_rows(X[inst], nominal, E[inst], keys[inst], classes[inst], np.zeros((inst.size, 0)))
+        cands.append(block_candidates(block, instances, SparseSearch(k1, C)))
     merged = cands[0]
     for c_ in cands[1:]:
         merged = merge(merged, c_)
-    nkeys, counts = chosen_neighbours(keys[inst], merged[0], merged[1], merged[2], k, adaptive, k_max)
+    nkeys, counts = chosen_neighbours(keys[inst], merged, k, adaptive, k_max)
     dist = np.empty(n)
     for q, r in enumerate(inst):
-        distances_from(ip, ix, d, nominal, E, r, dist)
+        distances_from(everything, r, dist)
         idx, cnt = neighbour_rows(dist, keys, r, k, classes, C)
         for c in range(C):
             if adaptive:

@@ -2,19 +2,36 @@
 
 Sketch
 ------
-A shard's kernel returns ``W`` (ReliefF), ``S``, ``P_dC``, ``P_dA``, ``P_dAdC`` and their per-target forms;
-:class:`ReliefSums` holds them as exact sums (:mod:`spark_fr.runtime.exact`), so shards and micro-blocks
-can be merged in any order. :func:`combine_shards` sums the shards, computes the weights and their spread
+The shard kernel (:mod:`spark_fr.relief.shard`) adds into one :class:`Accumulators` (numba named tuple):
+``W`` (ReliefF), ``P_dA`` (P_diffFeature), ``P_dAdC`` (P_diffFeature&Target), their per-target forms, and
+``totals`` = (S, P_dC (P_diffTarget), iterations); :class:`ReliefSums` holds them as exact sums
+(:mod:`spark_fr.runtime.exact`), so shards and micro-blocks can be merged in any order. :func:`combine_shards` sums the shards, computes the weights and their spread
 over the shards (``importance_std``).
 """
 from __future__ import annotations
 
+from collections import namedtuple
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 
 from ..runtime.exact import ExactSum
 from ..results import ScoreKey, ScoreResult
+
+
+#: one kernel call's accumulators: W (D,) ReliefF's weights; P_dA (D,) P_diffFeature; P_dAdC (D,)
+#: P_diffFeature&Target; P_dC_t (T,) and P_dAdC_t (T, D) per target; totals (3,) = S, P_dC (P_diffTarget),
+#: iterations (positions S_TOTAL, P_DC, ITERATIONS); ks (m, C) the neighbours used per instance and class (-1: none)
+Accumulators = namedtuple("Accumulators", "W P_dA P_dAdC P_dC_t P_dAdC_t totals ks")
+S_TOTAL, P_DC, ITERATIONS = 0, 1, 2
+
+
+@njit(cache=True, nogil=True)
+def zero_accumulators(m, C, D, T):
+    """Accumulators of m instances, C classes (or 1), D features and T per-target rankings, all zero."""
+    return Accumulators(np.zeros(D), np.zeros(D), np.zeros(D), np.zeros(T), np.zeros((T, D)), np.zeros(3),
+                        np.full((m, C), -1, np.int64))
 
 
 @dataclass
@@ -43,6 +60,13 @@ class ReliefSums:
         for acc, val in zip(r._all(), (W, [S], [PdC], PdA, PdAdC, PdC_t, PdAdC_t, [iters])):
             acc.add(np.asarray(val, dtype=np.float64))
         return r
+
+    @classmethod
+    def from_accumulators(cls, acc: Accumulators) -> "ReliefSums":
+        """From one kernel call's :data:`Accumulators`."""
+        t = acc.totals
+        return cls.from_kernel((acc.W, t[S_TOTAL], t[P_DC], acc.P_dA, acc.P_dAdC, acc.P_dC_t, acc.P_dAdC_t,
+                                t[ITERATIONS]))
 
     def merge(self, other: "ReliefSums") -> "ReliefSums":
         for a, b in zip(self._all(), other._all()):

@@ -5,8 +5,21 @@ choice between them never matters and the neighbours do not depend on the row or
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
+
+#: the k nearest rows of one instance per class (C, k): distances, row keys, row positions, and counts (C,)
+NeighbourLists = namedtuple("NeighbourLists", "dist keys rows counts")
+
+
+@njit(cache=True, nogil=True)
+def new_lists(C, k):
+    """Empty :data:`NeighbourLists` for C classes (or 1) and k neighbours."""
+    return NeighbourLists(np.empty((C, k)), np.empty((C, k), np.uint64), np.empty((C, k), np.int64),
+                          np.zeros(C, np.int64))
+
 
 @njit(cache=True, nogil=True, inline="always")
 def _before(d1, k1, d2, k2):
@@ -42,12 +55,18 @@ def neighbour_rows(dist, keys, r, k, classes, n_classes):
     ``dist`` holds d_X from r to every row. Returns (idx (C, k), counts (C,)) with C = max(n_classes, 1);
     rows with a missing class are skipped in the per-class search.
     """
+    lists = new_lists(n_classes if n_classes > 0 else 1, k)
+    nearest_rows(dist, keys, r, classes, n_classes, lists)
+    return lists.rows, lists.counts
+
+
+@njit(cache=True, nogil=True)
+def nearest_rows(dist, keys, r, classes, n_classes, lists):
+    """:func:`neighbour_rows` into ``lists`` (k = its width): no allocation per instance."""
     n = dist.shape[0]
-    C = n_classes if n_classes > 0 else 1
-    best_d = np.empty((C, k))
-    best_k = np.empty((C, k), np.uint64)
-    best_j = np.empty((C, k), np.int64)
-    counts = np.zeros(C, np.int64)
+    k = lists.rows.shape[1]
+    best_d, best_k, best_j, counts = lists
+    counts[:] = 0
     for j in range(n):
         if j == r:
             continue
@@ -58,7 +77,6 @@ def neighbour_rows(dist, keys, r, k, classes, n_classes):
                 continue
             c = int(cv)
         counts[c] = insert_candidate(best_d[c], best_k[c], best_j[c], counts[c], k, dist[j], keys[j], j)
-    return best_j, counts
 
 
 @njit(cache=True, nogil=True)
@@ -78,3 +96,24 @@ def kept_candidates(cand_k, n, own_key, limit, keep):
         keep[nk] = l
         nk += 1
     return nk
+
+
+@njit(cache=True, nogil=True)
+def sorted_candidates(dist, r, classes, cls):
+    """Rows of class ``cls`` (all rows when cls < 0) other than r, in (distance, row) order (ReliefE's adaptive k:
+    rows in canonical key order, so ties by row are ties by key)."""
+    n = dist.shape[0]
+    cnt = 0
+    for j in range(n):
+        if j != r and (cls < 0 or classes[j] == cls):
+            cnt += 1
+    rows = np.empty(cnt, np.int64)
+    vals = np.empty(cnt)
+    q = 0
+    for j in range(n):
+        if j != r and (cls < 0 or classes[j] == cls):
+            rows[q] = j
+            vals[q] = dist[j]
+            q += 1
+    order = np.argsort(vals, kind="mergesort")  # stable: ties by row (rows are in canonical key order)
+    return rows[order], vals[order]

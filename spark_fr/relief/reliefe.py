@@ -12,16 +12,17 @@ Algorithm sketch
                           (about 4096 rows, defined by the rows' content keys: transform_buckets)
     target embedded (MLC): g <- embedder(d_T).fit(T[nu]), d_T = TwoNN(T[nu]) or given; E_T <- l2(g(T))
     instances <- s rows in seeded-hash order (s = all rows by default), cut into shards (Relief's)
-    per shard, in Spark tasks (the rows, E and E_T broadcast):                spark_fr.relief.reliefe_kernels
-        neighbours by cosine on E (or Manhattan on the raw rows), k fixed or adaptive,
-        updates on the ORIGINAL sparse rows, plain sums per micro-block of 64 instances, exact merges
+    per shard, in Spark tasks (the rows, E and E_T broadcast): the shard kernel     spark_fr.relief.shard
+        over the embedded space (spark_fr.relief.embedded): neighbours by cosine on E (or Manhattan on the raw
+        rows), k fixed or adaptive; updates on the ORIGINAL sparse rows (spark_fr.relief.sparse_update), plain
+        sums per micro-block of 64 instances, exact merges
     w <- sum W / s (exact sums: the same bits for any partitioning); importance_std: spread over shards
 
 That is **broadcast mode** (every row collected on the driver). **Tall mode** (``--relief-mode tall``, or auto
 above ``broadcast_limit`` rows x features, as Relief) computes the same steps with the rows left in the
 partitions: :mod:`spark_fr.relief.reliefe_tall` (the run, either mode: :mod:`spark_fr.relief.reliefe_run`);
-the embedders are fitted here (:func:`fit_embedders`) and the updates are the same kernel calls
-(:func:`spark_fr.relief.reliefe_kernels.update_instance`), so both modes give bit-identical weights.
+the embedders are fitted here (:func:`fit_embedders`) and the updates are the same shard kernel's (its
+backend :data:`~spark_fr.relief.embedded.KnownNeighbours`), so both modes give bit-identical weights.
 
 Decisions (the paper leaves them open or [R] differs; spec Sec. 5):
 * **defaults** are the paper's headline settings: k = 15, |nu| = 2048, density threshold 0.15, automatic
@@ -57,13 +58,15 @@ from ..runtime.spark import run_units
 from ..tasks.mlc import DISTANCES as LABEL_DISTANCES
 from .accumulators import ReliefSums, combine_shards
 from .broadcast import group_numbered
-from .embedders import l2_rows, make_embedder, resolve_embedder, transform_chunk
+from .embedders import make_embedder, resolve_embedder, transform_chunk
 from .params import ReliefEParams
 from .prms import density, prms
 from .reliefe_data import ReliefEData
-from .reliefe_kernels import T_COSINE, reliefe_shard
+from .embedded import EmbeddedSpace, sparse_rows
 from .reliefe_sampling import cyclic_sample, target_value_ids
 from .sampling import micro_blocks, sampled_shards
+from .shard import relief_shard
+from .sparse_update import T_COSINE, SparseRule
 from .twonn import twonn_dimension
 
 log = logging.getLogger(__name__)
@@ -188,6 +191,11 @@ def kernel_settings(params: ReliefEParams) -> dict:
             "abs_mean": params.update == "absmean"}
 
 
+def sparse_rule(priors: np.ndarray, tkind: int, p: dict) -> SparseRule:
+    """The sparse update rule of a run (``p``: :func:`kernel_settings`)."""
+    return SparseRule(np.asarray(priors, np.float64), int(tkind), bool(p["abs_mean"]))
+
+
 def class_priors(counts: np.ndarray) -> np.ndarray:
     """P(c) from the class counts (the same bits in both modes)."""
     counts = np.asarray(counts, np.float64)
@@ -206,24 +214,17 @@ def run_info(info: dict, ks: np.ndarray, mlc: bool, m: int, n_shards: int, param
 
 
 def _run_shard(payload: dict, rows: np.ndarray, p: dict) -> tuple:
-    """(ReliefSums, ks) of one shard: micro-blocks of instances, plain sums inside, exact merges."""
-    D = payload["nominal"].size
-    total = ReliefSums.zeros(D, 0)
+    """(ReliefSums, ks) of one shard: micro-blocks of instances, plain sums inside, exact merges (``payload``:
+    the SparseRows 'rows', 'n_classes', the SparseRule 'rule')."""
+    total = ReliefSums.zeros(payload["rows"].nominal.size, 0)
     ks = []
     for a, b in micro_blocks(rows.size):
-        out = reliefe_shard(payload["indptr"], payload["indices"], payload["data"], payload["nominal"],
-                            payload["E"], payload["keys"], payload["classes"], payload["n_classes"],
-                            payload["priors"], payload["Yt"], payload["tkind"],
-                            np.asarray(rows[a:b], np.int64), p["k"], p["adaptive"], p["k_max"], p["abs_mean"])
-        total.merge(micro_block_sums(out, D))
-        ks.append(out[2])
+        space = EmbeddedSpace(payload["rows"], np.asarray(rows[a:b], np.int64), payload["n_classes"], p["k"],
+                              p["adaptive"], p["k_max"])
+        acc = relief_shard(space, payload["rule"])
+        total.merge(ReliefSums.from_accumulators(acc))
+        ks.append(acc.ks)
     return total, (np.vstack(ks) if ks else np.zeros((0, 1), np.int64))
-
-
-def micro_block_sums(out: tuple, D: int) -> ReliefSums:
-    """The exact sums of one micro-block's kernel output (W, iterations, ks)."""
-    W, iters, _ = out
-    return ReliefSums.from_kernel((W, 0.0, 0.0, np.zeros(D), np.zeros(D), np.zeros(0), np.zeros((0, D)), iters))
 
 
 def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEParams) -> tuple:
@@ -267,15 +268,14 @@ def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEPar
     if not mlc:
         classes = np.ascontiguousarray(data.Y[:, 0])
         priors = class_priors(np.bincount(classes.astype(np.int64), minlength=n_classes))
-    indptr, indices, values = data.csr_arrays()
-    payload = {"indptr": indptr, "indices": indices, "data": values, "nominal": data.nominal,
-               "E": np.ascontiguousarray(E, np.float64), "keys": data.keys, "classes": classes,
-               "n_classes": n_classes, "priors": priors,
-               "Yt": np.ascontiguousarray(Yt, np.float64), "tkind": int(tkind)}
     p = kernel_settings(params)
+    payload = {"rows": sparse_rows(data.X, data.nominal, E, data.keys, classes, Yt), "n_classes": int(n_classes),
+               "rule": sparse_rule(priors, tkind, p)}
     shards = sampled_shards(data.keys, params)
     m = sum(len(s) for s in shards)
-    warm_up_reliefe()
+    from .warmup import warm_up_kernels
+
+    warm_up_kernels()
     per_instance = n * max(E.shape[1], 1 if E.shape[1] else data.X.nnz / max(n, 1)) + \
         (15 if not params.adaptive else 30) * (n_classes or 1) * data.X.nnz / max(n, 1)
 
@@ -317,17 +317,3 @@ def l2_rows_sparse(X):
     scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
     X.data *= np.repeat(scale, np.diff(X.indptr))
     return X
-
-
-def warm_up_reliefe() -> None:
-    """Compile (or load from numba's cache) ReliefE's kernel in this process (both target kinds)."""
-    from scipy import sparse
-
-    X = sparse.csr_matrix(np.array([[0.0, 1.0], [0.5, 0.0], [1.0, 1.0], [0.0, 0.2]]))
-    a = (X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64), np.zeros(2, bool))
-    keys = np.arange(4, dtype=np.uint64)
-    for E in (np.zeros((4, 0)), l2_rows(np.eye(4)[:, :2] + 0.1)):
-        reliefe_shard(*a, E, keys, np.array([0.0, 1.0, 0.0, 1.0]), 2, np.array([0.5, 0.5]), np.zeros((4, 0)), 0,
-                      np.arange(2, dtype=np.int64), 1, False, 0, False)
-        reliefe_shard(*a, E, keys, np.zeros(4), 0, np.zeros(0), np.eye(4)[:, :2].copy(), T_COSINE,
-                      np.arange(2, dtype=np.int64), 1, True, 0, True)

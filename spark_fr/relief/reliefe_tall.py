@@ -24,7 +24,7 @@ bit-identical to broadcast mode's, for any partitioning::
         cands <- blocks.map(k1 best (distance, key) per instance and class).reduce(Relief's merge)
         neighbours <- drop one candidate with the instance's key, first k (or the gap rule's k)
         rows of the neighbours gathered by key; updates on the ORIGINAL sparse rows, per micro-block of 64
-        instances (reliefe_kernels.update_instance, as broadcast mode), exact sums
+        instances (the shard kernel over KnownNeighbours, the same updates as broadcast mode), exact sums
     w <- sum W / s (reliefe.combine)
 
 k1 = k + 1 for a fixed k; adaptive k: k_max + 2 (``--reliefe-k-max``, the capped search), or every row of the
@@ -51,14 +51,16 @@ from ..runtime.rng import Stream, derive_seed, hash_uniform
 from ..tasks.mlc import DISTANCES as LABEL_DISTANCES
 from . import reliefe as R
 from .accumulators import ReliefSums, combine_shards
+from .candidates import block_candidates, chosen_neighbours, merge
+from .embedded import KnownNeighbours, SparseSearch, sparse_rows
 from .embedders import transform_chunk
 from .reliefe_data import check_missing, sparse_block
-from .reliefe_kernels import T_COSINE, block_candidates, chosen_neighbours, updates_from_neighbours
+from .shard import relief_shard
+from .sparse_update import T_COSINE
 from .reliefe_sampling import cyclic_sample, target_value_ids
 from .sampling import micro_blocks, shard_bounds
 from .setup import labelled_rows
 from .tall import block_bottom, instances_per_job, merge_bottom
-from .tall_kernels import merge
 
 log = logging.getLogger(__name__)
 
@@ -233,18 +235,16 @@ def union_rows(a: dict, b: dict) -> dict:
     return take(rows, np.argsort(rows["keys"], kind="stable"))
 
 
-def csr_parts(X) -> tuple:
-    return X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64)
+def kernel_rows(rows: dict, nominal: np.ndarray):
+    """:data:`~spark_fr.relief.embedded.SparseRows` of gathered rows or of a block (its kernel fields)."""
+    return sparse_rows(rows["X"], nominal, rows["E"], rows["keys"], rows["classes"], rows["Yt"])
 
 
-def candidates_of_block(block: dict, inst: dict, n_classes: int, k1: int, nominal) -> tuple:
-    """Relief's candidate tuple (:func:`spark_fr.relief.tall.merge`) of one block: (distance, key, count) of
-    the k1 best rows per instance and class, with empty payloads (ReliefE's updates read the gathered rows)."""
-    ip, ix, d = csr_parts(block["X"])
-    cd, ck, cn = block_candidates(ip, ix, d, block["E"], block["keys"], block["classes"], inst["ip"], inst["ix"],
-                                  inst["d"], inst["E"], inst["inst"], nominal, n_classes, k1)
-    m, C, _ = cd.shape
-    return cd, ck, cn, np.zeros((m, C, k1, 0)), np.zeros((m, C, k1)), np.zeros((m, C, k1)), np.zeros((m, C, k1, 0))
+def candidates_of_block(block: dict, inst, n_classes: int, k1: int, nominal):
+    """Relief's candidates (:func:`spark_fr.relief.candidates.block_candidates`) of one block: (distance, key,
+    count) of the k1 best rows per instance and class (``inst``: SparseRows of the instances, in instance
+    order), with empty payloads (ReliefE's updates read the gathered rows)."""
+    return block_candidates(kernel_rows(block, nominal), inst, SparseSearch(int(k1), int(n_classes)))
 
 
 # ----- the run ---------------------------------------------------------------------------------------------
@@ -370,9 +370,7 @@ def instance_updates(engine, sblocks, ikeys_all, summary, params, nominal, n_cla
             c0, c1 = chunk[0][1], chunk[-1][2]
             ikeys = np.ascontiguousarray(ikeys_all[c0:c1])
             rows = gather(engine, sblocks, np.unique(ikeys))
-            ip, ix, dd = csr_parts(rows["X"])
-            inst = {"ip": ip, "ix": ix, "d": dd, "E": rows["E"],
-                    "inst": np.searchsorted(rows["keys"], ikeys).astype(np.int64)}
+            inst = kernel_rows(take(rows, np.searchsorted(rows["keys"], ikeys)), nominal)
             bi = engine.broadcast(inst)
             try:
                 with engine.tracked(progress, c1 - c0):
@@ -380,30 +378,28 @@ def instance_updates(engine, sblocks, ikeys_all, summary, params, nominal, n_cla
                         .reduce(merge)
             finally:
                 bi.destroy()
-            nkeys, counts = chosen_neighbours(ikeys, cands[0], cands[1], cands[2], p["k"], p["adaptive"], p["k_max"])
+            nkeys, counts = chosen_neighbours(ikeys, cands, p["k"], p["adaptive"], p["k_max"])
             used = np.arange(nkeys.shape[2])[None, None, :] < counts[:, :, None]
             more = np.setdiff1d(np.unique(nkeys[used]), rows["keys"])
             if more.size:
                 rows = union_rows(rows, gather(engine, sblocks, more))
-            local = {"csr": csr_parts(rows["X"]), "keys": rows["keys"], "classes": rows["classes"],
-                     "Yt": np.ascontiguousarray(rows["Yt"], np.float64)}
+            local = kernel_rows(rows, nominal)
+            rule = R.sparse_rule(priors, tkind, p)
             for s_, a, b in chunk:
-                sums[s_].merge(micro_block_updates(local, ikeys[a - c0:b - c0], nkeys[a - c0:b - c0],
-                                                   counts[a - c0:b - c0], nominal, n_classes, priors, tkind, p,
-                                                   ks_all))
+                sums[s_].merge(micro_block_updates(local, rule, n_classes, (ikeys[a - c0:b - c0],
+                                                   nkeys[a - c0:b - c0], counts[a - c0:b - c0]), ks_all))
     return sums, np.vstack(ks_all) if ks_all else np.zeros((0, C), np.int64)
 
 
-def micro_block_updates(rows: dict, ikeys, nkeys, counts, nominal, n_classes, priors, tkind, p,
-                        ks_all) -> ReliefSums:
-    """The exact sums of one micro-block's updates on the gathered rows (``rows``: their CSR parts 'csr',
-    'keys' (sorted), 'classes', 'Yt')."""
-    ip, ix, dd = rows["csr"]
-    inst = np.searchsorted(rows["keys"], ikeys).astype(np.int64)
-    nbrs = np.searchsorted(rows["keys"], nkeys).astype(np.int64)
+def micro_block_updates(rows, rule, n_classes: int, chosen: tuple, ks_all: list) -> ReliefSums:
+    """The exact sums of one micro-block's updates on the gathered rows (``rows``: SparseRows, keys sorted;
+    ``chosen``: the instances' keys, their neighbours' keys and counts, :func:`chosen_neighbours`)."""
+    ikeys, nkeys, counts = chosen
+    inst = np.searchsorted(rows.keys, ikeys).astype(np.int64)
+    nbrs = np.searchsorted(rows.keys, nkeys).astype(np.int64)
     nbrs = np.where(np.arange(nkeys.shape[2])[None, None, :] < counts[:, :, None], nbrs, 0)
-    own = rows["classes"][inst].astype(np.int64) if n_classes else np.zeros(inst.size, np.int64)
-    out = updates_from_neighbours(ip, ix, dd, nominal, inst, own, np.ascontiguousarray(nbrs),
-                                  np.ascontiguousarray(counts), n_classes, priors, rows["Yt"], tkind, p["abs_mean"])
-    ks_all.append(out[2])
-    return R.micro_block_sums(out, nominal.size)
+    own = rows.classes[inst].astype(np.int64) if n_classes else np.zeros(inst.size, np.int64)
+    acc = relief_shard(KnownNeighbours(rows, inst, own, np.ascontiguousarray(nbrs), np.ascontiguousarray(counts),
+                                       int(n_classes)), rule)
+    ks_all.append(acc.ks)
+    return ReliefSums.from_accumulators(acc)

@@ -60,13 +60,12 @@ class ReliefData:
         return self.X.shape[1]
 
     def block(self, rows: np.ndarray | None = None) -> dict:
-        """The rows (all by default) as a block for the tall-mode kernels."""
-        rows = np.arange(self.n_rows) if rows is None else rows
+        """The rows (all, not copied, by default) as a block (the fields of :data:`spark_fr.relief.dense.Rows`)."""
         t = self.target
-        classes = t.classes if t.classes is not None else np.zeros(self.n_rows)
-        return {"X": np.ascontiguousarray(self.X[rows]), "keys": self.keys[rows],
-                "Yt": np.ascontiguousarray(t.values[rows]), "labelled": self.labelled[rows],
-                "influence": self.influence[rows], "classes": np.asarray(classes, np.float64)[rows]}
+        classes = np.asarray(t.classes if t.classes is not None else np.zeros(self.n_rows), np.float64)
+        out = {"X": self.X, "keys": self.keys, "Yt": t.values, "labelled": self.labelled,
+               "influence": self.influence, "classes": classes}
+        return {name: np.ascontiguousarray(v if rows is None else v[rows]) for name, v in out.items()}
 
 
 def labelled_rows(Y: np.ndarray) -> np.ndarray:

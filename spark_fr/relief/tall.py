@@ -13,8 +13,8 @@ where the neighbours are searched differs::
     [semi-supervised: labelled rows broadcast; each unlabelled row's distance to them; influence]
     sample  <- treeReduce of per-block bottom-m (hash, key) rows                 the same m instances
     for each chunk of instances (bounded memory):
-        cands <- blocks.map(k+1 best candidates per instance).treeReduce(merge)   (spark_fr.relief.tall_kernels)
-        accumulators per shard from the merged candidates, on the driver
+        cands <- blocks.map(k+1 best candidates per instance).treeReduce(merge)   (spark_fr.relief.candidates)
+        accumulators per shard from the merged candidates, on the driver         (spark_fr.relief.shard)
 """
 from __future__ import annotations
 
@@ -26,8 +26,9 @@ import numpy as np
 from ..runtime.engine import engine_for
 from ..runtime.progress import Progress
 from . import setup as S
-from . import tall_kernels as tall
 from .accumulators import combine_shards
+from .candidates import merge
+from .local import candidates_for_block, shard_sums
 from .sampling import INSTANCE_BLOCK, bottom, sample_hashes, shard_bounds
 
 log = logging.getLogger(__name__)
@@ -131,11 +132,11 @@ def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
                     bi = engine.broadcast(inst)
                     try:
                         with engine.tracked(progress, c1 - c0):
-                            cands = rblocks.map(lambda blk: tall.candidates_for_block(
-                                blk, bi.value, k, target0, nominal, n_values, per_target)).reduce(tall.merge)
+                            cands = rblocks.map(lambda blk: candidates_for_block(
+                                blk, bi.value, k, target0, nominal, n_values, per_target)).reduce(merge)
                     finally:
                         bi.destroy()
-                    part = tall.shard_sums(inst, cands, k, params.sigma, target0)
+                    part = shard_sums(inst, cands, k, params.sigma, target0)
                     acc = part if acc is None else acc.merge(part)
                 sums.append(acc)
     finally:

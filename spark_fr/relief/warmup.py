@@ -1,22 +1,34 @@
-"""Compile (or load from numba's cache) every Relief kernel in this process, on a tiny problem.
+"""Compile (or load from numba's cache) every Relief and ReliefE kernel in this process, on tiny problems.
 
 Called on the driver before a Spark job, so that the Python workers find the kernels in numba's cache
-instead of compiling them concurrently.
+instead of compiling them concurrently. The shard kernel (:mod:`spark_fr.relief.shard`) compiles once per
+neighbourhood backend and update rule, so the warm-up runs each pair the runs use: dense rows and merged
+candidates with the dense rule (Relief, broadcast and tall), the embedded space and known neighbours with the
+sparse rule (ReliefE, broadcast and tall), and the candidate search of dense and sparse blocks.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..tasks import get as target_type
-from . import tall_kernels as tall
-from .local import run_shard
+from .candidates import block_candidates, chosen_neighbours, merge
 from .distances import nearest_labelled_distance
+from .embedded import EmbeddedSpace, KnownNeighbours, SparseSearch, sparse_rows
+from .local import candidates_for_block, run_shard, shard_sums
 from .params import ReliefParams
 from .setup import ReliefData
+from .shard import relief_shard
+from .sparse_update import T_COSINE, SparseRule
 
 
 def warm_up_kernels() -> None:
-    """Run every kernel once (broadcast and tall mode, per-target, missing and nominal values)."""
+    """Run every kernel once: Relief (broadcast and tall, per-target, missing and nominal values) and ReliefE
+    (classification and MLC, embedded or not, fixed and adaptive k, broadcast and tall)."""
+    _warm_up_relief()
+    _warm_up_reliefe()
+
+
+def _warm_up_relief() -> None:
     rng = np.random.default_rng(0)
     X = rng.random((12, 3))
     X[0, 0] = np.nan
@@ -27,6 +39,27 @@ def warm_up_kernels() -> None:
     run_shard(data, np.arange(3), 2, 0.0, True)
     block = data.block()
     inst = data.block(np.arange(2))
-    c = tall.candidates_for_block(block, inst, 2, data.target, data.nominal, data.n_values, True)
-    tall.shard_sums(inst, tall.merge(c, c), 2, 0.0, data.target)
+    c = candidates_for_block(block, inst, 2, data.target, data.nominal, data.n_values, True)
+    shard_sums(inst, merge(c, c), 2, 0.0, data.target)
     nearest_labelled_distance(X, np.arange(2), np.arange(2, 4), data.nominal, data.n_values)
+
+
+def _warm_up_reliefe() -> None:
+    from scipy import sparse
+
+    X = sparse.csr_matrix(np.array([[0.0, 1.0], [0.5, 0.0], [1.0, 1.0], [0.0, 0.2]]))
+    nominal, keys = np.zeros(2, bool), np.arange(4, dtype=np.uint64)
+    inst = np.arange(2, dtype=np.int64)
+    classes = np.array([0.0, 1.0, 0.0, 1.0])
+    for E in (np.zeros((4, 0)), np.full((4, 2), 0.5 ** 0.5)):
+        cls = sparse_rows(X, nominal, E, keys, classes, np.zeros((4, 0)))
+        mlc = sparse_rows(X, nominal, E, keys, np.zeros(4), np.eye(4)[:, :2])
+        cls_rule, mlc_rule = SparseRule(np.array([0.5, 0.5]), 0, False), SparseRule(np.zeros(0), T_COSINE, True)
+        relief_shard(EmbeddedSpace(cls, inst, 2, 1, False, 0), cls_rule)
+        relief_shard(EmbeddedSpace(mlc, inst, 0, 1, True, 0), mlc_rule)
+        for rows, n_classes, rule in ((cls, 2, cls_rule), (mlc, 0, mlc_rule)):
+            c = block_candidates(rows, rows, SparseSearch(2, n_classes))
+            nkeys, counts = chosen_neighbours(rows.keys, merge(c, c), 1, False, 0)
+            nbrs = np.searchsorted(rows.keys, nkeys).astype(np.int64)
+            relief_shard(KnownNeighbours(rows, np.arange(4, dtype=np.int64), classes.astype(np.int64), nbrs, counts,
+                                         n_classes), rule)
