@@ -169,6 +169,29 @@ def test_drift_reads_a_rankings_table_with_column_mapping_and_deletion_vectors(l
     assert (row["entered"], row["left"]) == ("f5,f4,f3", "f0,f1,f2")
 
 
+def case_who_reads(spark, path, env):
+    """Who reads the same Delta path to rank it and to compare its runs, in a session with Delta Lake."""
+    import os
+
+    from spark_fr.io.ranking_runs import open_runs
+    from spark_fr.io.readers import read_dataset
+
+    os.environ.update(env)
+    try:
+        return read_dataset(spark, path).extra["fingerprint"]["reader"], type(open_runs(path, spark)).__name__
+    finally:
+        for key in env:
+            os.environ.pop(key)
+
+
+def test_one_rule_says_who_reads_a_delta_table_to_rank_it_and_to_compare_its_runs(delta, lake):
+    """spark_fr.io.delta_reader: Spark's Delta reader in a session that has Delta Lake, for a ranking's input and for
+    drift's runs alike (drift read with deltalake before); deltalake for both with SPARK_FR_DELTA_READER=deltalake."""
+    assert delta.run(case_who_reads, lake["rankings"], {}) == ("spark", "SparkRuns")
+    assert delta.run(case_who_reads, lake["rankings"], {"SPARK_FR_DELTA_READER": "deltalake"}) == (
+        "deltalake (driver)", "DeltaRuns")
+
+
 def test_time_travel_and_where_give_the_rows_of_that_version(spark, lake):
     written = frame()
     names, rows, fp = read_here(spark, lake["lake"], version=0)  # before the rename, the drop and the delete
@@ -465,7 +488,7 @@ def test_a_table_of_ours_with_the_contracts_columns_only_gains_level_and_lineage
 
 def case_connect_reads_by_path(spark, path):
     """Under Spark Connect (no Delta in the local server): the session is asked, deltalake reads."""
-    from spark_fr.io.delta_read import spark_has_delta
+    from spark_fr.io.delta_reader import spark_has_delta
     from spark_fr.io.readers import read_dataset
 
     ds = read_dataset(spark, path)

@@ -2,11 +2,9 @@
 
 Sketch
 ------
-* **Which reader.** A session with Delta Lake (Databricks; ``spark-submit --packages io.delta:...``; a session
-  spark_fr starts when ``delta-spark`` is installed: :mod:`spark_fr.runtime.delta`) reads through Spark's own
-  Delta reader, ``spark.read.format("delta")``, which applies everything a table's protocol asks for
-  (column mapping, deletion vectors, ...). :func:`spark_has_delta` finds out by asking Spark to resolve the
-  ``delta`` data source (one analysis, no job; the same under Spark Connect), once per session.
+* **Which reader**: the one rule of :func:`spark_fr.io.delta_reader.delta_reader`. A session with Delta Lake
+  reads through Spark's own Delta reader, ``spark.read.format("delta")``, which applies everything a table's
+  protocol asks for (column mapping, deletion vectors, ...).
 * **Without Delta in the session**, the ``deltalake`` package reads the log in this process:
 
   - a table with **no reader feature** (and data files under ``key=value`` partition directories, as every
@@ -47,7 +45,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
-import os
 import re
 from dataclasses import dataclass, field
 
@@ -56,22 +53,16 @@ from ..data.schema import Dataset, columns_of_dataframe
 from ..errors import InputError, one_line
 from . import delta_times, tables
 from . import where as W
+from .delta_reader import (ENGINE_FEATURES, INSTALL_DELTA, delta_reader, deltalake_refuses, reader_features,
+                           session_of)
 
 log = logging.getLogger(__name__)
 
-#: reader features ``deltalake``'s query engine reads correctly (checked against Spark's reader in the tests)
-DELTALAKE_FEATURES = frozenset({"columnMapping", "deletionVectors", "timestampNtz"})
-ENGINE_FEATURES = frozenset({"columnMapping", "deletionVectors"})  # read by deltalake's query engine only
 #: largest table (MB of data files in the snapshot) read on the driver by ``deltalake``'s query engine
 DRIVER_READ_MB = 2048
-INSTALL_DELTA = ("install delta-spark (pip install 'spark_fr[delta]', or spark-submit --packages "
-                 "io.delta:delta-spark_<spark>_2.13:<version>), or run on Databricks")
 #: the deepest SQL (parentheses) a filter is handed to ``deltalake``'s engine with (DataFusion's parser stops at 50
 #: and misreads deep NOT chains from about 25): deeper filters are applied by Spark after the engine's read
 ENGINE_SQL_DEPTH = 16
-_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
-
-_HAS_DELTA: dict = {}
 
 
 @dataclass
@@ -91,34 +82,6 @@ class Snapshot:
         if self.timestamp:
             out["timestamp"] = self.timestamp
         return out
-
-
-# ----- does the session have Delta? ------------------------------------------------------------------------
-def _session(spark):
-    return spark.result() if hasattr(type(spark), "when_ready") else spark
-
-
-def spark_has_delta(spark) -> bool:
-    """Whether the session resolves the ``delta`` data source (its answer is kept for the session).
-
-    Spark is asked for the schema of a path that does not exist: with Delta it answers that there is no table
-    there; without, ``DATA_SOURCE_NOT_FOUND``. No job runs; it works the same under Spark Connect.
-    ``SPARK_FR_DELTA_READER=deltalake`` makes a session with Delta read (and write) through ``deltalake``.
-    """
-    if os.environ.get("SPARK_FR_DELTA_READER", "").lower() == "deltalake":
-        return False
-    spark = _session(spark)
-    key = id(spark)
-    if key not in _HAS_DELTA:
-        probe = f"/spark_fr-delta-probe-{os.getpid()}-does-not-exist"
-        try:
-            spark.read.format("delta").load(probe).schema
-            _HAS_DELTA[key] = True
-        except Exception as err:  # AnalysisException, classic or Connect
-            text = str(err)
-            _HAS_DELTA[key] = not ("DATA_SOURCE_NOT_FOUND" in text or "Failed to find the data source" in text)
-        log.debug("session %s Spark's Delta reader", "has" if _HAS_DELTA[key] else "has no")
-    return _HAS_DELTA[key]
 
 
 # ----- time travel ------------------------------------------------------------------------------------------
@@ -149,19 +112,11 @@ def _before_first_commit(what: str, timestamp, first) -> InputError:
     return InputError(f"{what}: no version at --timestamp {timestamp} (the first commit is at {shown_time(first)})")
 
 
-def deltalake_refuses(path: str) -> str | None:
-    """Why the ``deltalake`` package cannot serve the table at ``path`` (a reason to follow the path in a one-line
-    message), or None: a path holding a percent-escape such as ``%41`` (module sketch)."""
-    m = _PERCENT_ESCAPE.search(str(path))
-    if m is None:
-        return None
-    return (f"holds a percent-escape ('{m.group(0)}'), which the deltalake package reads as an escaped character "
-            f"(it would read or write another path); read and write it with Spark's Delta reader and writer "
-            f"({INSTALL_DELTA}), or choose a path without '%XX'")
-
-
 # ----- by path ----------------------------------------------------------------------------------------------
-def _open_deltalake(path: str, version=None, timestamp=None, what: str | None = None):
+def open_deltalake(path: str, version=None, timestamp=None, what: str | None = None):
+    """The ``deltalake`` table at ``path`` at ``version``, or the last version at or before ``timestamp``, or the
+    latest; one-line errors naming ``what`` (default: the path): a path ``deltalake`` refuses, no readable table
+    there, a version that does not exist, a time before the first commit."""
     from deltalake import DeltaTable
 
     what = what or path
@@ -224,20 +179,20 @@ def read_delta(spark, path: str, features_col: str | None = None, *, version=Non
     """
     check_time_travel(version, timestamp)
     tree = W.parse_filter(where) if where is not None else None
-    if spark_has_delta(spark):
+    if delta_reader(spark) == "spark":
         return _read_with_spark(spark, path, features_col, version, timestamp, tree, where)
     return _read_with_deltalake(spark, path, features_col, version, timestamp, tree, where)
 
 
 def _read_with_spark(spark, path, features_col, version, timestamp, tree, where) -> Dataset:
-    spark = _session(spark)
+    spark = session_of(spark)
     pinned = version
     dt = None
     if deltalake_refuses(path):  # pinned by Spark (DESCRIBE HISTORY), never by deltalake at another path
         pinned = _history_version(spark, f"delta.{tables.quote_identifier(path)}", path, version, timestamp)
     else:
         try:  # the version to read, pinned before reading (deltalake reads the log here; Spark's answer otherwise)
-            dt = _open_deltalake(path, version, timestamp)
+            dt = open_deltalake(path, version, timestamp)
             pinned = dt.version()
         except InputError as err:
             if "does not exist" in str(err) or "no version at" in str(err):
@@ -263,7 +218,7 @@ def apply_filter(spark, df, tree, source: str):
     zone (:func:`spark_fr.io.delta_times.bound_filter`), applied as a Spark Column."""
     types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
     W.check_filter(tree, types, source)
-    return df.filter(W.to_column(delta_times.bound_filter(_session(spark), tree, types)))
+    return df.filter(W.to_column(delta_times.bound_filter(session_of(spark), tree, types)))
 
 
 def _finish(spark, df, snap: Snapshot, features_col, tree, where, source) -> Dataset:
@@ -280,29 +235,6 @@ def _dataset(df, snap: Snapshot, features_col, where, source) -> Dataset:
     return ds
 
 
-def reader_features(dt, path: str) -> set:
-    """The reader features of the ``deltalake`` table ``dt`` (column mapping included, which Spark records as reader
-    version 2 without listing it); a one-line :class:`InputError` naming what to install for those ``deltalake``
-    cannot read correctly. Those in :data:`ENGINE_FEATURES` need its query engine (never ``to_pyarrow_*``, which
-    reads mapped columns as nulls)."""
-    protocol = dt.protocol()
-    configuration = dict(dt.metadata().configuration or {})
-    features = set(getattr(protocol, "reader_features", None) or [])
-    mapping = configuration.get("delta.columnMapping.mode", "none").lower()
-    if mapping not in ("none", ""):
-        features.add("columnMapping")
-    if protocol.min_reader_version > 3:
-        raise InputError(f"{path}: Delta reader version {protocol.min_reader_version} cannot be read without "
-                         f"Spark's Delta reader; {INSTALL_DELTA}")
-    unsupported = sorted(features - DELTALAKE_FEATURES)
-    if mapping == "id":
-        unsupported.append("columnMapping (mode id)")
-    if unsupported:
-        raise InputError(f"{path}: the Delta table uses reader feature(s) {', '.join(unsupported)}, which spark_fr "
-                         f"reads only through Spark's Delta reader; {INSTALL_DELTA}")
-    return features
-
-
 def query_on_driver(dt, path: str, sql: str):
     """``sql`` over the table ``dt`` (registered as ``t``) by ``deltalake``'s query engine: a pyarrow Table."""
     import pyarrow as pa
@@ -315,7 +247,7 @@ def query_on_driver(dt, path: str, sql: str):
 
 
 def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, where) -> Dataset:
-    dt = _open_deltalake(path, version, timestamp)
+    dt = open_deltalake(path, version, timestamp)
     features = reader_features(dt, path)
     arrow_schema = _arrow_schema(dt)
     from .parquet import spark_type
@@ -329,7 +261,7 @@ def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, wh
     if not actions["path"]:
         raise InputError(f"{path}: the Delta table has no rows" + (f" at version {snap.version}" if version is not None
                                                                       or timestamp is not None else ""))
-    spark = _session(spark)
+    spark = session_of(spark)
     partitions = list(dt.metadata().partition_columns or [])
     times = delta_times.instant_partitions(partitions, types)
     truth = delta_times.partition_truth(spark, dt, times, path) if times else {}
@@ -506,7 +438,7 @@ def read_table(spark, name: str, features_col: str | None = None, *, version=Non
     parts = tables.parse_table_name(name, "--input-table")
     shown, quoted = tables.display_name(parts), tables.quoted_name(parts)
     tree = W.parse_filter(where) if where is not None else None
-    spark = _session(spark)
+    spark = session_of(spark)
     try:
         df = spark.table(quoted)
         df.schema

@@ -112,7 +112,7 @@ def problem(path: str, schemas: list, writer: str = "deltalake", spark=None) -> 
         Who will write: ``deltalake`` writes only tables without writer features it lacks.
     spark : SparkSession, optional
         The session of Spark's writer: it checks a path ``deltalake`` cannot open (a percent-escape in it:
-        :func:`spark_fr.io.delta_read.deltalake_refuses`), which ``deltalake`` would read at another path.
+        :func:`spark_fr.io.delta_reader.deltalake_refuses`), which ``deltalake`` would read at another path.
 
     Returns
     -------
@@ -121,7 +121,7 @@ def problem(path: str, schemas: list, writer: str = "deltalake", spark=None) -> 
     """
     from deltalake import DeltaTable
 
-    from .delta_read import deltalake_refuses
+    from .delta_reader import deltalake_refuses
 
     refused = deltalake_refuses(path)
     if refused:
@@ -141,7 +141,7 @@ def problem(path: str, schemas: list, writer: str = "deltalake", spark=None) -> 
 
         missing = sorted(set(getattr(protocol, "writer_features", None) or []) - set(SUPPORTED_WRITER_FEATURES))
         if missing or protocol.min_writer_version > 7 or protocol.min_writer_version in (3, 4, 5, 6):
-            from .delta_read import INSTALL_DELTA
+            from .delta_reader import INSTALL_DELTA
 
             shown = ", ".join(missing) or f"writer version {protocol.min_writer_version}"
             return (f"is a table of ours that uses Delta writer feature(s) {shown}, which only Spark's Delta writer "
@@ -242,7 +242,7 @@ def run_records(path: str | None = None, *, table: str | None = None, spark=None
         A catalog table (``[catalog.]db.table``): ``DESCRIBE HISTORY`` in ``spark``.
     spark : SparkSession, optional
     """
-    from .delta_read import deltalake_refuses
+    from .delta_reader import deltalake_refuses
 
     rows = []
     refused = path is not None and deltalake_refuses(path)

@@ -5,11 +5,11 @@ Sketch
 :func:`open_runs` turns a source into a :class:`RankingRuns`, which lists the runs (``run_id`` and when it was
 made) and then reads the rows of the runs asked for, and only those:
 
-* a **Delta table** path (a ``_delta_log``, or a remote URI ``deltalake`` opens): read with ``deltalake`` on the
-  driver, two columns for the run list, a ``run_id`` filter for the rows; column mapping and deletion vectors
-  through its query engine (the reader checks of :mod:`spark_fr.io.delta_read`); a table with reader features
-  ``deltalake`` does not read is read with Spark's Delta reader when a session is at hand, else refused in one
-  line (never misread);
+* a **Delta table** path (a ``_delta_log``, or a remote URI): read by whom every Delta read of spark_fr is
+  (:func:`spark_fr.io.delta_reader.delta_reader`): Spark's Delta reader when the session at hand has Delta Lake;
+  else ``deltalake`` on the driver, two columns for the run list, a ``run_id`` filter for the rows, column
+  mapping and deletion vectors through its query engine, a table with reader features it does not read refused
+  in one line (never misread);
 * a **catalog table** (``db.table``, ``catalog.db.table``; a name with no slash that is not a file): Spark;
 * a **Spark DataFrame**, a **pandas DataFrame**, a :class:`spark_fr.ranking.Ranking`;
 * **files**: a run folder (``ranking.csv`` or ``ranking.parquet``, as ``jobs/rank.py --output DIR`` writes), a
@@ -383,33 +383,22 @@ def _open_folder(folder: str) -> RankingRuns:
 
 
 def _open_delta(path: str, spark) -> RankingRuns:
-    """A Delta table's runs: by ``deltalake`` when it reads the table correctly, else by a Delta-enabled session."""
-    from deltalake import DeltaTable
+    """A Delta table's runs, read by whom :func:`spark_fr.io.delta_reader.delta_reader` says: Spark's Delta reader
+    when the session at hand (``spark``, else the active one) has Delta Lake, else ``deltalake`` on the driver
+    (refusing in one line what it does not read correctly)."""
+    from .delta_read import open_deltalake
+    from .delta_reader import ENGINE_FEATURES, active_session, delta_reader, reader_features, session_of
 
-    from .delta_read import ENGINE_FEATURES, reader_features
-
-    try:
-        table = DeltaTable(path)
-    except Exception as err:  # deltalake's own error types
-        raise InputError(f"{path}: not a readable Delta table ({one_line(err)})") from None
-    try:
-        return DeltaRuns(table, path, engine=bool(reader_features(table, path) & ENGINE_FEATURES))
-    except InputError:
-        session = spark or _active_session()
-        if session is None:
-            raise
-    try:
-        df = session.read.format("delta").load(path)
-    except Exception as err:  # no Delta in this session
-        raise InputError(f"{path}: the Delta table needs Spark's Delta reader and this Spark session cannot read "
-                         f"Delta ({one_line(err)}); add Delta (io.delta:delta-spark_4.2_2.13:4.4.0)") from None
-    return SparkRuns(df, path)
-
-
-def _active_session():
-    from pyspark.sql import SparkSession
-
-    return SparkSession.getActiveSession()
+    if delta_reader(spark) == "spark":
+        session = session_of(spark if spark is not None else active_session())
+        try:
+            df = session.read.format("delta").load(path)
+            df.schema  # analysis happens here: no table there
+        except Exception as err:  # AnalysisException and Delta's own errors
+            raise InputError(f"{path}: Spark's Delta reader cannot read it ({one_line(err)})") from None
+        return SparkRuns(df, path)
+    table = open_deltalake(path)
+    return DeltaRuns(table, path, engine=bool(reader_features(table, path) & ENGINE_FEATURES))
 
 
 def _open_catalog(name: str, spark) -> RankingRuns:

@@ -218,8 +218,8 @@ class Publication:
 
     def _check_percent_escape(self, path: str) -> None:
         """A local path holding a percent-escape (``%41``) is one ``deltalake`` would write elsewhere
-        (:func:`spark_fr.io.delta_read.deltalake_refuses`): Spark's Delta writer writes it, or the run stops here."""
-        from .delta_read import deltalake_refuses
+        (:func:`spark_fr.io.delta_reader.deltalake_refuses`): Spark's Delta writer writes it, or the run stops here."""
+        from .delta_reader import deltalake_refuses
 
         why = deltalake_refuses(path)
         if why is None:
@@ -249,7 +249,7 @@ class Publication:
 
     def _check_table(self) -> None:
         """A catalog output: the session must have Delta Lake, and an existing table must be a table of ours."""
-        from .delta_read import INSTALL_DELTA
+        from .delta_reader import INSTALL_DELTA
 
         if self.spark is None or not self._session_has_delta(start=True):
             raise InputError(f"--output-table {self.table_name} needs a Spark session with Delta Lake; {INSTALL_DELTA}")
@@ -270,7 +270,7 @@ class Publication:
 
     def _session_has_delta(self, start: bool = False) -> bool:
         """Whether the run's session has Delta Lake (a session not started yet is started only when ``start``)."""
-        from .delta_read import spark_has_delta
+        from .delta_reader import spark_has_delta
 
         if self.spark is None:
             return False
@@ -441,7 +441,7 @@ def remote_delta_writer(loc, spark) -> str:
     (``dbfs:`` exists only there); ``deltalake`` is the driver's way when the session has no Delta Lake.
     """
     from ..runtime.engine import is_connect
-    from .delta_read import INSTALL_DELTA, spark_has_delta
+    from .delta_reader import INSTALL_DELTA, spark_has_delta
     from .filesystems import _jvm_session, hadoop_serves
 
     if spark is not None and is_connect(spark):

@@ -240,7 +240,7 @@ class DeltaSnapshot:
         from ..io.parquet import spark_type
 
         try:
-            self.table = D._open_deltalake(path)
+            self.table = D.open_deltalake(path)
             features = D.reader_features(self.table, path)
         except InputError as e:  # Spark's Delta reader may read it
             raise Unsupported(str(e)) from None

@@ -3,7 +3,7 @@
 Sketch
 ------
 A session that exists (a notebook, Databricks, ``spark-submit --packages io.delta:...``) is used as it is:
-whether it reads Delta is found out by asking it (:func:`spark_fr.io.delta_read.spark_has_delta`). A session
+whether it reads Delta is found out by asking it (:func:`spark_fr.io.delta_reader.spark_has_delta`). A session
 spark_fr starts (``python jobs/rank.py``, :func:`spark_fr.runtime.session.get_spark`) gets Delta Lake when the
 ``delta-spark`` package is installed: its jars come from Maven Central through Spark's own resolver
 (``spark.jars.packages``, the artifact ``io.delta:delta-spark_<spark major.minor>_2.13:<delta-spark version>``
