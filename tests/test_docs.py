@@ -461,3 +461,14 @@ def test_every_link_between_the_pages_leads_somewhere():
             elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
                 broken.append(f"{page.relative_to(ROOT)}: {target} (no such heading)")
     assert not broken, "\n".join(broken)
+
+
+PATH_NAMED = re.compile(r"`((?:spark_fr|jobs|tests|conf|notebooks)/[\w./-]+)`")
+
+
+def test_every_file_the_docs_name_exists():
+    """A module, script, config or test module named in the docs (`spark_fr/io/locations.py`) is in the checkout."""
+    gone = sorted({f"{p.relative_to(ROOT)}: {name}" for p in pages()
+                   for name in PATH_NAMED.findall(p.read_text(encoding="utf-8"))
+                   if "*" not in name and not (ROOT / name.rstrip("/")).exists()})
+    assert not gone, "files the docs name that do not exist:\n" + "\n".join(gone)
