@@ -6,7 +6,7 @@ Sketch
     dataset  <- read (ARFF / CSV / Parquet / Delta / .mat / a DataFrame)                       spark_fr.io
     spec     <- targets and features (names checked)                                           spark_fr.data.schema
     run      <- the method: ensemble (spark_fr.ensemble.run), relief (spark_fr.relief.run), reliefe
-                (spark_fr.relief.reliefe_run) or boosting
+                (spark_fr.relief.run) or boosting
                 (spark_fr.ensemble.boosting)
     ranking  <- long table + run metadata                                                       spark_fr.ranking
     check    <- a ranking whose importances are all 0 says so: one warning line, and ``informative`` /
@@ -45,7 +45,7 @@ METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_
                         "warm_up": ("ensemble.spark", "warm_up_kernels"), "semi_supervised": True},
            "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"),
                       "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": True},
-           "reliefe": {"params": ReliefEParams, "run": ("relief.reliefe_run", "rank_reliefe"),
+           "reliefe": {"params": ReliefEParams, "run": ("relief.run", "rank_reliefe"),
                        "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": False},
            "boosting": {"params": BoostingParams, "run": ("ensemble.boosting", "rank_boosting"),
                         "warm_up": ("ensemble.boosting", "warm_up_kernels"), "semi_supervised": False}}

@@ -109,7 +109,7 @@ def test_umap_path_transforms_the_chunks_broadcast_mode_transforms(spark, monkey
     from scipy import sparse
 
     from spark_fr.relief.reliefe import embed_rows, l2_rows_sparse
-    from spark_fr.relief.reliefe_tall import spaces_blocks
+    from spark_fr.relief.reliefe_blocks import spaces_blocks
     from spark_fr.runtime.engine import engine_for
 
     class BatchMean:

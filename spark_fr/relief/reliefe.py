@@ -20,7 +20,8 @@ Algorithm sketch
 
 That is **broadcast mode** (every row collected on the driver). **Tall mode** (``--relief-mode tall``, or auto
 above ``broadcast_limit`` rows x features, as Relief) computes the same steps with the rows left in the
-partitions: :mod:`spark_fr.relief.reliefe_tall` (the run, either mode: :mod:`spark_fr.relief.reliefe_run`);
+partitions: :mod:`spark_fr.relief.tall` with :mod:`spark_fr.relief.reliefe_blocks` (the run, either mode:
+:mod:`spark_fr.relief.run`);
 the embedders are fitted here (:func:`fit_embedders`) and the updates are the same shard kernel's (its
 backend :data:`~spark_fr.relief.embedded.KnownNeighbours`), so both modes give bit-identical weights.
 

@@ -1,68 +1,37 @@
-"""ReliefE on Spark, tall mode: the rows stay in partitions (sparse), the sampled instances are broadcast.
+"""ReliefE's rows left in partitions (tall mode, :mod:`spark_fr.relief.tall`): CSR blocks, their summary, the
+cyclic sample, the embedded spaces, rows gathered by key, and the kernel calls of a job (no numba here).
 
-Algorithm sketch
-----------------
-Broadcast mode (:mod:`spark_fr.relief.reliefe`) collects every row on the driver; tall mode computes the same
-things where the rows are, with Relief's tall machinery (:mod:`spark_fr.relief.tall`: Parts of
-:mod:`spark_fr.runtime.engine`, bottom-m sample, chunks of instances, candidate merge), so the weights are
-bit-identical to broadcast mode's, for any partitioning::
-
-    blocks  <- the encoding pass's blocks as CSR (reliefe_data.sparse_block), rows without targets dropped,
-               persisted
+Sketch
+------
+    blocks  <- the encoding pass's blocks as CSR (reliefe_data.sparse_block), rows without targets dropped
     summary <- reduce of per-block summaries: rows, missing values per feature (refused), non-zeros, class
                counts, counts of the first |nu| target values (sorted)
     nu      <- quotas of the cyclic sample per target value (from the counts), then a reduce of each block's
                bottom-quota rows per value (seeded hash, key): the |nu| sample rows on the driver, in sample
                order (reliefe_sampling.cyclic_sample on them)
-    f, g    <- embedders fitted on the driver (reliefe.fit_embedders)
     blocks  <- + E = l2(f(l2 rows)) and the MLC target rows (labels, or E_T = l2(g(T))), computed per block
                (PCA, random projection: row-by-row maps); UMAP: per transform chunk of reliefe.transform_buckets,
-               the chunks' rows meeting in one task each (group_by_key), as broadcast mode cuts them; persisted
-    sample  <- reduce of per-block bottom-m (hash, key) keys                     the same m instances
-    for each chunk of instances (bounded memory, micro-block aligned):
-        rows of the instances gathered by key (a pass keeping the rows with those keys)
-        cands <- blocks.map(k1 best (distance, key) per instance and class).reduce(Relief's merge)
-        neighbours <- drop one candidate with the instance's key, first k (or the gap rule's k)
-        rows of the neighbours gathered by key; updates on the ORIGINAL sparse rows, per micro-block of 64
-        instances (the shard kernel over KnownNeighbours, the same updates as broadcast mode), exact sums
-    w <- sum W / s (reliefe.combine)
+               the chunks' rows meeting in one task each (group_by_key), as broadcast mode cuts them
+    a job's instances and neighbours: rows gathered by key (a pass keeping the rows with those keys)
 
-k1 = k + 1 for a fixed k; adaptive k: k_max + 2 (``--reliefe-k-max``, the capped search), or every row of the
-class when k_max = 0 (the paper's rule looks at every gap: exact, but the merged candidates of a job then hold a
-distance per row and instance, so a job holds few instances; a warning says so on large data).
-
-Why the bits agree: both modes compute each distance by the same function of the two rows (CSR merge walk or
-the dot product of their embedding rows, which are the same bits: row-by-row transforms, or the same UMAP
-chunk); candidates are ordered by (distance, key) and identical rows share their key and content; the
-updates are the same calls in the same order inside the same micro-blocks.
+Why the bits agree with broadcast mode: both modes compute each distance by the same function of the two rows
+(CSR merge walk or the dot product of their embedding rows, which are the same bits: row-by-row transforms, or
+the same UMAP chunk); candidates are ordered by (distance, key) and identical rows share their key and content;
+the updates are the same shard kernel's in the same order inside the same micro-blocks.
 """
 from __future__ import annotations
 
-import logging
-import time
-
 import numpy as np
 
-from ..errors import InputError
-from ..results import ScoreKey, ScoreResult
-from ..runtime.engine import engine_for
-from ..runtime.progress import Progress
 from ..runtime.rng import Stream, derive_seed, hash_uniform
-from ..tasks.mlc import DISTANCES as LABEL_DISTANCES
 from . import reliefe as R
-from .accumulators import ReliefSums, combine_shards
-from .candidates import block_candidates, chosen_neighbours, merge
+from .accumulators import ReliefSums
+from .candidates import block_candidates
 from .embedded import KnownNeighbours, SparseSearch, sparse_rows
 from .embedders import transform_chunk
-from .reliefe_data import check_missing, sparse_block
-from .shard import relief_shard
-from .sparse_update import T_COSINE
 from .reliefe_sampling import cyclic_sample, target_value_ids
-from .sampling import micro_blocks, shard_bounds
 from .setup import labelled_rows
-from .tall import block_bottom, instances_per_job, merge_bottom
-
-log = logging.getLogger(__name__)
+from .shard import relief_shard
 
 #: embedders whose transform is a row-by-row map (computed where the rows are, in any batch)
 ROW_WISE = ("pca", "random_projection")
@@ -247,78 +216,7 @@ def candidates_of_block(block: dict, inst, n_classes: int, k1: int, nominal):
     return block_candidates(kernel_rows(block, nominal), inst, SparseSearch(int(k1), int(n_classes)))
 
 
-# ----- the run ---------------------------------------------------------------------------------------------
-def reliefe_tall(spark, blocks, feature_names: list, nominal: np.ndarray, n_classes: int, params) -> tuple:
-    """ReliefE weights with the rows left in partitions (see the module sketch).
-
-    Parameters
-    ----------
-    spark : SparkSession
-    blocks : Parts of dict
-        The encoding pass's blocks (:func:`spark_fr.data.blocks.block_parts`).
-    feature_names : list of str
-    nominal : ndarray of bool (D,)
-    n_classes : int
-        > 0: classification; 0: MLC.
-    params : ReliefEParams
-
-    Returns
-    -------
-    (list of ScoreResult, info dict, timings dict, rows used, rows dropped, density)
-    """
-    engine = engine_for(spark)
-    timings = {}
-    mlc = n_classes == 0
-    spaces = R.resolve_spaces(params, mlc)
-    _, _, dist = spaces
-    D = len(feature_names)
-    nominal = np.asarray(nominal, bool)
-    size, seed = int(params.sample), params.seed
-    t = time.perf_counter()
-    kept = blocks.map(sparse_block).map(labelled_block).persist()
-    cached = [kept]
-    try:
-        summary = kept.map(lambda b: block_summary(b, n_classes, size)) \
-            .reduce(lambda a, b: merge_summaries(a, b, size))
-        check_missing(summary["missing"], feature_names)
-        n = int(summary["rows"])
-        if n < 2:
-            raise InputError("ReliefE needs at least two rows with known targets")
-        base = kept.filter(lambda b: b["keys"].size > 0).map(lambda b: {n_: b[n_] for n_ in ("X", "Y", "keys")})
-        Xnu, Ynu = cyclic_rows(base, summary, size, seed)
-        timings["reliefe_sampling_s"] = time.perf_counter() - t
-        info, embedder_name = R.start_info(params, spaces, mlc, Xnu.shape[0])
-        f, g = R.fit_embedders(Xnu, Ynu if spaces[1] else None, params, spaces, embedder_name, info, timings)
-        t = time.perf_counter()
-        sblocks = spaces_blocks(base, f, g, mlc, embedder_name, n, params.transform_rows).persist()
-        cached.append(sblocks)
-        dims = sblocks.map(lambda b: (b["keys"].size, b["E"].shape[1], b["Yt"].shape[1])).collect()
-        if f is not None:
-            timings["reliefe_embed_transform_s"] = time.perf_counter() - t
-            info["reliefe_embedding_on"] = "spark"
-            info["reliefe_dimension_used"] = int(max(d[1] for d in dims))
-        if g is not None:
-            timings["reliefe_target_embed_transform_s"] = time.perf_counter() - t
-        kept.unpersist()
-        cached.remove(kept)
-        tkind = T_COSINE if g is not None else (LABEL_DISTANCES[dist] if mlc else 0)
-        priors = R.class_priors(summary["classes"]) if not mlc else np.zeros(0)
-        m = params.n_iterations(n)
-        sample = sblocks.map(lambda b: block_bottom(b, seed, m, ("keys",))) \
-            .reduce(lambda a, b: merge_bottom(a, b, m))
-        t = time.perf_counter()
-        sums, ks = instance_updates(engine, sblocks, sample["keys"], summary, params, nominal, n_classes, priors,
-                                    int(tkind), max(d[1] for d in dims), n)
-        timings["reliefe_updates_s"] = time.perf_counter() - t
-    finally:
-        for parts in cached:
-            parts.unpersist()
-    out = combine_shards(sums, True)[0]
-    R.run_info(info, ks, mlc, m, len(sums), params, "tall", "spark")
-    return ([ScoreResult(ScoreKey("reliefe"), out.importance, out.std)], info, timings, n, int(summary["dropped"]),
-            float(summary["nnz"]) / max(1, n * D))
-
-
+# ----- a job's kernel calls ------------------------------------------------------------------------------
 def candidate_count(params, summary: dict, n_classes: int, n: int) -> int:
     """k1: the candidates kept per instance and class (see the module sketch)."""
     if not params.adaptive:
@@ -326,69 +224,6 @@ def candidate_count(params, summary: dict, n_classes: int, n: int) -> int:
     if params.k_max > 0:
         return int(params.k_max) + 2
     return int(np.max(summary["classes"])) if n_classes else n
-
-
-def job_chunks(shards: list, per_chunk: int) -> list:
-    """The candidate jobs: consecutive micro-blocks (of every shard, in instance order) up to ``per_chunk``
-    instances each; a list of lists of (shard, start, end)."""
-    chunks, cur, size = [], [], 0
-    for s_, (a, b) in enumerate(shards):
-        for a0, b0 in micro_blocks(b - a):
-            if cur and size + (b0 - a0) > per_chunk:
-                chunks.append(cur)
-                cur, size = [], 0
-            cur.append((s_, a + a0, a + b0))
-            size += b0 - a0
-    return chunks + ([cur] if cur else [])
-
-
-def instance_updates(engine, sblocks, ikeys_all, summary, params, nominal, n_classes, priors, tkind, d_embed,
-                     n) -> tuple:
-    """(ReliefSums per shard, ks): the updates of the sampled instances, chunk by chunk (module sketch)."""
-    p = R.kernel_settings(params)
-    m = ikeys_all.size
-    C = max(n_classes, 1)
-    D = nominal.size
-    k1 = candidate_count(params, summary, n_classes, n)
-    k_used = k1 - 1 if params.adaptive else p["k"]
-    per_row = max(d_embed, summary["nnz"] / max(n, 1), 1.0)
-    # bounded memory: the candidates of a job, and the rows gathered for its updates
-    per_chunk = min(instances_per_job(C * k1), instances_per_job(C * (k_used + 1) * per_row))
-    if params.adaptive and not params.k_max and k1 > 10_000:
-        log.warning("adaptive k with --reliefe-k-max 0 (the paper's rule, every gap) keeps all %d rows of a class as "
-                    "candidates of each sampled row in tall mode: %d sampled rows per job; --reliefe-k-max 100 "
-                    "bounds it", k1, per_chunk)
-    shards = shard_bounds(m, params.shards)
-    chunks = job_chunks(shards, per_chunk)
-    log.info("ReliefE (tall mode): %d instances in %d jobs, %d candidates per class, %d rows", m, len(chunks),
-             k1, n)
-    sums = [ReliefSums.zeros(D, 0) for _ in shards]
-    ks_all = []
-    with Progress(m, "ReliefE instances") as progress, \
-            engine.describe(f"spark_fr: ReliefE, {m} instances (tall mode)"):
-        for chunk in chunks:
-            c0, c1 = chunk[0][1], chunk[-1][2]
-            ikeys = np.ascontiguousarray(ikeys_all[c0:c1])
-            rows = gather(engine, sblocks, np.unique(ikeys))
-            inst = kernel_rows(take(rows, np.searchsorted(rows["keys"], ikeys)), nominal)
-            bi = engine.broadcast(inst)
-            try:
-                with engine.tracked(progress, c1 - c0):
-                    cands = sblocks.map(lambda blk: candidates_of_block(blk, bi.value, n_classes, k1, nominal)) \
-                        .reduce(merge)
-            finally:
-                bi.destroy()
-            nkeys, counts = chosen_neighbours(ikeys, cands, p["k"], p["adaptive"], p["k_max"])
-            used = np.arange(nkeys.shape[2])[None, None, :] < counts[:, :, None]
-            more = np.setdiff1d(np.unique(nkeys[used]), rows["keys"])
-            if more.size:
-                rows = union_rows(rows, gather(engine, sblocks, more))
-            local = kernel_rows(rows, nominal)
-            rule = R.sparse_rule(priors, tkind, p)
-            for s_, a, b in chunk:
-                sums[s_].merge(micro_block_updates(local, rule, n_classes, (ikeys[a - c0:b - c0],
-                                                   nkeys[a - c0:b - c0], counts[a - c0:b - c0]), ks_all))
-    return sums, np.vstack(ks_all) if ks_all else np.zeros((0, C), np.int64)
 
 
 def micro_block_updates(rows, rule, n_classes: int, chosen: tuple, ks_all: list) -> ReliefSums:
