@@ -141,11 +141,10 @@ MAX_FUNCTION_LINES, MAX_MODULE_LINES, MAX_KERNEL_PARAMETERS = 100, 600, 8
 #: that no longer exceeds its limit must be removed (the test says so), and nothing new may join the list.
 OVER_LIMIT = {
     # module lines
-    "spark_fr/io/csv.py": 811, "spark_fr/pct/grow.py": 966, "spark_fr/tasks/base.py": 625,
+    "spark_fr/pct/grow.py": 966,
     # function lines
     "spark_fr/pct/grow.py:grow_tree": 128, "spark_fr/pct/grow_sparse.py:grow_tree_sparse": 129,
-    "spark_fr/relational/generate.py:generate_features": 132, "spark_fr/io/arff/spark.py:read_arff": 115,
-    "spark_fr/io/csv.py:read_csv": 114,
+    "spark_fr/relational/generate.py:generate_features": 132,
     # numba kernels' parameters
     **{f"spark_fr/pct/grow.py:{k} parameters": n for k, n in (
         ("_split_at_random_threshold", 22), ("_best_subset", 22), ("_subset_random", 21), ("_children_reduction", 21),

@@ -32,6 +32,9 @@ Sketch
   reported at the line where it opens. If the scan finds no fault, those files are valid RFC 4180 CSV that
   Spark's default parse cannot read (line breaks inside quoted values, quotes doubled as ``""``), and they
   are read again in that dialect (``multiLine``, ``escape='"'``).
+* **Modules.** The values' tests (missing, number, date, infinite) in Python and as Spark columns are
+  :mod:`spark_fr.io.csv_values`; the driver-side scanner and finding a line are :mod:`spark_fr.io.csv_scan`;
+  the typing rule is :mod:`spark_fr.io.csv_types`. This module reads.
 * **scikit-learn's bundled CSVs** (first line ``n_samples,n_features,class names...``) are recognised: the
   features are named ``x1..xD`` and the last column becomes ``target``, holding the class names (a value
   that is not a class index is an error with its line).
@@ -40,8 +43,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
-import zlib
 from functools import reduce
 from typing import NamedTuple
 from urllib.parse import unquote, urlparse
@@ -49,181 +50,26 @@ from urllib.parse import unquote, urlparse
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from ..data.columns import qcol, try_cast, try_date
+from ..data.columns import qcol
 from ..data.names import deduplicate
 from ..data.schema import Dataset, columns_of_dataframe
-from ..errors import InputError, one_line
+from ..errors import InputError
 from . import csv_types as CT
-from .files import DataFile, data_files, is_uri, open_text
+from .csv_scan import FIELD_LIMIT, Record, field_count_message, file_records, find_bad_record, find_value, scan_records
+from .csv_values import (MISSING_MARKERS, class_index_ok, counts, date_value, infinite_message, infinite_value,
+                         is_date, is_infinite, is_missing, is_number, known_value, numeric_value, text_stats,
+                         to_number, type_text_columns, typed_value)
+from .files import DataFile, data_files, is_uri
 
 log = logging.getLogger(__name__)
 
-MISSING_MARKERS = ("", "?", "na", "nan", "+nan", "-nan", "null", "none", "n/a")
+#: the names of the CSV reader's parts that callers find here (spark_fr.io.csv is the CSV reader)
+__all__ = ["CORRUPT", "FIELD_LIMIT", "MISSING_MARKERS", "Header", "Record", "check_same_columns", "csv_files",
+           "field_count_message", "find_bad_record", "find_value", "headerless_numeric", "infinite_message", "is_date",
+           "is_infinite", "is_missing", "is_number", "read_csv", "read_header", "scan_records", "separator_of",
+           "sklearn_header", "to_number", "type_text_columns"]
+
 CORRUPT = "_corrupt"
-FIELD_LIMIT = 1 << 20  # characters kept of one value by the driver-side scanner (values are only inspected)
-_SPARK_TRIM = "".join(chr(i) for i in range(33))  # what Spark's string-to-number cast trims
-_NUMBER = re.compile(
-    r"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|0[xX](?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
-_SPECIAL_NUMBERS = {"inf", "+inf", "-inf", "infinity", "+infinity", "-infinity", "nan"}  # Spark's, any case
-_JAVA_SPECIAL = re.compile(r"[+-]?(?:NaN|Infinity)")  # Java's, this case only
-
-
-# --- values -------------------------------------------------------------------------------------------------
-
-
-def is_missing(text: str) -> bool:
-    """Whether a CSV value is a missing marker (Spark side: ``lower(trim(v)) in MISSING_MARKERS``)."""
-    return text.strip(" ").lower() in MISSING_MARKERS
-
-
-def to_number(text: str) -> float | None:
-    """The double Spark's ``try_cast(trim(v) as double)`` makes of a CSV value, or None.
-
-    Spark's cast follows Java's ``Double.parseDouble`` (after trimming whitespace and control characters)
-    plus the literals ``inf``, ``infinity`` (any case, signed) and ``nan`` (any case): ``1``, ``-2.5e3``, ``.5``, ``1d``
-    and ``1f`` (Java suffixes), ``0x1p3`` are numbers; ``1_000``, ``0x10``, ``1,5`` are not.
-    """
-    t = text.strip(_SPARK_TRIM)
-    low = t.lower()
-    if low in _SPECIAL_NUMBERS or _JAVA_SPECIAL.fullmatch(t):
-        return float(low)
-    if _NUMBER.fullmatch(t) is None:
-        return None
-    if t[-1] in "fFdD":
-        t = t[:-1]
-    return float.fromhex(t) if "x" in low else float(t)
-
-
-def is_number(text: str) -> bool:
-    """Whether Spark's cast makes a number of a CSV value (see :func:`to_number`)."""
-    return to_number(text) is not None
-
-
-def is_date(text: str) -> bool:
-    """Whether a CSV value is an existing ``yyyy-MM-dd`` date (Spark side: :func:`_is_date`)."""
-    import datetime as dt
-
-    t = text.strip(" ")
-    if not re.fullmatch(CT.DATE_RE, t):
-        return False
-    try:
-        dt.date.fromisoformat(t)
-    except ValueError:
-        return False
-    return True
-
-
-def is_infinite(text: str) -> bool:
-    """Whether a CSV value parses (as Spark does) to +-infinity, e.g. ``inf``, ``-Infinity`` or ``1e999``."""
-    v = to_number(text)
-    return v is not None and abs(v) == float("inf")
-
-
-# --- the RFC 4180 scanner -----------------------------------------------------------------------------------
-
-
-class Record(NamedTuple):
-    """One CSV record as :func:`scan_records` sees it.
-
-    Attributes
-    ----------
-    line, end : int
-        1-based physical lines where the record starts and ends (``end > line`` when a quoted value
-        holds a line break).
-    n_fields : int
-    fields : list of str or None
-        The values (only when asked for).
-    quote_line : int or None
-        Where the quoted value that carried the record over a line end (or that never closed) opens.
-    closed : bool
-        False when the file ends inside a quoted value.
-    doubled : bool
-        Whether a quote doubled as ``""`` occurs inside a quoted value.
-    """
-
-    line: int
-    end: int
-    n_fields: int
-    fields: list | None
-    quote_line: int | None = None
-    closed: bool = True
-    doubled: bool = False
-
-
-def scan_records(lines, sep: str = ",", values: bool = False):
-    """The RFC 4180 records of CSV text, with the physical lines they start and end on.
-
-    A quote opens a quoted value only at the start of a field; inside it a doubled quote ``""`` is a quote,
-    and separators and line breaks are part of the value; text after the closing quote is kept (as Python's
-    ``csv`` module does). Blank lines (only whitespace) outside quotes are skipped, as Spark skips them.
-    Lines without a quote take a fast path (split at the separator).
-
-    Parameters
-    ----------
-    lines : iterable of str
-        Physical lines with their line ends (a file opened with ``newline=''``).
-    sep : str
-        The one-character separator.
-    values : bool
-        Also return the values (each value is cut at ``FIELD_LIMIT`` characters).
-
-    Yields
-    ------
-    Record
-    """
-    it = iter(lines)
-    n_line = 0
-    for raw in it:
-        n_line += 1
-        if '"' not in raw:
-            body = raw.rstrip("\r\n")
-            if body.strip():
-                yield Record(n_line, n_line, body.count(sep) + 1, body.split(sep) if values else None)
-            continue
-        start, fields, cur = n_line, [], []
-        n, state, quote_open, quote_line, doubled = 1, 0, 0, None, False  # 0 start, 1 plain, 2 quoted, 3 quote seen
-        text = raw
-        while True:
-            for ch in text:
-                if state == 2:
-                    if ch == '"':
-                        state = 3
-                    elif values and len(cur) < FIELD_LIMIT:
-                        cur.append(ch)
-                    continue
-                if ch == '"' and state == 3:
-                    state, doubled = 2, True
-                    if values:
-                        cur.append(ch)
-                elif ch == '"' and state == 0:
-                    state, quote_open = 2, n_line
-                elif ch == sep:
-                    n += 1
-                    state = 0
-                    if values:
-                        fields.append("".join(cur))
-                        cur = []
-                elif ch in "\r\n":
-                    break
-                else:
-                    state = 1
-                    if values and len(cur) < FIELD_LIMIT:
-                        cur.append(ch)
-            if state != 2:
-                break
-            if quote_line is None:
-                quote_line = quote_open
-            text = next(it, None)
-            if text is None:
-                if values:
-                    fields.append("".join(cur))
-                yield Record(start, n_line, n, fields if values else None, quote_open, False, doubled)
-                return
-            n_line += 1
-        if values:
-            fields.append("".join(cur))
-        yield Record(start, n_line, n, fields if values else None, quote_line, True, doubled)
 
 
 # --- files and headers --------------------------------------------------------------------------------------
@@ -287,13 +133,6 @@ def csv_files(spark, source, allow_empty: bool = False) -> list:
     return out
 
 
-def _records(spark, file: DataFile, sep: str, values: bool):
-    """The records of a file; a stream that cannot be decompressed is an error naming the file."""
-    try:
-        with open_text(spark, file.path) as fh:
-            yield from scan_records(fh, sep, values)
-    except (OSError, EOFError, zlib.error) as err:
-        raise InputError(f"{file.path}: cannot read the file ({one_line(err)})") from None
 
 
 def read_header(spark, file: DataFile, sep: str, case_sensitive: bool = False,
@@ -309,7 +148,7 @@ def read_header(spark, file: DataFile, sep: str, case_sensitive: bool = False,
         A name that is empty, given twice (``duplicate_names='error'``), or holds a line break (or a quote
         that never closes).
     """
-    rec = next(_records(spark, file, sep, values=True), None)
+    rec = next(file_records(spark, file, sep, values=True), None)
     if rec is None:
         return None
     where = f"{file.path} line {rec.line}"
@@ -353,7 +192,7 @@ def check_same_columns(headers: list) -> None:
 def sklearn_header(spark, file: DataFile):
     """(n_features, class names) if ``file`` is one of scikit-learn's bundled CSVs, else None."""
     rows = []
-    for rec in _records(spark, file, ",", values=True):
+    for rec in file_records(spark, file, ",", values=True):
         rows.append(rec.fields)
         if len(rows) == 2:
             break
@@ -371,7 +210,7 @@ def sklearn_header(spark, file: DataFile):
 def headerless_numeric(spark, file: DataFile, sep: str) -> int | None:
     """The number of fields if ``file``'s first line cannot be a header because it is data: only numbers,
     some of them equal (as in scikit-learn's ``digits.csv.gz``); else None."""
-    rec = next(_records(spark, file, sep, values=True), None)
+    rec = next(file_records(spark, file, sep, values=True), None)
     if rec is None or len(rec.fields) < 2:
         return None
     fields = [f.strip() for f in rec.fields]
@@ -387,60 +226,6 @@ def _is_int(text: str) -> bool:
     except ValueError:
         return False
 
-
-# --- finding the line behind an error -----------------------------------------------------------------------
-
-
-def find_bad_record(spark, files: list, headers: dict, n_columns: int):
-    """The first malformed record of ``files`` read as RFC 4180 CSV.
-
-    Parameters
-    ----------
-    files : list of DataFile
-    headers : dict
-        :class:`Header` by file path (gives each file's separator; its first record is skipped).
-    n_columns : int
-
-    Returns
-    -------
-    tuple (path, line, message) or None
-        ``line`` is where the bad record starts, or where its unterminated quote opens.
-    """
-    for f in files:
-        records = _records(spark, f, headers[f.path].sep, values=False)
-        if headers[f.path].present:
-            next(records, None)
-        for r in records:
-            if not r.closed:
-                return f.path, r.quote_line, ("a quoted value opens here and is never closed (unterminated '\"'; "
-                                              f"the file ends on line {r.end} inside it)")
-            if r.n_fields != n_columns:
-                msg = field_count_message(n_columns, r.n_fields, headers[f.path].present)
-                if r.end > r.line:
-                    msg += (f"; this record runs to line {r.end} inside a quoted value that opens on line "
-                            f"{r.quote_line}")
-                return f.path, r.line, msg
-    return None
-
-
-def field_count_message(expected: int, found: int, header: bool) -> str:
-    """The message for a record with ``found`` fields where the header (or a headerless file's given column
-    names) has ``expected``."""
-    return f"expected {expected} fields (as in the {'header' if header else 'column names given'}), found {found}"
-
-
-def find_value(spark, files: list, headers: dict, column: str, predicate):
-    """(path, line, value) of the first value of ``column`` for which ``predicate`` holds, or None."""
-    for f in files:
-        h = headers[f.path]
-        j = h.names.index(column)
-        records = _records(spark, f, h.sep, values=True)
-        if h.present:
-            next(records, None)
-        for r in records:
-            if j < len(r.fields) and predicate(r.fields[j]):
-                return f.path, r.line, r.fields[j]
-    return None
 
 
 def _files_where(groups, names, corrupt, files: list, condition) -> list:
@@ -513,6 +298,28 @@ def _free_name(base: str, names: list) -> str:
     return base
 
 
+
+class _Rows(NamedTuple):
+    """The rows of one read, as the finders of a bad value's file and line need them."""
+
+    spark: object
+    groups: list
+    names: list
+    corrupt: str
+    files: list
+    by_path: dict
+
+    def raise_value_error(self, column, condition, predicate, what, fallback_value):
+        """Raise ``what(value)`` for the first value of ``column`` with ``predicate``, at its file and line."""
+        suspects = _files_where(self.groups, self.names, self.corrupt, self.files, condition)
+        found = find_value(self.spark, suspects, self.by_path, column, predicate)
+        if found is not None:
+            path, line, value = found
+            raise InputError(f"{path} line {line}: column '{column}'{what(value.strip())}")
+        where = ", ".join(f.path for f in suspects)
+        raise InputError(f"{where}: column '{column}'{what(fallback_value.strip())}")
+
+
 def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None, typed: bool = False,
              declared: dict | None = None, duplicate_names: str = "error") -> Dataset:
     """Read CSV input with header lines (or a scikit-learn bundled CSV) as a :class:`Dataset`.
@@ -548,22 +355,52 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
     """
     source = path if isinstance(path, str) else ", ".join(path)
     files = csv_files(spark, path, allow_empty=columns is not None)
+    sk, headerless = _layout(spark, files, sep, columns)
+    headers = _headers(spark, files, sep, columns, sk, headerless, duplicate_names, source)
+    check_same_columns(headers)
+    names = headers[0].names
+    rows = _Rows(spark, [], names, _free_name(CORRUPT, names), [h.file for h in headers],
+                 {h.file.path: h for h in headers})
+    class_names = sk[1] if sk else []
+    rows, df, stats = _read_records(rows, headers, class_names, typed)
     declared = dict(declared or {})
-    case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
+    typed_df = df.select(*[_typed_column(rows, c, i, stats, typed, declared.get(c)) for i, c in enumerate(names)])
+    default_target = None
+    if headerless:
+        default_target = "target"
+        log.info("%s: no header line (the first line is numbers, some equal): columns x1..x%d and the class "
+                 "column 'target' (the last one, as in scikit-learn's headerless CSVs)", source, headerless - 1)
+    if sk is not None:
+        typed_df = _sklearn_classes(rows, typed_df, class_names, stats)
+        default_target = "target"
+        log.info("%s: scikit-learn CSV layout: %d features x1..x%d, class column 'target'", source, sk[0], sk[0])
+    return Dataset(typed_df, columns_of_dataframe(typed_df, quiet=typed), source, default_target=default_target,
+                   class_column=default_target, extra={"renamed": [r for h in headers for r in h.renamed]})
+
+
+def _layout(spark, files: list, sep, columns) -> tuple:
+    """(scikit-learn header, headerless column count): how a single comma-separated file without given column names
+    is laid out (each None when it is not laid out so)."""
     single_comma = columns is None and len(files) == 1 and (sep or separator_of(files[0].path)) == ","
     sk = sklearn_header(spark, files[0]) if single_comma else None
     headerless = headerless_numeric(spark, files[0], ",") if single_comma and sk is None else None
+    return sk, headerless
+
+
+def _headers(spark, files: list, sep, columns, sk, headerless, duplicate_names: str, source: str) -> list:
+    """The :class:`Header` of every file that has one (a file of blank lines only: an error when it is the only
+    file, else skipped)."""
+    case_sensitive = str(spark.conf.get("spark.sql.caseSensitive", "false")).lower() == "true"
     headers = []
     for f in files:
-        h = read_header(spark, f, sep or separator_of(f.path), case_sensitive, duplicate_names) \
-            if sk is None and not headerless and columns is None else None
         if columns is not None:
             h = Header(f, list(columns), 0, sep or separator_of(f.path), False)
         elif sk is not None:
-            n_features = sk[0]
-            h = Header(f, [f"x{i + 1}" for i in range(n_features)] + ["target"], 1, ",")
+            h = Header(f, [f"x{i + 1}" for i in range(sk[0])] + ["target"], 1, ",")
         elif headerless:
             h = Header(f, [f"x{i + 1}" for i in range(headerless - 1)] + ["target"], 0, ",", False)
+        else:
+            h = read_header(spark, f, sep or separator_of(f.path), case_sensitive, duplicate_names)
         if h is None:
             if len(files) == 1:
                 raise InputError(f"{f.path}: no header line (the file holds only blank lines)")
@@ -571,21 +408,20 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
         headers.append(h)
     if not headers:
         raise InputError(f"{source}: no header line in any file")
-    check_same_columns(headers)
-    names = headers[0].names
-    by_path = {h.file.path: h for h in headers}
-    files = [h.file for h in headers]
-    corrupt = _free_name(CORRUPT, names)
-    class_names = sk[1] if sk else []
+    return headers
 
-    rfc_files = frozenset()
+
+def _read_records(rows: _Rows, headers: list, class_names: list, typed: bool) -> tuple:
+    """(rows with their groups, the all-string DataFrame, its statistics): the files read by Spark; files in which
+    Spark rejects records are scanned for the first bad one (one line naming its file and line), else read again as
+    RFC 4180 CSV (quoted line breaks, doubled quotes)."""
+    spark, names, corrupt = rows.spark, rows.names, rows.corrupt
     groups = _groups(spark, headers, names, corrupt)
     df = _union([g.read() for g in groups])
     stats = _column_stats(df, names, corrupt, class_names, typed)
     if stats["__corrupt"]:
-        is_bad = qcol(corrupt).isNotNull()
-        suspects = _files_where(groups, names, corrupt, files, is_bad)
-        bad = find_bad_record(spark, suspects, by_path, len(names))
+        suspects = _files_where(groups, names, corrupt, rows.files, qcol(corrupt).isNotNull())
+        bad = find_bad_record(spark, suspects, rows.by_path, len(names))
         if bad is not None:
             raise InputError(f"{bad[0]} line {bad[1]}: {bad[2]}")
         # valid RFC 4180 CSV that Spark's line-by-line parse cannot read: read those files in that dialect
@@ -598,214 +434,47 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
         if stats["__corrupt"]:
             raise InputError(f"{', '.join(sorted(rfc_files))}: Spark finds rows with another number of fields "
                              f"than the header ({len(names)}), but no such line was located")
-
-    exprs = []
-    found = stats.asDict()
-    for i, c in enumerate(names):
-        kind, problem = CT.column_type(_counts(found, i), typed, declared.get(c))
-        if problem is not None:
-            number = problem == CT.NOT_A_NUMBER
-            _raise_value_error(spark, groups, names, corrupt, files, by_path, c,
-                               _known(c) & ~(_numeric(c) if number else _is_date(c)),
-                               lambda v, number=number: not is_missing(v) and not (is_number(v) if number else
-                                                                                   is_date(v)),
-                               lambda v, p=problem, d=declared.get(c): CT.problem_text(p, d, v),
-                               stats[f"b{i}" if number else f"e{i}"])
-        if kind == CT.DOUBLE and stats[f"f{i}"] is not None:
-            _raise_value_error(spark, groups, names, corrupt, files, by_path, c, _infinite(c), is_infinite,
-                               infinite_message, stats[f"f{i}"])
-        exprs.append(_typed_value(c, kind).alias(c))
-    typed_df = df.select(*exprs)
-    default_target = None
-    if headerless:
-        default_target = "target"
-        log.info("%s: no header line (the first line is numbers, some equal): columns x1..x%d and the class "
-                 "column 'target' (the last one, as in scikit-learn's headerless CSVs)", source, headerless - 1)
-    if sk is not None:
-        typed_df = _sklearn_classes(spark, groups, names, corrupt, files, by_path, typed_df, class_names, stats)
-        default_target = "target"
-        log.info("%s: scikit-learn CSV layout: %d features x1..x%d, class column 'target'", source, sk[0], sk[0])
-    return Dataset(typed_df, columns_of_dataframe(typed_df, quiet=typed), source, default_target=default_target,
-                   class_column=default_target, extra={"renamed": [r for h in headers for r in h.renamed]})
+    return rows._replace(groups=groups), df, stats
 
 
-class _ValueTests:
-    """The tests of a text value, defined once: for the typing aggregation (over row columns computed once per row,
-    :func:`_text_stats`) and for finding a bad value's line (straight from the column, :meth:`of`).
-
-    Parameters
-    ----------
-    text : Column
-        The value trimmed.
-    known : Column
-        Whether the value is present and not a missing-value marker.
-    cast : callable
-        ``cast(sql_type)``: the trimmed value cast to ``sql_type``, null where it does not convert.
-    """
-
-    def __init__(self, text, known, cast):
-        self.text, self.known, self.cast = text, known, cast
-        self.number = cast("double")
-
-    @classmethod
-    def of(cls, c: str) -> "_ValueTests":
-        """The tests of column ``c`` itself."""
-        return cls(F.trim(qcol(c)), _known(c), lambda to: try_cast(c, to, trim=True))
-
-    def numeric(self):
-        return self.known & self.number.isNotNull()
-
-    def infinite(self):
-        return self.numeric() & (F.abs(self.number) == F.lit(float("inf")))
-
-    def integer(self):
-        return self.known & self.text.rlike(CT.INTEGER_RLIKE)
-
-    def long(self):
-        return self.integer() & self.cast("bigint").isNotNull()
-
-    def decimal(self):
-        return self.integer() & self.cast(CT.DECIMAL).isNotNull()
-
-    def date(self):
-        return self.known & self.text.rlike(CT.DATE_RLIKE) & try_date(self.text, "yyyy-MM-dd").isNotNull()
-
-
-def _known(c):
-    markers = F.array(*[F.lit(m) for m in MISSING_MARKERS])
-    return qcol(c).isNotNull() & ~F.array_contains(markers, F.lower(F.trim(qcol(c))))
-
-
-def _numeric(c):
-    return _ValueTests.of(c).numeric()
-
-
-def _infinite(c):
-    return _ValueTests.of(c).infinite()
-
-
-def _is_date(c):
-    return _ValueTests.of(c).date()
-
-
-def _class_index_ok(c, n_classes: int):
-    v = _ValueTests.of(c).number
-    return ~_known(c) | (v.isNotNull() & (v == F.floor(v)) & (v >= 0) & (v < n_classes))
-
-
-def _text_stats(df, names: list, typed: bool, extra=()):
-    """One aggregation of ``df`` with, per text column ``names[i]``, the counts of
-    :class:`spark_fr.io.csv_types.Counts` (known ``k<i>``, numbers ``n<i>``; typed: integers ``i<i>``, longs
-    ``l<i>``, 38-digit integers ``y<i>``, dates ``d<i>``), a text ``b<i>``, a non-date ``e<i>`` and an infinite
-    value ``f<i>``; then the aggregates ``extra`` (over ``df``'s columns). The first row.
-
-    The tests of a value (trimmed, known, parsed as a number, an integer, a date) are row columns computed once
-    per row in two projections before the aggregation: written inside each aggregate, Spark evaluated them once
-    per aggregate (9 per column), which took twice as long on a 10^6-line file."""
-    p = "__t"  # the row columns' prefix: no column of df starts with it (without case)
-    while any(c.lower().startswith(p) for c in df.columns):
-        p += "_"
-    rows = df.select("*", *[F.trim(qcol(c)).alias(f"{p}t{i}") for i, c in enumerate(names)],
-                     *[_known(c).alias(f"{p}k{i}") for i, c in enumerate(names)])
-    second = []
-    for i, _ in enumerate(names):
-        tests = _ValueTests(F.col(f"{p}t{i}"), F.col(f"{p}k{i}"), lambda to, t=f"{p}t{i}": try_cast(t, to))
-        second += [tests.numeric().alias(f"{p}n{i}"), tests.infinite().alias(f"{p}f{i}")]
-        if typed:
-            second += [tests.integer().alias(f"{p}i{i}"), tests.long().alias(f"{p}l{i}"),
-                       tests.decimal().alias(f"{p}y{i}"), tests.date().alias(f"{p}d{i}")]
-    rows = rows.select("*", *second)
-    aggs = []
-    for i, c in enumerate(names):
-        flag = {x: F.col(f"{p}{x}{i}") for x in ("kndfily" if typed else "knf")}
-        aggs += [F.count(F.when(flag["k"], 1)).alias(f"k{i}"), F.count(F.when(flag["n"], 1)).alias(f"n{i}"),
-                 F.min(F.when(flag["k"] & ~flag["n"], qcol(c))).alias(f"b{i}"),
-                 F.min(F.when(flag["f"], qcol(c))).alias(f"f{i}")]
-        if typed:
-            aggs += [F.count(F.when(flag[x], 1)).alias(f"{x}{i}") for x in "ilyd"]
-            aggs.append(F.min(F.when(flag["k"] & ~flag["d"], qcol(c))).alias(f"e{i}"))
-    return rows.agg(*aggs, *extra).first()
-
-
-def _counts(found: dict, i: int) -> CT.Counts:
-    return CT.Counts(*(found.get(f"{x}{i}", 0) for x in "knilyd"))
-
-
-def _typed_value(c: str, kind: str):
-    """Text column ``c`` as a column of ``kind`` (a type of :func:`spark_fr.io.csv_types.column_type`)."""
-    value = F.trim(qcol(c))
-    if kind == CT.DATE:
-        value = F.to_date(value, "yyyy-MM-dd")
-    elif kind != CT.STRING:
-        value = value.cast(kind)
-    return F.when(_known(c), value)
-
-
-def type_text_columns(df, names: list, declared: dict, where: str):
-    """Type the string columns ``names`` of a table read from text without lines (JSON) by the relational rule of
-    :mod:`spark_fr.io.csv_types` (one aggregation); the other columns stay as they are.
-
-    Raises
-    ------
-    InputError
-        A value that does not fit its column (named with ``where`` and the column), an infinite number.
-    """
-    if not names:
-        return df
-    found = _text_stats(df, names, True).asDict()
-    typed = {}
-    for i, c in enumerate(names):
-        kind, problem = CT.column_type(_counts(found, i), True, declared.get(c))
-        if problem is not None:
-            value = found[f"b{i}" if problem == CT.NOT_A_NUMBER else f"e{i}"]
-            raise InputError(f"{where}: column '{c}'{CT.problem_text(problem, declared.get(c), value.strip())}")
-        if kind == CT.DOUBLE and found[f"f{i}"] is not None:
-            raise InputError(f"{where}: column '{c}'{infinite_message(found[f'f{i}'].strip())}")
-        typed[c] = _typed_value(c, kind)
-    return df.select(*[typed[f.name].alias(f.name) if f.name in typed else qcol(f.name) for f in df.schema.fields])
+def _typed_column(rows: _Rows, c: str, i: int, stats, typed: bool, declared: str | None):
+    """Text column ``c`` (the ``i``-th) typed by :func:`spark_fr.io.csv_types.column_type` from its statistics; a value
+    that does not fit, or an infinite number, is an error at its file and line."""
+    kind, problem = CT.column_type(counts(stats.asDict(), i), typed, declared)
+    if problem is not None:
+        number = problem == CT.NOT_A_NUMBER
+        rows.raise_value_error(c, known_value(c) & ~(numeric_value(c) if number else date_value(c)),
+                               lambda v: not is_missing(v) and not (is_number(v) if number else is_date(v)),
+                               lambda v: CT.problem_text(problem, declared, v), stats[f"b{i}" if number else f"e{i}"])
+    if kind == CT.DOUBLE and stats[f"f{i}"] is not None:
+        rows.raise_value_error(c, infinite_value(c), is_infinite, infinite_message, stats[f"f{i}"])
+    return typed_value(c, kind).alias(c)
 
 
 def _column_stats(df, names: list, corrupt: str, class_names: list, typed: bool = False):
-    """One aggregation: corrupt records; per column :func:`_text_stats`."""
+    """One aggregation: corrupt records; per column :func:`spark_fr.io.csv_values.text_stats`."""
     aggs = [F.count(F.when(qcol(corrupt).isNotNull(), 1)).alias("__corrupt")]
     if class_names:
         c = names[-1]
-        aggs += [F.count(F.when(~_class_index_ok(c, len(class_names)), 1)).alias("__bad_class"),
-                 F.min(F.when(~_class_index_ok(c, len(class_names)), qcol(c))).alias("__bad_class_value")]
-    return _text_stats(df, names, typed, aggs)
+        aggs += [F.count(F.when(~class_index_ok(c, len(class_names)), 1)).alias("__bad_class"),
+                 F.min(F.when(~class_index_ok(c, len(class_names)), qcol(c))).alias("__bad_class_value")]
+    return text_stats(df, names, typed, aggs)
 
 
-def _raise_value_error(spark, groups, names, corrupt, files, by_path, column, condition, predicate, what,
-                       fallback_value):
-    """Raise ``what(value)`` for the first value of ``column`` with ``predicate``, at its file and line."""
-    suspects = _files_where(groups, names, corrupt, files, condition)
-    found = find_value(spark, suspects, by_path, column, predicate)
-    if found is not None:
-        path, line, value = found
-        raise InputError(f"{path} line {line}: column '{column}'{what(value.strip())}")
-    where = ", ".join(f.path for f in suspects)
-    raise InputError(f"{where}: column '{column}'{what(fallback_value.strip())}")
-
-
-def infinite_message(value: str) -> str:
-    sign = "-inf" if (to_number(value) or 0) < 0 else "inf"
-    return f" holds an infinite value ({sign}), written '{value}'; write it as a missing value or drop the row"
-
-
-def _sklearn_classes(spark, groups, names, corrupt, files, by_path, typed, class_names, stats):
+def _sklearn_classes(rows: _Rows, typed, class_names, stats):
     """Map the class indices of a scikit-learn CSV's last column to the class names of its first line."""
     if not class_names:
         return typed
     k = len(class_names)
     if stats["__bad_class"]:
-        c = names[-1]
+        c = rows.names[-1]
 
         def not_index(v):
             x = to_number(v)
             return not is_missing(v) and (x is None or not (abs(x) < float("inf") and x == int(x) and 0 <= x < k))
 
-        _raise_value_error(spark, groups, names, corrupt, files, by_path, c, ~_class_index_ok(c, k), not_index,
-                           lambda v: f": '{v}' is not a class index 0..{k - 1} (the first line names {k} classes)",
-                           stats["__bad_class_value"])
+        rows.raise_value_error(c, ~class_index_ok(c, k), not_index,
+                               lambda v: f": '{v}' is not a class index 0..{k - 1} (the first line names {k} classes)",
+                               stats["__bad_class_value"])
     arr = F.array(*[F.lit(c) for c in class_names])
     return typed.withColumn("target", F.element_at(arr, F.col("target").cast("int") + 1))

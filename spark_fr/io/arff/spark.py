@@ -148,41 +148,75 @@ def read_arff(spark, path, targets=None, label_names=None, duplicate_names: str 
     """
     paths = [path] if isinstance(path, str) else list(path)
     path = paths[0]
-    try:
-        header = read_header(path, duplicate_names)
-        data_lines = {path: header.data_line}
-        for other in paths[1:]:
-            h = read_header(other, duplicate_names)
-            _check_same_attributes(path, header, other, h)
-            data_lines[other] = h.data_line
-        for p in paths:
-            check_gzip(p)  # Spark would fail on a truncated .gz with an internal error
-    except ArffError as err:
-        raise InputError(str(err)) from None
+    header, data_lines = _read_headers(paths, duplicate_names)
     attrs = header.attributes
     names = [a.name for a in attrs]
     kinds = ["numeric" if a.kind == "numeric" else "string" for a in attrs]
     hierarchical = [a.name for a in attrs if a.kind == "hierarchical"]
     target_set = set(targets or label_names or hierarchical[:1] or ([names[-1]] if names else []))
     feature_attrs = [i for i, a in enumerate(attrs) if a.name not in target_set]
-    n_feature_attrs = len(feature_attrs)
-    use_vector = bool(header.sparse) or n_feature_attrs > WIDE_FEATURES
+    use_vector = bool(header.sparse) or len(feature_attrs) > WIDE_FEATURES
     # string, date and hierarchical attributes are never features: they stay plain columns (skipped below)
     vector_attrs = [i for i in feature_attrs if attrs[i].kind in ("numeric", "nominal")] if use_vector else []
     plain_attrs = [i for i in range(len(attrs)) if i not in set(vector_attrs)]
+    fields, arrow_schema = _schemas(use_vector, plain_attrs, kinds)
+    columns, hierarchy, skipped = _columns(path, attrs, plain_attrs, vector_attrs)
+    if skipped:
+        log.warning("%s: attributes of type string or date are not features: %s", path,
+                    ", ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else ""))
 
-    fields = []
-    columns: list[ColumnInfo] = []
-    if use_vector:
-        fields.append(T.StructField(VECTOR_COLUMN, VectorUDT()))
+    parser = ArffRowParser(header)
+
+    def parse(batches):
+        return _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, arrow_schema)
+
+    def make_df(spark_):
+        text = spark_.read.text(paths if len(paths) > 1 else path)
+        return text.mapInArrow(parse, T.StructType(fields))
+
+    batches = ArffBatches(paths, data_lines, parse, make_df, [f.name for f in fields])
+    return Dataset(None, columns, ", ".join(paths), label_names=label_names, default_target=_default_target(attrs),
+                   error_column=ERROR_COLUMN, hierarchy=hierarchy,
+                   extra={"locate_error": _locator(paths, data_lines), "arff_header": header, "open_text": open_text,
+                          "renamed": list(header.renamed)}, batches=batches,
+                   skipped_columns={n: "string" for n in skipped})
+
+
+def _read_headers(paths: list, duplicate_names: str) -> tuple:
+    """(the first file's header, {path: the line of its ``@data``}): every file must declare the same attributes; a
+    truncated ``.gz`` is refused here (Spark would fail on it with an internal error)."""
+    try:
+        header = read_header(paths[0], duplicate_names)
+        data_lines = {paths[0]: header.data_line}
+        for other in paths[1:]:
+            h = read_header(other, duplicate_names)
+            _check_same_attributes(paths[0], header, other, h)
+            data_lines[other] = h.data_line
+        for p in paths:
+            check_gzip(p)
+    except ArffError as err:
+        raise InputError(str(err)) from None
+    return header, data_lines
+
+
+def _schemas(use_vector: bool, plain_attrs: list, kinds: list) -> tuple:
+    """(Spark fields, Arrow schema) of the parsed rows: the feature vector (wide or sparse data), the plain
+    attributes ``_c<i>`` (doubles or strings) and the parse-error column."""
+    fields = [T.StructField(VECTOR_COLUMN, VectorUDT())] if use_vector else []
     for i in plain_attrs:
         fields.append(T.StructField(f"_c{i}", T.DoubleType() if kinds[i] == "numeric" else T.StringType()))
     fields.append(T.StructField(ERROR_COLUMN, T.StringType()))
-    schema = T.StructType(fields)
     arrow_schema = pa.schema([pa.field(VECTOR_COLUMN, _VECTOR_ARROW)] if use_vector else [])
     for f in fields[(1 if use_vector else 0):]:
         arrow_schema = arrow_schema.append(pa.field(f.name, pa.float64() if isinstance(f.dataType, T.DoubleType)
                                                     else pa.string()))
+    return fields, arrow_schema
+
+
+def _columns(path: str, attrs: list, plain_attrs: list, vector_attrs: list) -> tuple:
+    """(the columns of the Dataset, the Clus hierarchy or None, the names of the attributes that are not features:
+    string and date)."""
+    columns: list[ColumnInfo] = []
     hierarchy = None
     for i, a in enumerate(attrs):
         if a.kind == "hierarchical" and i in plain_attrs:
@@ -199,22 +233,13 @@ def read_arff(spark, path, targets=None, label_names=None, duplicate_names: str 
             columns.append(ColumnInfo(a.name, kind, cats, VECTOR_COLUMN, vector_attrs.index(i)))
         else:
             columns.append(ColumnInfo(a.name, kind, cats, f"_c{i}"))
-    skipped = [a.name for i, a in enumerate(attrs) if a.kind not in ("numeric", "nominal", "hierarchical")]
-    if skipped:
-        log.warning("%s: attributes of type string or date are not features: %s", path,
-                    ", ".join(skipped[:10]) + (" ..." if len(skipped) > 10 else ""))
+    skipped = [a.name for a in attrs if a.kind not in ("numeric", "nominal", "hierarchical")]
+    return columns, hierarchy, skipped
 
-    parser = ArffRowParser(header)
 
-    def parse(batches):
-        return _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, arrow_schema)
-
-    def make_df(spark_):
-        text = spark_.read.text(paths if len(paths) > 1 else path)
-        return text.mapInArrow(parse, schema)
-
-    batches = ArffBatches(paths, data_lines, parse, make_df, [f.name for f in fields])
-
+def _locator(paths: list, data_lines: dict):
+    """``locate(errors)``: the one-line message of the first bad row among parse errors (``reason<SEP>line``), at its
+    file and line (the earliest file, then line)."""
     def locate(errors):
         best = None
         for e in errors:
@@ -225,21 +250,19 @@ def read_arff(spark, path, targets=None, label_names=None, duplicate_names: str 
                     break
             key = (q, line_no) if line_no is not None else (len(paths), 0)
             if best is None or key < best[0]:
-                best = (key, paths[min(q, len(paths) - 1)] if line_no is not None else path, line_no,
+                best = (key, paths[min(q, len(paths) - 1)] if line_no is not None else paths[0], line_no,
                         ArffLineError(reason, line_text))
         return format_line_error(best[1], best[2], best[3])
 
-    default_target = next((a.name for a in attrs if a.kind == "hierarchical"), None)
-    if default_target is None:
-        for a in reversed(attrs):
-            if a.kind in ("numeric", "nominal"):
-                default_target = a.name
-                break
-    return Dataset(None, columns, ", ".join(paths), label_names=label_names, default_target=default_target,
-                   error_column=ERROR_COLUMN, hierarchy=hierarchy,
-                   extra={"locate_error": locate, "arff_header": header, "open_text": open_text,
-                          "renamed": list(header.renamed)}, batches=batches,
-                   skipped_columns={n: "string" for n in skipped})
+    return locate
+
+
+def _default_target(attrs: list) -> str | None:
+    """The target when none is named: the hierarchical attribute, else the last numeric or nominal one."""
+    default = next((a.name for a in attrs if a.kind == "hierarchical"), None)
+    if default is None:
+        default = next((a.name for a in reversed(attrs) if a.kind in ("numeric", "nominal")), None)
+    return default
 
 
 class ArffBatches(BatchSource):
