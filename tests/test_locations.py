@@ -267,3 +267,15 @@ def test_evaluation_outputs_refuse_a_scheme_nobody_serves_before_the_work(spark,
                            job=ROOT / "jobs" / "evaluate.py")
     assert code == 2 and "--output abfss://c@a.dfs.core.windows.net/e: no file system serves 'abfss:' here" in err
     assert os.listdir(tmp_path) == []
+
+
+def test_a_relative_input_is_python_s_working_directory_not_the_jvm_s(spark, tmp_path, monkeypatch):
+    """A notebook's os.chdir moves Python's working directory, not the JVM's: a relative path is made absolute
+    before Spark reads it (it read <the JVM's folder>/t.csv: PATH_NOT_FOUND)."""
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(120, 2))
+    pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "y": 2 * x[:, 0]}).to_csv(tmp_path / "t.csv", index=False)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_job(["--input", "t.csv", "--targets", "y", "--trees", 3, "--output", "o"])
+    assert code == 0, err
+    assert (tmp_path / "o" / "ranking.csv").is_file()

@@ -21,7 +21,7 @@ from ..errors import InputError
 from ..runtime.session import conf_value
 from .delta_read import read_delta  # noqa: F401 (where readers of other inputs find it)
 from .files import local_copy
-from .locations import is_local, local_path, locate, scheme_of
+from .locations import is_local, local_path, locate
 
 log = logging.getLogger(__name__)
 
@@ -31,13 +31,14 @@ FORMATS = ("auto", "arff", "csv", "parquet", "delta", "mat")
 def input_path(spark, path: str, option: str = "--input") -> str:
     """An input path checked before any work (:mod:`spark_fr.io.locations`): a local path as given (a ``file:`` URI
     as its local path) that must exist; a URI served by a file system of the session (on Spark Connect, by the
-    server: its reader says) that must exist. Returns the path the readers take."""
+    server: its reader says) that must exist. Returns the path the readers take: a local one made absolute here,
+    so that Spark's JVM, whose working directory may differ from Python's (a notebook's ``os.chdir``), reads the
+    same file."""
     loc = locate(path, option)
     if loc.local:
-        local = path if scheme_of(path) is None else loc.path
-        if not os.path.exists(local):
+        if not os.path.exists(loc.path):
             raise InputError(f"input not found: {path}")
-        return local
+        return loc.path
     from ..runtime.engine import is_connect
     from .filesystems import files_for
 
