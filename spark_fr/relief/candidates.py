@@ -26,7 +26,7 @@ from numba import njit
 from .adaptive_k import gap_k
 from .dense import Rows, fill_targets
 from .distances import INSTANCE_GROUP, block_distances, fill_dmat
-from .neighbourhood import candidate_group, group_distances, register, with_payload
+from .neighbourhood import candidate_group, group_distances, nothing, nothing_yet, register, with_payload
 from .neighbours import insert_candidate, kept_candidates
 from .update import new_dense_neighbours
 
@@ -214,20 +214,10 @@ def _new_scratch(space, rule):
 
 
 @njit(cache=True, nogil=True)
-def _start_group(space, s, q0, g_n):
-    pass
-
-
-@njit(cache=True, nogil=True)
 def _own_class(space, q):
     if space.n_classes > 0:
         return space.classes[q]
     return 0.0
-
-
-@njit(cache=True, nogil=True)
-def _search(space, s, q):
-    pass
 
 
 @njit(cache=True, nogil=True)
@@ -244,5 +234,5 @@ def _neighbours(space, s, q, c):
     return nk
 
 
-register(CandidateSpace, dims=_dims, new_scratch=_new_scratch, start_group=_start_group, own_class=_own_class,
-         search=_search, neighbours=_neighbours)
+register(CandidateSpace, dims=_dims, new_scratch=_new_scratch, start_group=nothing_yet, own_class=_own_class,
+         search=nothing, neighbours=_neighbours)

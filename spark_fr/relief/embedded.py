@@ -30,7 +30,7 @@ from numba import njit
 
 from .adaptive_k import gap_k
 from .candidates import Candidates
-from .neighbourhood import register
+from .neighbourhood import nothing, nothing_yet, register
 from .neighbours import nearest_rows, new_lists, sorted_candidates
 from .sparse_update import feature_distance, new_buffers
 
@@ -120,11 +120,6 @@ def _new_scratch(space, rule):
 
 
 @njit(cache=True, nogil=True)
-def _nothing(space, s, q0, g_n):
-    pass
-
-
-@njit(cache=True, nogil=True)
 def _own_class(space, q):
     if space.n_classes > 0:
         return space.rows.classes[space.instances[q]]
@@ -151,7 +146,7 @@ def _neighbours(space, s, q, c):
     return s.lists.rows[c], s.lists.counts[c]
 
 
-register(EmbeddedSpace, dims=_dims, new_scratch=_new_scratch, start_group=_nothing, own_class=_own_class,
+register(EmbeddedSpace, dims=_dims, new_scratch=_new_scratch, start_group=nothing_yet, own_class=_own_class,
          search=_search, neighbours=_neighbours)
 
 
@@ -177,17 +172,12 @@ def _known_class(space, q):
 
 
 @njit(cache=True, nogil=True)
-def _no_search(space, s, q):
-    pass
-
-
-@njit(cache=True, nogil=True)
 def _known_neighbours(space, s, q, c):
     return space.nbrs[q, c], space.counts[q, c]
 
 
-register(KnownNeighbours, dims=_known_dims, new_scratch=_known_scratch, start_group=_nothing,
-         own_class=_known_class, search=_no_search, neighbours=_known_neighbours)
+register(KnownNeighbours, dims=_known_dims, new_scratch=_known_scratch, start_group=nothing_yet,
+         own_class=_known_class, search=nothing, neighbours=_known_neighbours)
 
 
 # ----- tall mode: the block backend of the candidate search ------------------------------------------------

@@ -30,10 +30,12 @@ Backends: :mod:`spark_fr.relief.dense` (every scaled row: broadcast mode), :mod:
 (tall mode's merged candidates of the data blocks), :mod:`spark_fr.relief.embedded` (ReliefE's sparse rows and
 embedded space: every row, or neighbours already chosen). Update rules: :mod:`spark_fr.relief.update` (Relief)
 and :mod:`spark_fr.relief.sparse_update` (ReliefE). A backend module calls :func:`register` with its type and
-its numba functions; the operation is looked up when a kernel is compiled for that type.
+its numba functions; the operation is looked up when a kernel is compiled for that type (the first argument
+of every operation selects the backend).
 """
 from __future__ import annotations
 
+from numba import njit
 from numba.extending import overload
 
 #: named-tuple class -> {operation name: numba function}
@@ -51,113 +53,44 @@ def _lookup(numba_type, name: str):
     return None if ops is None else ops.get(name)
 
 
-def dims(space):
-    """(m, C, D, T, G) of a backend (see the module sketch)."""
-    raise NotImplementedError("numba only")
+def _operation(name: str, doc: str):
+    """A backend operation: a Python stub whose numba implementation is the one registered for the type of its
+    first argument (the backend)."""
+    def stub(*args):
+        raise NotImplementedError(f"{name} runs in numba-compiled code only")
+
+    stub.__name__, stub.__qualname__, stub.__doc__ = name, name, doc
+
+    @overload(stub)
+    def _implementation(*args):
+        fn = _lookup(args[0], name)
+        if fn is None:
+            return None
+
+        def impl(*args):
+            return fn(*args)
+        return impl
+    return stub
 
 
-def new_scratch(space, rule):
-    """The backend's buffers for one kernel call."""
-    raise NotImplementedError("numba only")
+dims = _operation("dims", "(m, C, D, T, G) of a backend (see the module sketch).")
+new_scratch = _operation("new_scratch", "The backend's buffers for one kernel call.")
+start_group = _operation("start_group", "Instances q0 .. q0 + g_n - 1 are next.")
+own_class = _operation("own_class", "Class of instance q (NaN: skipped).")
+search = _operation("search", "Find instance q's neighbours.")
+neighbours = _operation("neighbours", "Instance q's neighbours of class c, as the update rule reads them.")
+update = _operation("update", "Add instance q's neighbours of class c to the accumulators (the rule's form); "
+                              "returns the neighbours used.")
+candidate_group = _operation("candidate_group", "Instances whose distances to a block are computed in one pass.")
+group_distances = _operation("group_distances", "dists[g, j]: the distance of instance q0 + g to row j of the block.")
+with_payload = _operation("with_payload", "The candidates found, with what the update needs of them.")
 
 
-def start_group(space, s, q0, g_n):
-    """Instances q0 .. q0 + g_n - 1 are next."""
-    raise NotImplementedError("numba only")
+@njit(cache=True, nogil=True)
+def nothing(space, s, q):
+    """``search`` of a backend that has nothing to do there."""
 
 
-def own_class(space, q):
-    """Class of instance q (NaN: skipped)."""
-    raise NotImplementedError("numba only")
-
-
-def search(space, s, q):
-    """Find instance q's neighbours."""
-    raise NotImplementedError("numba only")
-
-
-def neighbours(space, s, q, c):
-    """Instance q's neighbours of class c, as the update rule reads them."""
-    raise NotImplementedError("numba only")
-
-
-def update(rule, space, s, q, c, own, found, acc):
-    """Add instance q's neighbours of class c to the accumulators (the rule's form); the neighbours used."""
-    raise NotImplementedError("numba only")
-
-
-@overload(dims)
-def _dims(space):
-    fn = _lookup(space, "dims")
-    return None if fn is None else (lambda space: fn(space))
-
-
-@overload(new_scratch)
-def _new_scratch(space, rule):
-    fn = _lookup(space, "new_scratch")
-    return None if fn is None else (lambda space, rule: fn(space, rule))
-
-
-@overload(start_group)
-def _start_group(space, s, q0, g_n):
-    fn = _lookup(space, "start_group")
-    return None if fn is None else (lambda space, s, q0, g_n: fn(space, s, q0, g_n))
-
-
-@overload(own_class)
-def _own_class(space, q):
-    fn = _lookup(space, "own_class")
-    return None if fn is None else (lambda space, q: fn(space, q))
-
-
-@overload(search)
-def _search(space, s, q):
-    fn = _lookup(space, "search")
-    return None if fn is None else (lambda space, s, q: fn(space, s, q))
-
-
-@overload(neighbours)
-def _neighbours(space, s, q, c):
-    fn = _lookup(space, "neighbours")
-    return None if fn is None else (lambda space, s, q, c: fn(space, s, q, c))
-
-
-@overload(update)
-def _update(rule, space, s, q, c, own, found, acc):
-    fn = _lookup(rule, "update")
-    return None if fn is None else (lambda rule, space, s, q, c, own, found, acc: fn(rule, space, s, q, c, own,
-                                                                                      found, acc))
-
-
-def candidate_group(block):
-    """Instances whose distances to a block are computed in one pass."""
-    raise NotImplementedError("numba only")
-
-
-def group_distances(block, inst, search, q0, g_n, dists):
-    """dists[g, j]: the distance of instance q0 + g to row j of the block."""
-    raise NotImplementedError("numba only")
-
-
-def with_payload(block, inst, search, found):
-    """The candidates found, with what the update needs of them."""
-    raise NotImplementedError("numba only")
-
-
-@overload(candidate_group)
-def _candidate_group(block):
-    fn = _lookup(block, "candidate_group")
-    return None if fn is None else (lambda block: fn(block))
-
-
-@overload(group_distances)
-def _group_distances(block, inst, search, q0, g_n, dists):
-    fn = _lookup(block, "group_distances")
-    return None if fn is None else (lambda block, inst, search, q0, g_n, dists: fn(block, inst, search, q0, g_n,
-                                                                                  dists))
-
-
-@overload(with_payload)
-def _with_payload(block, inst, search, found):
-    fn = _lookup(block, "with_payload")
-    return None if fn is None else (lambda block, inst, search, found: fn(block, inst, search, found))
+@njit(cache=True, nogil=True)
+def nothing_yet(space, s, q0, g_n):
+    """``start_group`` of a backend that has nothing to do there."""

@@ -21,11 +21,11 @@ import numpy as np
 
 from ..data.blocks import block_parts, encode_blocks
 from ..errors import InputError
-from .setup import labelled_rows
+from .setup import RowCounts, labelled_rows
 
 
 @dataclass
-class ReliefEData:
+class ReliefEData(RowCounts):
     """The rows ReliefE works on (canonical order).
 
     Attributes
@@ -46,19 +46,6 @@ class ReliefEData:
     keys: np.ndarray
     nominal: np.ndarray
     n_dropped: int = 0
-
-    @property
-    def n_rows(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def n_features(self) -> int:
-        return self.X.shape[1]
-
-    def csr_arrays(self) -> tuple:
-        """(indptr, indices, data) as int64, int64, float64 (the kernels' types)."""
-        X = self.X
-        return X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.float64)
 
 
 def sparse_block(block: dict) -> dict:

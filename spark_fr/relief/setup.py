@@ -28,8 +28,20 @@ from ..tasks import TaskError
 from .distances import nearest_labelled_distance
 
 
+class RowCounts:
+    """``n_rows`` and ``n_features`` of a record whose ``X`` is (rows, features) (ReliefData, ReliefEData)."""
+
+    @property
+    def n_rows(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+
 @dataclass
-class ReliefData:
+class ReliefData(RowCounts):
     """Arrays for broadcast mode's kernel (every row).
 
     Attributes
@@ -50,14 +62,6 @@ class ReliefData:
     n_values: np.ndarray
     labelled: np.ndarray
     influence: np.ndarray
-
-    @property
-    def n_rows(self) -> int:
-        return self.X.shape[0]
-
-    @property
-    def n_features(self) -> int:
-        return self.X.shape[1]
 
     def block(self, rows: np.ndarray | None = None) -> dict:
         """The rows (all, not copied, by default) as a block (the fields of :data:`spark_fr.relief.dense.Rows`)."""

@@ -49,6 +49,15 @@ def neighbour_weights(k, sigma):
 
 
 @njit(cache=True, nogil=True)
+def weight_sum(delta, nk):
+    """sum of the first nk rank weights (in rank order)."""
+    sw = 0.0
+    for l in range(nk):
+        sw += delta[l]
+    return sw
+
+
+@njit(cache=True, nogil=True)
 def new_dense_neighbours(k, D, T, sigma):
     """Empty :data:`DenseNeighbours` for k neighbours, D features and T per-target distances."""
     return DenseNeighbours(np.empty((k, D)), np.empty(k), np.empty(k), np.empty((k, T)), neighbour_weights(k, sigma),
@@ -73,9 +82,7 @@ def update_rrelieff(nb, nk, acc):
     accF, accFT, accT_t, accFT_t = acc.P_dA, acc.P_dAdC, acc.P_dC_t, acc.P_dAdC_t
     D = dmat.shape[1]
     T = accT_t.shape[0]
-    sw = 0.0
-    for l in range(nk):
-        sw += delta[l]
+    sw = weight_sum(delta, nk)
     if sw <= 0.0:
         return
     dS = 0.0
@@ -101,9 +108,7 @@ def update_relieff(nb, nk, cls, own_class, priors, W):
     """Add one instance's neighbours of one class (ReliefF form, Kononenko) to W."""
     dmat, delta = nb.dmat, nb.delta
     D = dmat.shape[1]
-    sw = 0.0
-    for l in range(nk):
-        sw += delta[l]
+    sw = weight_sum(delta, nk)
     if sw <= 0.0:
         return
     if cls == own_class:
