@@ -25,6 +25,7 @@ import numpy as np
 
 from . import options as O
 from . import tasks
+from .runtime import warmups
 from .runtime.logs import show_logs_by_default
 from .runtime.engine import is_connect, session_kind, session_of
 from .runtime.session import master_of, when_ready
@@ -39,16 +40,13 @@ from .tasks import TaskError
 
 log = logging.getLogger(__name__)
 
-#: the ranking methods: their parameter objects, their run and kernel warm-up (module, function), and whether
-#: they take unlabelled rows
-METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_ensemble"),
-                        "warm_up": ("ensemble.spark", "warm_up_kernels"), "semi_supervised": True},
-           "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"),
-                      "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": True},
-           "reliefe": {"params": ReliefEParams, "run": ("relief.run", "rank_reliefe"),
-                       "warm_up": ("relief.warmup", "warm_up_kernels"), "semi_supervised": False},
+#: the ranking methods: their parameter objects, their run (module, function), and whether they take unlabelled
+#: rows (their numba warm-ups are registered by their packages: spark_fr.runtime.warmups)
+METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_ensemble"), "semi_supervised": True},
+           "relief": {"params": ReliefParams, "run": ("relief.run", "rank_relief"), "semi_supervised": True},
+           "reliefe": {"params": ReliefEParams, "run": ("relief.run", "rank_reliefe"), "semi_supervised": False},
            "boosting": {"params": BoostingParams, "run": ("ensemble.boosting", "rank_boosting"),
-                        "warm_up": ("ensemble.boosting", "warm_up_kernels"), "semi_supervised": False}}
+                        "semi_supervised": False}}
 
 
 def versions() -> dict:
@@ -63,10 +61,10 @@ def versions() -> dict:
             "numba": numba.__version__, "pyarrow": pyarrow.__version__, "python": platform.python_version()}
 
 
-def warm_up(method: str) -> None:
-    """Compile (or load from numba's cache) the kernels of ``method`` in this process."""
-    module, function = METHODS.get(method, METHODS["ensemble"])["warm_up"]
-    getattr(importlib.import_module(f"{__package__}.{module}"), function)()
+def warm_up(method: str, opts: dict | None = None) -> None:
+    """Compile (or load from numba's cache) the kernels a run of ``method`` with the options ``opts`` needs, in this
+    process: the warm-up its package registered (:mod:`spark_fr.runtime.warmups`), once per process."""
+    warmups.warm_for(method if method in METHODS else "ensemble", opts or {})
 
 
 def _check_data(data, table=None) -> None:

@@ -81,7 +81,7 @@ def run(opts: dict, given: set = frozenset()) -> int:
         publication = MlflowRun(opts["mlflow_experiment"]).check().publishing(publication)
     from .api import rank, warm_up
 
-    warm_up(opts["method"])
+    warm_up(opts["method"], opts)  # while a session starts, the kernels the run needs
     if opts.get("schema"):
         from .relational.rank import rank_relational
 

@@ -14,6 +14,7 @@ FLOORS = {
     "spark_fr.errors": 0, "spark_fr.scaling": 0, "spark_fr.results": 0, "spark_fr.hierarchy": 0, "spark_fr.version": 0,
     "spark_fr.runtime.rng": 0, "spark_fr.runtime.exact": 0, "spark_fr.runtime.groups": 0,
     "spark_fr.runtime.signals": 0, "spark_fr.runtime.numba_cache": 0, "spark_fr.runtime.delta": 0,
+    "spark_fr.runtime.warmups": 0,
     "spark_fr.tasks": 1,
     "spark_fr.options": 2, "spark_fr.runtime.progress": 2, "spark_fr.runtime.session": 2,
     "spark_fr.runtime.logs": 2, "spark_fr.notebook": 2,

@@ -74,6 +74,7 @@ from ..pct.config import grow_config
 from ..pct.tree import Tree, grow
 from ..pct.relation_scores import node_rewards, relation_scores
 from ..results import MethodRun, ScoreKey, ScoreResult
+from ..runtime import warmups
 from ..runtime.progress import Progress
 from ..runtime.rng import Stream, derive_seed, hash_uniform
 from ..tasks import TaskError
@@ -461,7 +462,7 @@ def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised:
     if params.cv_folds:
         check_folds(params.cv_folds, data.n_rows)  # before any tree is grown
     check_round_sample(data.n_rows, params)
-    warm_up_kernels()
+    warmups.warm("boosting")
     t0 = time.perf_counter()
     log.info("boosting %d rounds x %d tree(s) (%s, shrinkage %g, example fraction %g)", params.trees,
              loss.n_columns, type(loss).__name__, params.shrinkage, params.example_fraction)

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..data.blocks import block_parts
 from ..data.rowkeys import distinct_keys, occurrence_keys
+from ..runtime import warmups
 from ..runtime.engine import engine_for
 from ..runtime.groups import contiguous_groups
 from ..runtime.progress import Progress
@@ -165,11 +166,9 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
     results : list of ScoreResult
     info : dict
     """
-    from .spark import warm_up_kernels
-
     engine = engine_for(spark)
     t0 = time.perf_counter()
-    warm_up_kernels(params.missing)
+    warmups.warm("ensemble", missing=params.missing)
     target_type, enc = target_type or prep.target_type, prep.encoder
     classes = enc.classes
     bins = prep.plan.bins

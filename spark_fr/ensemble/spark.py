@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from ..runtime import warmups
 from ..runtime.groups import contiguous_groups
 from ..runtime.spark import run_units
 from .aggregate import ScoreAccumulator
@@ -115,7 +116,7 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
     """
     if "rf" in params.effective_scores():
         data.with_row_major()
-    warm_up_kernels(params.missing)
+    warmups.warm("ensemble", missing=params.missing)
     per_tree = estimate_tree_seconds(data, params)
 
     def work(payload, group):

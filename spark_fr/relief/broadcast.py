@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 
 
+from ..runtime import warmups
 from ..runtime.groups import contiguous_groups
 from ..runtime.spark import run_units
 from .accumulators import combine_shards
@@ -67,9 +68,7 @@ def relief_broadcast(spark, data: ReliefData, params) -> tuple:
     -------
     (list of ScoreResult, info dict)
     """
-    from .warmup import warm_up_kernels
-
-    warm_up_kernels()
+    warmups.warm("relief")
     shards = sampled_shards(data.keys, params)
     k, sigma, per_target = params.neighbours, params.sigma, params.per_target
     m = sum(len(s) for s in shards)

@@ -53,6 +53,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..results import ScoreKey, ScoreResult
+from ..runtime import warmups
 from ..runtime.groups import contiguous_groups
 from ..runtime.rng import Stream, derive_seed
 from ..runtime.spark import run_units
@@ -274,9 +275,7 @@ def reliefe_weights(spark, data: ReliefEData, n_classes: int, params: ReliefEPar
                "rule": sparse_rule(priors, tkind, p)}
     shards = sampled_shards(data.keys, params)
     m = sum(len(s) for s in shards)
-    from .warmup import warm_up_kernels
-
-    warm_up_kernels()
+    warmups.warm("reliefe")
     per_instance = n * max(E.shape[1], 1 if E.shape[1] else data.X.nnz / max(n, 1)) + \
         (15 if not params.adaptive else 30) * (n_classes or 1) * data.X.nnz / max(n, 1)
 

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..errors import InputError
 from ..results import ScoreKey, ScoreResult
+from ..runtime import warmups
 from ..runtime.engine import engine_for
 from ..runtime.progress import Progress
 from ..tasks.mlc import DISTANCES as LABEL_DISTANCES
@@ -197,11 +198,9 @@ def relief_tall(spark, blocks, setup: S.ReliefSetup) -> tuple:
     -------
     (list of ScoreResult, info dict)
     """
-    from .warmup import warm_up_kernels
-
     engine = engine_for(spark)
     params = setup.params
-    warm_up_kernels()
+    warmups.warm("relief")
     t0 = time.perf_counter()
     base = blocks.map(setup.select).filter(lambda b: b["keys"].size > 0).persist()
     cached = [base]

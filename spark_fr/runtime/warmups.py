@@ -1,0 +1,78 @@
+"""One registry of the methods' numba warm-ups: each method registers its warm-up; a run warms what it needs.
+
+Sketch
+------
+    register(name, module, function, options)   a method's package says where its warm-up is (``spark_fr.relief``:
+                                                 'relief', 'reliefe'; ``spark_fr.ensemble``: 'ensemble',
+                                                 'boosting'), and which run options it takes (the ensemble's
+                                                 ``missing``: fractional trees have kernels of their own)
+    warm(name, **values)                         imports the module and runs the warm-up, once per process for each
+                                                 set of values: it compiles the kernels (or loads them from numba's
+                                                 cache) on a tiny problem; later calls return at once
+    warm_for(name, opts)                         the warm-up a run with options ``opts`` needs
+
+A warm-up runs on the driver before the work: the command line's runs warm while the session starts (the JVM
+starts in the background), and a method warms before its Spark jobs, so that the Python workers find the kernels
+in numba's cache instead of compiling them concurrently (``jobs/package.py`` ships that cache). Decision: a
+warm-up runs once per process and set of values (a notebook's second run has its kernels compiled already); the
+registry imports nothing of spark_fr, so it stands on the ground floor under every method.
+"""
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WarmUp:
+    """Where a method's warm-up is: ``module.function(**values)``, and the run options it takes (``options``)."""
+
+    name: str
+    module: str
+    function: str
+    options: tuple = ()
+
+
+_REGISTRY: dict = {}
+_DONE: set = set()
+_LOCK = threading.RLock()  # a warm-up may warm another
+
+
+def register(name: str, module: str, function: str, options: tuple = ()) -> WarmUp:
+    """Register the warm-up of ``name`` (a ranking method): ``module.function``, taking the run options ``options``
+    as keywords. Registering a name again replaces its entry."""
+    entry = WarmUp(name, module, function, tuple(options))
+    _REGISTRY[name] = entry
+    return entry
+
+
+def registered() -> dict:
+    """``{name: WarmUp}`` of every registered warm-up."""
+    return dict(_REGISTRY)
+
+
+def warm(name: str, **values) -> bool:
+    """Compile (or load from numba's cache) the kernels of ``name`` in this process, with ``values`` for the options
+    its warm-up takes; once per process and set of values. Returns whether it ran now.
+
+    Raises
+    ------
+    KeyError
+        Nothing is registered under ``name``.
+    """
+    entry = _REGISTRY[name]
+    key = (name, tuple(sorted(values.items())))
+    with _LOCK:
+        if key in _DONE:
+            return False
+        getattr(importlib.import_module(entry.module), entry.function)(**values)
+        _DONE.add(key)
+    return True
+
+
+def warm_for(name: str, opts: dict) -> bool:
+    """The warm-up of ``name`` with the values a run's options ``opts`` give (an option absent or None: the
+    warm-up's own default)."""
+    entry = _REGISTRY[name]
+    return warm(name, **{k: opts[k] for k in entry.options if opts.get(k) is not None})
