@@ -21,11 +21,13 @@ from .table import GROUPS, JOB, OPTIONS, _task_registry, check_value
 SCHEMA_KEYS = frozenset({"tables", "target", "max_depth", "frequent_values", "aggregates", "base_dir"})
 
 
-def _read_yaml(path: str, shown: str):
+def read_yaml(path: str, shown: str, what: str = "config file"):
+    """The content of the local YAML file ``path`` (None for an empty one); one-line errors naming it as ``shown``:
+    not found (``<what> not found: <shown>``), or not valid YAML (the parser's first line)."""
     import yaml
 
     if not os.path.isfile(path):
-        raise InputError(f"config file not found: {shown}")
+        raise InputError(f"{what} not found: {shown}")
     try:
         with open(path, encoding="utf-8") as fh:
             return yaml.safe_load(fh)
@@ -54,7 +56,7 @@ def load_config(path: str, name: str | None = None, options=None, job: str | Non
         ``{option name: checked value}``; ``schema`` is the config itself when it holds a relational schema.
     """
     shown = name or path
-    cfg = _read_yaml(path, shown)
+    cfg = read_yaml(path, shown)
     if cfg is None:
         return {}
     if not isinstance(cfg, dict):

@@ -56,6 +56,7 @@ from dataclasses import dataclass, field
 from ..errors import InputError
 from ..io.locations import local_path, locate, scheme_of
 from ..options import JOB, OPTIONS, SCHEMA_KEYS
+from ..options.config import read_yaml
 
 KINDS = ("numeric", "nominal", "date", "id")
 FORMATS = ("auto", "csv", "tsv", "parquet", "delta", "json")
@@ -281,19 +282,9 @@ def _directory_of(path: str) -> str:
 
 
 def _read_yaml(path: str):
-    import yaml
-
     from ..io.files import driver_file
 
-    shown, path = path, driver_file(path, "--schema")
-    if not os.path.isfile(path):
-        raise InputError(f"schema file not found: {shown}")
-    try:
-        with open(path, encoding="utf-8") as fh:
-            return yaml.safe_load(fh)
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise InputError(f"{shown}: not valid YAML ({first})") from None
+    return read_yaml(driver_file(path, "--schema"), path, "schema file")
 
 
 def _only(cfg: dict, allowed: set, where: str) -> None:
