@@ -145,7 +145,6 @@ OVER_LIMIT = {
     "spark_fr/pct/grow.py": 966,
     # function lines
     "spark_fr/pct/grow.py:grow_tree": 128, "spark_fr/pct/grow_sparse.py:grow_tree_sparse": 129,
-    "spark_fr/relational/generate.py:generate_features": 132,
     # numba kernels' parameters
     **{f"spark_fr/pct/grow.py:{k} parameters": n for k, n in (
         ("_split_at_random_threshold", 22), ("_best_subset", 22), ("_subset_random", 21), ("_children_reduction", 21),

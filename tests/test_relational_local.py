@@ -1,7 +1,9 @@
-"""The local relational engine (spark_fr.relational.local) against the Spark engine: the same columns, order,
-lineage and values bit for bit (NaN/null positions included) on the schemas of test_relational_generate
-(tables written as headerless TSV files that both engines read), financial, random tables with nulls, ties,
-dates, a self-reference and an n-n link; the engine choice; the same ranking either way."""
+"""The local relational engine (spark_fr.relational.local) against the Spark engine on a whole run: the same
+columns, order, lineage and values bit for bit (NaN/null positions included) on financial (headerless TSV files
+that both engines read, an n-n link); the engine choice; what a local run loads. The two engines' operations one
+by one (the shop schema of test_relational_generate, random tables with nulls, ties, dates, a self-reference):
+tests/test_relational_executors.py; the same ranking either way: the golden rankings' relational pair
+(tests/test_golden.py). ``random_tables``, ``with_sources`` and ``shop_files`` write the tables those use."""
 import datetime as dt
 import json
 from pathlib import Path
@@ -12,7 +14,7 @@ import pytest
 
 from spark_fr.relational import generate_features, load_schema
 from spark_fr.relational.local_sources import local_possible
-from test_relational_generate import CITY, CUSTOMER, ITEM, KEYS, ORDERS, PRODUCT, SCHEMAS, shop_schema
+from test_relational_generate import CITY, CUSTOMER, ITEM, ORDERS, PRODUCT, SCHEMAS, shop_schema
 
 ROOT = Path(__file__).resolve().parents[1]
 FINANCIAL = ROOT / "conf" / "relational" / "financial.yaml"
@@ -79,49 +81,6 @@ def assert_identical(spark, cfg, check=True, tables=None):
     return loc
 
 
-def test_shop_schema_identical(spark, tmp_path):
-    assert_identical(spark, shop_files(shop_schema(), tmp_path))
-
-
-def test_shop_schema_with_conditions_and_shares_everywhere(spark, tmp_path):
-    cfg = shop_schema(max_depth=1, frequent_values=3, aggregates={  # outer aggregates: the random tables
-        "numeric": ["count", "count_distinct", "mean", "min", "max", "sum", "std"],
-        "nominal": ["count", "count_distinct", "mode", "share"], "date": ["count", "min", "max", "mean", "std"],
-        "conditional": ["count", "sum", "mean", "min", "max"],
-        "outer": ["mean", "min", "max", "sum", "std", "count_distinct"], "outer_nominal": ["mode", "count_distinct"]})
-    assert_identical(spark, shop_files(cfg, tmp_path))
-
-
-def test_self_reference_identical(spark, tmp_path):
-    cfg = {"tables": {"customer": {"key": "cust_id", "foreign_keys": {"referrer_id": "customer"}}},
-           "target": {"table": "customer", "column": "label"}, "max_depth": 2,
-           "aggregates": {"numeric": ["count", "mean"], "nominal": ["mode", "share"], "date": ["max"],
-                          "conditional": ["sum"]}}
-    assert_identical(spark, shop_files(cfg, tmp_path), check=False)
-
-
-def test_depth_and_aggregate_options_identical(spark, tmp_path):
-    cfg = shop_schema(max_depth=1, aggregates={"numeric": ["sum"], "nominal": ["mode"], "date": [],
-                                               "conditional": ["max"]})
-    assert_identical(spark, shop_files(cfg, tmp_path), check=False)
-
-
-def test_hostile_names_and_collisions_identical(spark, tmp_path):
-    evil_col = "a`; DROP TABLE x; --"
-    cfg = {"tables": {"t.1": {"key": "id.x", "types": {"y": "nominal"}},
-                      "we\"ird`tab' le": {"key": "k`", "foreign_keys": {"fk'": "t.1"}}},
-           "target": {"table": "t.1", "column": "y"}, "max_depth": 1}
-    rows = {"t.1": [(1, "p", 1.0), (2, "q", None), (3, "p", 2.0)],
-            "we\"ird`tab' le": [(1, 1, 2.0, "u"), (2, 1, 4.0, "v"), (3, 2, 1.0, "u")]}
-    columns = {"t.1": ["id.x", "y", evil_col], "we\"ird`tab' le": ["k`", "fk'", evil_col, "c c"]}
-    assert_identical(spark, with_sources(cfg, tmp_path, rows, columns))
-    cfg = {"tables": {"a": {"key": "k"}, "b": {"key": "k", "foreign_keys": {"fk": "a"}}},
-           "target": {"table": "a", "column": "y"}, "max_depth": 1, "aggregates": {"numeric": ["mean"]}}
-    loc = assert_identical(spark, with_sources(cfg, tmp_path, {"a": [(1, 0, 1.0)], "b": [(1, 1, 2.0)]},
-                                               {"a": ["k", "y", "B__C__MEAN"], "b": ["k", "fk", "c"]}))
-    assert loc.features == ["B__C__MEAN", "b__c__mean_2"]
-
-
 #: values with ties, signed zeros, negative, tiny (subnormal) and ordinary magnitudes
 TIES = [0.5, 1.0, 3.0, -2.25, 0.1, 0.2, 0.3, 1e-3, 7.0, 0.0, -0.0, 5e-324, -3e-200]
 
@@ -183,12 +142,6 @@ def random_tables(seed: int):
     return cfg, rows, columns
 
 
-@pytest.mark.parametrize("seed", [1])  # CI-sized: each Spark plan costs ~30 s on 2 shared cores
-def test_random_tables_identical(spark, tmp_path, seed):
-    cfg, rows, columns = random_tables(seed)
-    assert_identical(spark, with_sources(cfg, tmp_path, rows, columns), check=False)
-
-
 def test_financial_identical(spark):
     loc = assert_identical(spark, str(FINANCIAL))
     assert len(loc.pandas) == 682
@@ -241,16 +194,3 @@ def test_numbers_spark_parses_otherwise_fall_back_to_spark(tmp_path, spark):
 
     with pytest.raises(InputError, match="local"):
         generate_features(None, cfg, engine="local")
-
-
-def test_ranking_identical_either_engine(spark):
-    import spark_fr
-
-    kw = dict(schema=str(FINANCIAL), trees=5, cv_folds=0, seed=3)
-    local = spark_fr.rank_relational(spark=spark, engine="local", **kw)
-    remote = spark_fr.rank_relational(spark=spark, engine="spark", **kw)
-    assert local.metadata["relational"]["engine"] == "local"
-    assert remote.metadata["relational"]["engine"] == "spark"
-    a, b = (r.to_pandas().drop(columns=["run_id", "created_at"], errors="ignore") for r in (local, remote))
-    assert list(a.columns) == list(b.columns)
-    pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_exact=True)

@@ -1,8 +1,10 @@
 """The local engine on Delta tables and on the caller's DataFrames, and generated keys, against the Spark engine:
-the same features bit for bit (a partitioned Delta table with a null partition and a column added by a later
-commit; DataFrames of every column type it reads); generated keys numbering the rows as read in both engines
-(a keyless target in a directory of CSV files that Spark splits into many blocks, a foreign key into it, a keyless
-link table, DataFrames in several partitions, Parquet and Delta files); the engine choice and its reasons."""
+every table prepared and profiled the same bit for bit (the walk's first operations, compared by
+tests/relational_twin.py; its later operations: tests/test_relational_executors.py) from a partitioned Delta table
+with a null partition and a column added by a later commit, DataFrames of every column type it reads; generated
+keys numbering the rows as read in both engines (a keyless target in a directory of CSV files that Spark splits
+into many blocks, a foreign key into it, a keyless link table, DataFrames in several partitions, Parquet and Delta
+files); the engine choice and its reasons; under Spark Connect, whole runs of both engines."""
 import datetime as dt
 import json
 
@@ -14,7 +16,7 @@ import pytest
 from spark_fr.relational import generate_features, load_schema
 from spark_fr.relational.local_sources import choose_engine
 from test_relational_generate import CITY, CUSTOMER, ITEM, ORDERS, PRODUCT, SCHEMAS, shop_schema
-from test_relational_local import assert_identical
+from relational_twin import prepare_both
 from test_relational_local_parquet import SHOP_TYPES
 
 SHOP = {"customer": CUSTOMER, "city": CITY, "orders": ORDERS, "item": ITEM, "product": PRODUCT}
@@ -44,8 +46,9 @@ def test_delta_tables_identical(spark, tmp_path):
             write_delta(path, SHOP[name], fields)
         spec["source"] = str(path)
     assert choose_engine(load_schema(cfg)).engine == "local"
-    loc = assert_identical(spark, cfg)
-    assert any("discount" in f for f in loc.features)
+    prepared = prepare_both(spark, cfg)
+    assert "discount" in prepared["orders"].attrs  # the later commit's column: null in the first commit's rows
+    assert any("discount" in f for f in generate_features(None, cfg, engine="local").features)
 
 
 def test_dataframes_identical(spark, tmp_path):
@@ -54,7 +57,7 @@ def test_dataframes_identical(spark, tmp_path):
     choice = choose_engine(load_schema(shop_schema()), frames)
     assert choice.engine == "local", choice.reason
     assert generate_features(spark, shop_schema(), frames).engine == "local"
-    assert_identical(spark, shop_schema(), tables=frames)
+    prepare_both(spark, shop_schema(), frames)
     ts = frames["city"].withColumn("at", frames["city"]["pop"].cast("timestamp"))
     assert "timestamp" in choose_engine(load_schema(shop_schema()), {**frames, "city": ts}).reason
 
@@ -85,7 +88,7 @@ def keyless_rows(seed=5, n=60):
 
 
 def _check_positions(loc, visit):
-    """The visits' generated ids number ``visit`` (the table as read) from 0."""
+    """The visits' generated ids number ``visit`` (the table as read) from 0 (``loc``: a local engine's run)."""
     ids = loc.pandas["visit_id"].to_numpy()
     assert ids.dtype.kind in "if" and sorted(ids.tolist()) == list(range(len(visit)))
     # the id is the row's position: its attribute is the one at that row of the files as read
@@ -107,10 +110,11 @@ def test_generated_keys_of_csv_files_split_into_blocks_identical(spark, tmp_path
     spark.conf.set("spark.sql.files.maxPartitionBytes", "200")  # several blocks per file, packed largest first
     spark.conf.set("spark.sql.files.openCostInBytes", "0")
     try:
-        loc = assert_identical(spark, cfg)
+        prepare_both(spark, cfg)  # generated keys: the Spark engine's numbering from the blocks is the local one's
     finally:
         for k, v in conf.items():
             spark.conf.set(k, v)
+    loc = generate_features(None, cfg, engine="local")
     _check_positions(loc, frames["visit"])
     assert any(f.startswith("link__") for f in loc.features)
 
@@ -137,12 +141,14 @@ def test_generated_keys_of_parquet_delta_and_dataframes_identical(spark, tmp_pat
 
     files = sorted(DeltaTable(str(tmp_path / "visit")).file_uris())
     assert len(files) == 2
-    _check_positions(assert_identical(spark, cfg), pd.concat([pd.read_parquet(f) for f in files]))
+    prepare_both(spark, cfg)
+    _check_positions(generate_features(None, cfg, engine="local"), pd.concat([pd.read_parquet(f) for f in files]))
     # DataFrames in several partitions: numbered in the frame's order
     given = {n: spark.createDataFrame(df) for n, df in frames.items()}  # in the session's 2 partitions
     assert given["visit"].rdd.getNumPartitions() > 1
-    loc = assert_identical(spark, keyless_schema({n: {} for n in frames}), tables=given)
-    _check_positions(loc, frames["visit"])
+    keyless = keyless_schema({n: {} for n in frames})
+    prepare_both(spark, keyless, given)
+    _check_positions(generate_features(spark, keyless, given, engine="local"), frames["visit"])
 
 
 def test_dataframes_reading_parquet_files_identical(spark, tmp_path):
@@ -175,7 +181,9 @@ def test_dataframes_reading_parquet_files_identical(spark, tmp_path):
     assert parquet_scan_path(spark.read.option("mergeSchema", "true").parquet(paths["note"])) is None
     assert parquet_scan_path(spark.read.schema("note_id long, visit_id long").parquet(paths["note"])) is None
     assert parquet_scan_path(spark.range(3)) is None
-    loc = assert_identical(spark, keyless_schema({n: {} for n in frames}), tables=given)
+    keyless = keyless_schema({n: {} for n in frames})
+    prepare_both(spark, keyless, given)
+    loc = generate_features(spark, keyless, given, engine="local")
     visit = frames["visit"]
     _check_positions(loc, pd.concat([visit.iloc[5:45], visit.iloc[45:], visit.iloc[:5]]))  # b, c, a: by size
 

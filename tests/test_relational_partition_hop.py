@@ -1,12 +1,14 @@
 """The Spark engine's to-many hops computed by the local engine's kernels per hash partition
-(:mod:`spark_fr.relational.partition_hop`): the same bits as Spark's own ``groupBy`` of the same aggregates, for
-any number of partitions; values that may be NaN keep Spark's ``groupBy`` (NaN is a number there)."""
+(:mod:`spark_fr.relational.partition_hop`) against Spark's own ``groupBy`` of the same aggregates
+(``SparkExecutor(kernels=False)``) on keys of every kind, where the local engine cannot read the tables (a decimal
+attribute); values that may be NaN keep Spark's ``groupBy`` (NaN is a number there). Both against the arrays, for
+any number of partitions: tests/test_relational_executors.py."""
 import numpy as np
-import pytest
 
-from spark_fr.relational import generate, generate_features
+from spark_fr.relational import generate_features, load_schema
 from spark_fr.relational.partition_hop import applies
-from test_relational_local import random_tables, with_sources
+from spark_fr.relational.spark_executor import SparkExecutor
+from spark_fr.relational.walk import walk
 
 
 def _bits(frame, id_col):
@@ -24,27 +26,7 @@ def _bits(frame, id_col):
     return out
 
 
-@pytest.fixture
-def shuffle_partitions(spark):
-    """Set ``spark.sql.shuffle.partitions`` for one generation; restored after the test."""
-    before = spark.conf.get("spark.sql.shuffle.partitions")
-    yield lambda n: spark.conf.set("spark.sql.shuffle.partitions", str(n))
-    spark.conf.set("spark.sql.shuffle.partitions", before)
-
-
-def test_kernels_equal_spark_groupby_for_any_partitioning(spark, tmp_path, shuffle_partitions, monkeypatch):
-    cfg, rows, columns = random_tables(2)
-    cfg = with_sources(cfg, tmp_path, rows, columns)
-    shuffle_partitions(1)  # every group of a hop in one partition (the other tests run 8: the suite's session)
-    kernels = generate_features(spark, cfg, engine="spark", check=False)
-    one = _bits(kernels.frame, kernels.id)
-    shuffle_partitions(5)
-    monkeypatch.setattr(generate, "applies", lambda largest: False)  # every hop by Spark's groupBy
-    sql = generate_features(spark, cfg, engine="spark", check=False)
-    assert list(one) == sql.frame.columns and one == _bits(sql.frame, sql.id)
-
-
-def test_keys_of_every_kind(spark, monkeypatch):
+def test_keys_of_every_kind(spark):
     """Hops grouped by text, date and float keys (signed zeros: one group in Spark) and a decimal attribute:
     the kernels give the bits of Spark's groupBy."""
     import datetime as dt
@@ -67,13 +49,12 @@ def test_keys_of_every_kind(spark, monkeypatch):
                       "u": {"key": "uday"}, "w": {"key": "wid", "foreign_keys": {"uday": "u"}},
                       "v": {"key": "fz"}, "q": {"key": "qid", "foreign_keys": {"fz": "v"}}},
            "target": {"table": "t", "column": "label"}, "max_depth": 2}
-    kernels = generate_features(spark, cfg, tables, engine="spark")
-    got = _bits(kernels.frame, kernels.id)
-    monkeypatch.setattr(generate, "applies", lambda largest: False)
-    sql = generate_features(spark, cfg, tables, engine="spark")
-    assert got == _bits(sql.frame, sql.id)
-    rows = {r["tid"]: r.asDict() for r in kernels.frame.collect()}
-    count = next(f.feature for f in kernels.lineage if f.table == "q" and f.aggregates == ("count",))
+    schema = load_schema(cfg)
+    kernels, lineage, _ = walk(SparkExecutor(spark, schema, tables), schema)
+    sql, sql_lineage, _ = walk(SparkExecutor(spark, schema, tables, kernels=False), schema)
+    assert sql_lineage == lineage and _bits(kernels, "tid") == _bits(sql, "tid")
+    rows = {r["tid"]: r.asDict() for r in kernels.collect()}
+    count = next(f.feature for f in lineage if f.table == "q" and f.aggregates == ("count",))
     assert (rows["a"][count], rows["c"][count], rows["b"][count]) == (2.0, 2.0, 1.0)  # -0.0 and 0.0: one group
 
 

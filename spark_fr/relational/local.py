@@ -1,34 +1,29 @@
-"""Relational feature generation in the driver (pandas / numpy), without Spark: the *local engine*.
+"""The relational walk's operations over numpy arrays in the driver, without Spark: the *local engine*.
 
-The same features as :func:`spark_fr.relational.generate.generate_features` (names, order, lineage and
-values bit for bit) for inputs that fit the driver, without starting the JVM.
+The same features as the Spark engine (:mod:`spark_fr.relational.spark_executor`; names, order, lineage and
+values bit for bit) for inputs that fit the driver, without starting the JVM: both run the one walk of
+:mod:`spark_fr.relational.walk` (paths, planning, joins, fills, names and lineage); this module only executes its
+operations over arrays (``tests/test_relational_executors.py`` runs each against the Spark engine's).
 
-Algorithm sketch
-----------------
-The plan is the Spark engine's: paths from :func:`enumerate_paths`, values walked innermost first, and at
-every to-many hop the aggregates planned by ``plan.innermost`` / ``plan.outer`` themselves (the
-same :class:`Value` bookkeeping, bounds and grid exponents from ``plan.derived``, names and lineage), which
-hand them to a recorder (:class:`~spark_fr.relational.hop_group.HopGroup`), which the Spark engine runs too, per
-partition (:mod:`spark_fr.relational.partition_hop`). Only the execution differs:
-
+Sketch
+------
 * **Reading** (:mod:`spark_fr.relational.local_sources`, which also holds the engine choice
   :func:`~spark_fr.relational.local_sources.choose_engine`): CSV/TSV files with or without a header line by
   pyarrow's CSV reader typed as Spark's reader types them (:mod:`spark_fr.relational.local_csv`), Parquet files,
   Delta tables and the caller's DataFrames through Arrow (:mod:`spark_fr.relational.local_arrow`); generated keys
   number the rows as read (:mod:`spark_fr.relational.row_keys`).
-* **Profiles** (``generate._profile``): a table's rows, the largest ``|x|`` of each numeric or date
-  attribute over its prepared values, its frequent nominal values; the bounds give the grid exponents.
-* **Aggregating** a hop (:mod:`spark_fr.relational.local_kernels`): ``sum``, ``mean`` and ``std`` of a
-  value with a grid use the numpy mirrors of the Spark engine's fixed-point arithmetic
-  (:func:`spark_fr.relational.exact.limb_sums_numpy` and the words from them; mean = that sum / the number of non-missing
-  values): the same bits. A value without a grid (no finite bound, e.g. the sum of values near the largest
-  double, or one whose distinct count sorts it anyway) takes, as in Spark, the sorted path: each group's
-  sorted values added *sequentially* from 0.0, the fold Spark runs (``array_sort`` + ``aggregate``).
-  count, count_distinct, min, max, mode, shares and conditions follow ``aggregates.py``.
-* **Joins** drop null keys first (a null never matches in Spark).
-
-The walk itself (joins, empty groups, count-like fills) mirrors ``generate._path_frame`` with arrays; it is
-not shared code.
+* **Preparing**: a table is {internal column: array}: keys as the joins compare them (:func:`key_array`), numbers
+  and dates float64 (NaN null), nominal values factorized once (:class:`~spark_fr.relational.local_kernels.NominalColumn`).
+* **Profiles** (:meth:`LocalExecutor.table_pass`, :meth:`LocalExecutor.nominal_values`): a table's rows, its keys'
+  non-null and distinct values, its foreign keys without a parent, the largest ``|x|`` of each numeric or date
+  attribute over its prepared values, the frequent and distinct values of its nominal attributes.
+* **Aggregating** a hop (:class:`~spark_fr.relational.hop_group.HopGroup` over the kernels of
+  :mod:`spark_fr.relational.local_kernels`, which the Spark engine runs per partition too): ``sum``, ``mean`` and
+  ``std`` of a value with a grid use the numpy mirrors of the fixed-point arithmetic of
+  :mod:`spark_fr.relational.exact`; a value without a grid takes, as in Spark, the sorted path (each group's sorted
+  values added *sequentially* from 0.0). count, count_distinct, min, max, mode, shares and conditions follow
+  ``aggregates.py``.
+* **Joins** look the frame's link up in the parent's column; null keys never match (as in Spark).
 
 Decisions
 ---------
@@ -41,97 +36,189 @@ Decisions
   formatting), dates declared on string columns, and keys compared as text (:mod:`spark_fr.relational.keys`)
   that are non-integral numbers.
 * Numeric nulls are NaN here (no NaN can come from a supported source).
+* Decision: the profile's measures run one after the other (``small_jobs`` 1): they are numpy work, not the
+  latency of Spark's small jobs; a table's prepared columns are made before its keys are checked (the Spark
+  engine's order), so an input holding both a value the local engine cannot reproduce and a bad key is handed
+  to Spark (``engine='auto'``), which names the key.
 """
 from __future__ import annotations
 
 import os
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from ..errors import InputError
-from . import exact as X
 from . import keys as KEYS
 from . import local_kernels as K
+from .checks import TablePass
 from .hop_group import HopGroup
-from .lineage import FeatureLineage, relations_of
 from .local_sources import choose_engine, load_local_tables, spark_types
 from .local_table import LocalTable, Unsupported, missing
-from .naming import Names, feature_name
-from .paths import MANY, enumerate_paths
-from .plan import Profile, Value, innermost, out_kind, outer
-from .width import check_width
-
-# --- checks -----------------------------------------------------------------------------------------------
+from .plan import DOMAIN_LIMIT
+from .walk import walk
 
 
-def check_local(schema, tables: dict, plan: dict) -> dict:
-    """:func:`spark_fr.relational.checks.check_data` on local tables (same errors, same warnings), the keys
-    compared as ``plan`` (:func:`spark_fr.relational.keys.key_plan`) says; as there, only the keys a join reads
-    are checked (the target's, and those foreign keys point at)."""
-    import logging
+class LocalFrame(NamedTuple):
+    """A path's frame in the driver: the link of every row, and {value column: array or NominalColumn}."""
 
-    from .checks import referenced_tables, repeated_key
+    link: np.ndarray
+    cols: dict
 
-    log = logging.getLogger("spark_fr.relational.checks")
-    referenced = referenced_tables(schema)
-    for name, spec in schema.tables.items():
-        if name not in referenced:
-            continue
-        keys = [spec.key]
-        if name == schema.target.table and schema.target.id != spec.key:
-            keys.append(schema.target.id)
-        table = tables[name]
-        rows = table.rows
+
+class LocalExecutor:
+    """The walk's operations over numpy arrays (see the module's notes).
+
+    Parameters
+    ----------
+    schema : RelationalSchema
+    tables : dict, optional
+        {table name: DataFrame} replacing the schema's sources (collected, or read from their files).
+
+    Raises
+    ------
+    Unsupported
+        A source the local engine cannot reproduce exactly (then use the Spark engine).
+    """
+
+    small_jobs = 1
+
+    def __init__(self, schema, tables: dict | None = None):
+        self.schema = schema
+        self.tables = load_local_tables(schema, tables)
+
+    # --- what the kinds and the key plan read ---
+
+    def column_types(self) -> dict:
+        """{table: a stand-in with ``.schema``} (:func:`~spark_fr.relational.checks.column_kinds` reads it)."""
+        return {n: spark_types(t.types) for n, t in self.tables.items()}
+
+    def key_types(self) -> dict:
+        """{(table, column): Spark type name} of every key and foreign key."""
+        return {(t, c): {"long": "bigint"}.get(self.tables[t].types[c], self.tables[t].types[c])
+                for t, c in KEYS.key_columns(self.schema)}
+
+    def check_declared(self) -> None:
+        """Nothing: the readers refused a value that does not fit its declared column (naming its file line)."""
+
+    # --- preparing and profiling ---
+
+    def prepare(self, name: str, keys: dict, values: dict) -> dict:
+        """Table ``name`` as {internal column: array}: ``{internal: (key column, compared as)}`` and
+        ``{internal: (attribute, kind)}``."""
+        table = self.tables[name]
+        cols = {col: key_array(table, column, as_type) for col, (column, as_type) in keys.items()}
+        cols.update({col: value_array(table, attr, kind) for col, (attr, kind) in values.items()})
+        return cols
+
+    def table_pass(self, name: str, table, plan: dict, keys, links, values) -> TablePass:
+        """:func:`spark_fr.relational.checks.table_pass` over arrays: the rows of table ``name``, the non-null
+        and distinct values of ``keys``, the non-null foreign keys of ``links`` and those without a parent row,
+        the largest ``|x|`` of each ``(attribute, kind)`` of ``values`` (prepared ``table``)."""
+        source = self.tables[name]
+        counted = {}
         for k in keys:
-            a = _key(table, k, plan.get((name, k)))
+            a = key_array(source, k, plan.get((name, k)))
             known = a[~missing(a)]
-            nn = len(known)
-            if nn < rows:
-                raise InputError(f"{schema.origin}: table '{name}': key '{k}' is missing in {rows - nn} of {rows} rows")
-            d = _distinct(known)
-            if d < nn:
-                raise repeated_key(schema, name, k, nn - d, plan.get((name, k)))
-    shares = {}
-    for name, spec in schema.tables.items():
-        for fk in spec.foreign_keys:
-            parent = schema.tables[fk.table]
-            child = _key(tables[name], fk.column, plan.get((name, fk.column)))
+            counted[k] = (len(known), _distinct(known))
+        dangling = {}
+        for fk in links:
+            pk = self.schema.tables[fk.table].key
+            child = key_array(source, fk.column, plan.get((name, fk.column)))
             child = child[~missing(child)]
-            keys = _key(tables[fk.table], parent.key, plan.get((fk.table, parent.key)))
-            n = len(child)
-            dangling = int((~pd.Series(child).isin(keys[~missing(keys)])).sum())
-            share = dangling / n if n else 0.0
-            shares[(name, fk.column)] = share
-            if share > 0:
-                log.warning("%s: table '%s': %.1f%% of the foreign keys '%s' (%d rows) have no row in '%s'",
-                            schema.origin, name, 100 * share, fk.column, dangling, fk.table)
-    return shares
+            parent = key_array(self.tables[fk.table], pk, plan.get((fk.table, pk)))
+            dangling[fk.column] = (len(child), int((~pd.Series(child).isin(parent[~missing(parent)])).sum()))
+        largest = {}
+        for a, _ in values:
+            x = np.asarray(table.frame[table.attrs[a][0]], dtype=np.float64)
+            x = x[~np.isnan(x)]
+            largest[a] = float(np.max(np.abs(x))) if len(x) else None
+        return TablePass(source.rows, counted, dangling, largest)
+
+    def nominal_values(self, table, k: int) -> tuple:
+        """({nominal attribute: its k most frequent non-missing values, ties broken by the smaller value (UTF-8
+        byte order, as Spark sorts strings)}, {nominal attribute: its sorted distinct non-missing values, or None
+        when there are more than DOMAIN_LIMIT})."""
+        frequent, domains = {}, {}
+        for a, (c, kind) in table.attrs.items():
+            if kind != "nominal":
+                continue
+            col = table.frame[c]
+            counts = np.bincount(col.codes[col.codes >= 0], minlength=len(col.values))
+            present = np.flatnonzero(counts)
+            domains[a] = tuple(col.values[present]) if len(present) <= DOMAIN_LIMIT else None
+            order = np.lexsort((np.arange(len(counts)), -counts))  # most frequent first, then the smaller value
+            frequent[a] = [col.values[i] for i in order[:k] if counts[i] > 0] if k > 0 else []
+        return frequent, domains
+
+    def groups(self, largest: dict):
+        """The hops' groups of aggregates: :class:`~spark_fr.relational.hop_group.HopGroup` (no value read here
+        is NaN)."""
+        return HopGroup
+
+    # --- the walk ---
+
+    def start(self, table, link: str, columns: dict) -> LocalFrame:
+        """A path's first frame: ``link`` of ``table`` and ``{value: internal column}``."""
+        return LocalFrame(table.frame[link], {v: table.frame[c] for v, c in columns.items()})
+
+    def aggregate(self, frame: LocalFrame, group) -> LocalFrame:
+        """The frame grouped by its link (null links form no group): one row per link, the group's columns."""
+        g, ok, uniques = _group_index(frame.link)
+        return LocalFrame(uniques, group.run({c: _rows(a, ok) for c, a in frame.cols.items()}, g, len(uniques)))
+
+    def join(self, frame: LocalFrame, parent, on: str, link: str) -> LocalFrame:
+        """The rows of ``parent`` with the values of the frame's row whose link equals their ``on`` (a left join;
+        the frame's links are unique); their ``link`` becomes the link."""
+        return LocalFrame(parent.frame[link], _lookup(parent.frame[on], frame.link, frame.cols))
+
+    def fill(self, frame: LocalFrame, values) -> LocalFrame:
+        """Count-like values of empty groups (NaN) as 0."""
+        cols = dict(frame.cols)
+        for v in values:
+            if v.count_like:
+                a = cols[v.col].astype(np.float64)
+                cols[v.col] = np.where(np.isnan(a), 0.0, a)
+        return LocalFrame(frame.link, cols)
+
+    # --- the result ---
+
+    def target(self, name: str, table, key: tuple, kind, columns: list) -> "_Result":
+        """The result's start: the target's id, class (strings when ``kind`` is nominal) and own attributes
+        ``columns`` ([(feature, internal column)]); its key is the prepared ``__k`` (``key`` compared so)."""
+        target = self.schema.target
+        base = self.tables[name]
+        y = value_array(base, target.column, "nominal").objects() if kind == "nominal" else base.columns[target.column]
+        out = {target.id: base.columns[target.id], target.column: y}
+        for feature, col in columns:
+            out[feature] = _plain(table.frame[col])
+        return _Result(table.frame["__k"], out)
+
+    def attach(self, result: "_Result", frame: LocalFrame, features: list) -> "_Result":
+        """``result`` with the frame's values looked up by the target key: ``features`` [(name, Value)]."""
+        got = _lookup(result.keys, frame.link, frame.cols)
+        for name, v in features:
+            arr = _plain(got[v.col])
+            if v.count_like:
+                arr = np.where(np.isnan(arr.astype(np.float64)), 0.0, arr).astype(np.float64)
+            result.out[name] = arr
+        return result
+
+    def finish(self, result: "_Result") -> pd.DataFrame:
+        """The result as a pandas DataFrame: the target id, the target column, the features."""
+        return pd.DataFrame(result.out, columns=list(result.out))
 
 
-def _distinct(known: np.ndarray) -> int:
-    """The number of distinct values of a column without nulls (numbers and dates sorted: hashing 10^7
-    distinct keys costs several times more)."""
-    if known.dtype == object:
-        return len(pd.unique(known))
-    if len(known) == 0:
-        return 0
-    s = np.sort(known.astype(np.float64) + 0.0 if known.dtype.kind == "f" else known)
-    return int(np.count_nonzero(s[1:] != s[:-1])) + 1
+class _Result(NamedTuple):
+    keys: np.ndarray  # the target table's keys, as the joins compare them
+    out: dict  # {output column: array}, in order
 
 
-# --- preparing --------------------------------------------------------------------------------------------
+# --- columns as the Spark engine prepares them ------------------------------------------------------------
 
 
-class _Prepared:
-    def __init__(self, frame, attrs, fks):
-        self.frame = frame  # {column: numpy array, or a NominalColumn for nominal values}: __k, __f0.., a0..
-        self.rows = len(frame["__k"])
-        self.attrs = attrs  # attribute -> (internal column, kind)
-        self.fks = fks
-
-
-def _value(table: LocalTable, column: str, kind: str):
+def value_array(table: LocalTable, column: str, kind: str):
     """A column as the Spark engine's prepared value: numbers float64 (NaN null), nominal values strings
     factorized once (a :class:`~spark_fr.relational.local_kernels.NominalColumn`; numbers formatted as Spark
     casts them), dates days since 1970-01-01 (float64)."""
@@ -168,7 +255,7 @@ def _days(a: np.ndarray) -> np.ndarray:
     return days
 
 
-def _key(table: LocalTable, column: str, as_type: str | None = None) -> np.ndarray:
+def key_array(table: LocalTable, column: str, as_type: str | None = None) -> np.ndarray:
     """A key column as the joins compare it (:func:`spark_fr.relational.checks.key_value` in numpy): numbers
     float64, dates days, else objects; ``as_type`` text: the digits of integers, ``yyyy-MM-dd`` dates."""
     t = table.types[column]
@@ -191,83 +278,18 @@ def _key(table: LocalTable, column: str, as_type: str | None = None) -> np.ndarr
     return a
 
 
-def key_types_local(tables: dict, schema) -> dict:
-    """{(table, column): Spark type name} of every key and foreign key of local tables."""
-    return {(t, c): {"long": "bigint"}.get(tables[t].types[c], tables[t].types[c]) for t, c in KEYS.key_columns(schema)}
+def _distinct(known: np.ndarray) -> int:
+    """The number of distinct values of a column without nulls (numbers and dates sorted: hashing 10^7
+    distinct keys costs several times more)."""
+    if known.dtype == object:
+        return len(pd.unique(known))
+    if len(known) == 0:
+        return 0
+    s = np.sort(known.astype(np.float64) + 0.0 if known.dtype.kind == "f" else known)
+    return int(np.count_nonzero(s[1:] != s[:-1])) + 1
 
 
-def _prepare(spec, table: LocalTable, kinds: dict, plan: dict) -> _Prepared:
-    cols = {"__k": _key(table, spec.key, plan.get((spec.name, spec.key)))}
-    fks = {}
-    for i, fk in enumerate(spec.foreign_keys):
-        fks[fk.column] = f"__f{i}"
-        cols[f"__f{i}"] = _key(table, fk.column, plan.get((spec.name, fk.column)))
-    attrs = {}
-    for j, (attr, kind) in enumerate(kinds.items()):
-        attrs[attr] = (f"a{j}", kind)
-        cols[f"a{j}"] = _value(table, attr, kind)
-    return _Prepared(cols, attrs, fks)
-
-
-def _frequent(table: _Prepared, k: int) -> dict:
-    """generate._nominal_values' frequent values: {nominal attribute: its k most frequent non-missing values,
-    ties broken by the smaller value (UTF-8 byte order, as Spark sorts strings)}."""
-    out = {}
-    for a, (c, kind) in table.attrs.items():
-        if kind != "nominal":
-            continue
-        if k <= 0:
-            out[a] = []
-            continue
-        col = table.frame[c]
-        counts = np.bincount(col.codes[col.codes >= 0], minlength=len(col.values))
-        order = np.lexsort((np.arange(len(counts)), -counts))  # most frequent first, then the smaller value
-        out[a] = [col.values[i] for i in order[:k] if counts[i] > 0]
-    return out
-
-
-def _profile(table: _Prepared, k: int):
-    """:func:`spark_fr.relational.generate._profile` of a local table: its rows, the largest ``|x|`` of every
-    numeric or date attribute (None when it has no value), the frequent values of the nominal ones. Domains are
-    None: they only choose how Spark computes a mode or a distinct count, not the result."""
-    bounds = {}
-    for a, (c, kind) in table.attrs.items():
-        if kind == "nominal":
-            continue
-        x = np.asarray(table.frame[c], dtype=np.float64)
-        x = x[~np.isnan(x)]
-        b = float(np.max(np.abs(x))) if len(x) else None
-        bounds[a] = b if b is not None and X.grid_exponent(b) is not None else None
-    nominal = [a for a, (_, kind) in table.attrs.items() if kind == "nominal"]
-    return Profile(table.rows, bounds, _frequent(table, k), {a: None for a in nominal})
-
-
-# --- aggregating one hop ----------------------------------------------------------------------------------
-
-
-class _LocalContext:
-    """generate._Context for the local engine: profiles of local tables, recorded aggregates."""
-
-    def __init__(self, schema, prepared):
-        self.schema = schema
-        self.prepared = prepared
-        self._profiles = {}
-        self._n = 0
-
-    def profile_of(self, table: str):
-        if table not in self._profiles:
-            self._profiles[table] = _profile(self.prepared[table], self.schema.frequent_values)
-        return self._profiles[table]
-
-    def new_col(self) -> str:
-        self._n += 1
-        return f"v{self._n}"
-
-    def new_group(self):
-        return HopGroup()
-
-
-# --- the walk ---------------------------------------------------------------------------------------------
+# --- grouping and joining arrays --------------------------------------------------------------------------
 
 
 def _group_index(keys):
@@ -309,9 +331,12 @@ def _lookup(left_keys, right_keys, right_values: dict):
     return out
 
 
+# --- entry points -----------------------------------------------------------------------------------------
+
+
 def generate_local(schema, check: bool = True, max_features: int | None = None, tables: dict | None = None):
     """Generate the features of ``schema`` in the driver (a parsed schema whose sources are local files, or
-    DataFrames in ``tables``).
+    DataFrames in ``tables``): the walk of :mod:`spark_fr.relational.walk` over a :class:`LocalExecutor`.
 
     Returns
     -------
@@ -322,113 +347,7 @@ def generate_local(schema, check: bool = True, max_features: int | None = None, 
     Unsupported
         The input holds something the local engine cannot reproduce exactly (then use the Spark engine).
     """
-    from .checks import column_kinds
-
-    tables = load_local_tables(schema, tables)
-    kinds = column_kinds(schema, {n: spark_types(t.types) for n, t in tables.items()})
-    target = schema.target
-    target_kind = kinds[target.table].get(target.column)
-    kinds[target.table] = {c: k for c, k in kinds[target.table].items() if c != target.column}
-    check_width(schema, kinds, max_features)
-    plan = KEYS.key_plan(schema, key_types_local(tables, schema))
-    if check:
-        check_local(schema, tables, plan)
-    prepared = {n: _prepare(schema.tables[n], tables[n], kinds[n], plan) for n in schema.tables}
-    paths = enumerate_paths(schema)
-    ctx = _LocalContext(schema, prepared)
-
-    base = tables[target.table]
-    tkeys = prepared[target.table].frame["__k"]
-    names = Names([target.id, target.column])
-    if target_kind == "nominal":
-        y = _value(base, target.column, "nominal").objects()
-    else:
-        y = base.columns[target.column]
-    out = {target.id: base.columns[target.id], target.column: y}
-    lineage = []
-    for attr, (col, kind) in prepared[target.table].attrs.items():
-        name = names.unique(feature_name([], attr, []))
-        out[name] = _plain(prepared[target.table].frame[col])
-        lineage.append(FeatureLineage(name, (), target.table, attr, (), None,
-                                      relations_of((), target.table, attr, None), out_kind(kind)))
-    for path in (p for p in paths if p.hops):
-        link, cols, values = _path_frame(path, ctx)
-        if not values:
-            continue
-        got = _lookup(tkeys, link, cols)
-        labels = [h.label for h in path.hops]
-        for v in values:
-            suffix = None if v.condition is None else f"{v.condition[0]}_{v.condition[1]}"
-            aggs = list(v.aggregates)
-            if v.level is not None:
-                aggs[0] = f"share_{v.level}"
-            name = names.unique(feature_name(labels, v.attribute, aggs, suffix))
-            arr = _plain(got[v.col])
-            if v.count_like:
-                arr = np.where(np.isnan(arr.astype(np.float64)), 0.0, arr).astype(np.float64)
-            out[name] = arr
-            lineage.append(FeatureLineage(name, path.hops, path.table, v.attribute, tuple(reversed(v.aggregates)),
-                                          v.condition, relations_of(path.hops, path.table, v.attribute, v.condition),
-                                          v.kind, v.level))
-    frame = pd.DataFrame(out, columns=list(out))
-    return frame, lineage, paths
-
-
-def _link_col(table, hop):
-    if hop is not None and hop.direction == MANY:
-        return table.fks[hop.link.column]
-    return "__k"
-
-
-def _path_frame(path, ctx: _LocalContext):
-    """(link keys, {value column: array}, values) of one path: generate._path_frame's walk with arrays; the
-    aggregates of each hop are planned by ``plan.innermost`` / ``plan.outer`` (values, bounds, grids, names)
-    and computed by :class:`~spark_fr.relational.hop_group.HopGroup`."""
-    hops = path.hops
-    s = len(hops)
-    last = ctx.prepared[path.table]
-    values = [Value(ctx.new_col(), out_kind(kind), attr) for attr, (_, kind) in last.attrs.items()]
-    raw = {v.attribute: v for v in values}
-    kinds = {attr: kind for attr, (_, kind) in last.attrs.items()}
-    link = last.frame[_link_col(last, hops[-1])]
-    cols = {v.col: last.frame[last.attrs[v.attribute][0]] for v in values}
-    aggregated = False
-    for i in range(s, 0, -1):
-        hop = hops[i - 1]
-        into_parent = hops[i - 2] if i >= 2 else None
-        parent = ctx.prepared[path.tables()[i - 1]]
-        if hop.direction == MANY:
-            if aggregated:
-                group, values = outer(values, ctx)
-            else:
-                group, values = innermost(values, raw, kinds, path, i == s, ctx)
-                aggregated = True
-            if not values:
-                return None, {}, []
-            g, ok, uniques = _group_index(link)
-            cols = group.run({c: _rows(a, ok) for c, a in cols.items()}, g, len(uniques))
-            link = uniques
-            if i >= 2 and into_parent.direction == MANY:
-                got = _lookup(parent.frame["__k"], link, cols)
-                link = parent.frame[_link_col(parent, into_parent)]
-                cols = _filled(got, values)
-        else:
-            got = _lookup(parent.frame[parent.fks[hop.link.column]], link, cols)
-            link = parent.frame[_link_col(parent, into_parent)]
-            cols = _filled(got, values)
-    return link, cols, values
-
-
-def _filled(cols, values):
-    out = dict(cols)
-    for v in values:
-        if v.count_like:
-            a = out[v.col].astype(np.float64)
-            out[v.col] = np.where(np.isnan(a), 0.0, a)
-    return out
-
-
-# --- entry points -----------------------------------------------------------------------------------------
+    return walk(LocalExecutor(schema, tables), schema, check, max_features)
 
 
 def try_local(schema, tables, check: bool, forced: bool = False, max_features: int | None = None) -> tuple:

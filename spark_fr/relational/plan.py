@@ -2,7 +2,7 @@
 
 Sketch
 ------
-A path's values are back-propagated from its last table to the target table (see :mod:`generate`). At each
+A path's values are back-propagated from its last table to the target table (see :mod:`spark_fr.relational.walk`). At each
 to-many hop this module decides *what* is aggregated, never *how*:
 
 * :func:`innermost` (the first to-many hop from the end): the per-kind aggregates of every attribute, the row
@@ -13,8 +13,8 @@ to-many hop this module decides *what* is aggregated, never *how*:
 Each new :class:`Value` carries its lineage (attribute, aggregates innermost first, condition, share level),
 whether it is count-like, and what the next aggregate needs to know: a bound on ``|value|`` (:func:`derived`;
 its grid exponent picks the exact fixed-point sums of :mod:`exact`) or the nominal domain. The aggregates go
-into ``ctx.new_group()``: a Spark :class:`~spark_fr.relational.aggregates.GroupAggregates`, or the local
-engine's recorder. ``ctx`` also gives ``schema``, ``profile_of(table)`` (a :class:`Profile`) and
+into ``ctx.new_group()``: the executor's group (:class:`~spark_fr.relational.hop_group.HopGroup`, its
+partitioned form, or a Spark :class:`~spark_fr.relational.aggregates.GroupAggregates`). ``ctx`` also gives ``schema``, ``profile_of(table)`` (a :class:`Profile`) and
 ``new_col()``.
 """
 from __future__ import annotations
