@@ -215,9 +215,7 @@ class Ranking:
             if top.empty:
                 continue
             lines.append(f"{score} (top {len(top)}):")
-            for _, r in top.iterrows():
-                std = "" if pd.isna(r["importance_std"]) else f" ± {r['importance_std']:.4g}"
-                lines.append(f"  {int(r['rank']):>3}  {r['feature']:<32} {r['importance']:.6g}{std}")
+            lines += top_lines(top)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -384,6 +382,16 @@ class Ranking:
             publish_file(path, lambda tmp: fig.savefig(tmp, dpi=110, format="png", metadata={PNG_MARK: self.run_id}),
                          "plot path")
         return fig
+
+
+def top_lines(top: pd.DataFrame, width: int = 32) -> list:
+    """The lines of a summary listing ``top`` (rank, feature, importance, importance_std): the rank, the feature
+    padded to ``width``, the importance and its spread when there is one."""
+    lines = []
+    for _, r in top.iterrows():
+        std = "" if pd.isna(r["importance_std"]) else f" ± {r['importance_std']:.4g}"
+        lines.append(f"  {int(r['rank']):>3}  {r['feature']:<{width}} {r['importance']:.6g}{std}")
+    return lines
 
 
 def positive_int(value, name: str) -> int:

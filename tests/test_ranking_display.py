@@ -71,6 +71,18 @@ def test_html_has_the_facts_and_the_top_features_per_score(ranking):
         ranking.to_html(0)
 
 
+def test_summary_lists_the_top_features_per_score(ranking):
+    """The text summary: per score its top features, ranks right-aligned, names padded to 32 characters, the
+    importance and its spread where the score has one (symbolic has none)."""
+    assert ranking.summary(2).splitlines() == [
+        "genie3 (top 2):",
+        "    1  <script>x</script>               0.7 ± 0.1",
+        "    2  b & c                            0.5 ± 0.2",
+        "symbolic (top 2):",
+        "    1  b & c                            0.3",
+        "    2  <script>x</script>               0.2"]
+
+
 def test_plot_without_a_path_returns_a_closed_figure_that_renders(ranking, tmp_path):
     import matplotlib.pyplot as plt
 
@@ -102,3 +114,6 @@ def test_relational_html_has_a_table_per_level(spark):
     assert parsed.tables[0][1][1 + 2 * ranking.scores.index("genie3")] == top_relation
     assert re.search(r"[\d,]+ features generated from \d+ tables", text) and "cross-validated accuracy" in text
     assert "RelationalRanking" in text
+    lines = ranking.summary(1).splitlines()  # per level and score, the names padded to 40 characters
+    assert lines[0] == f"{ranking.scores[0]}, {ranking.levels[0]}s (top 1):"
+    assert re.fullmatch(r"    1  .{40} \S+( ± \S+)?", lines[1]) and lines[-1].startswith("cross-validated accuracy")

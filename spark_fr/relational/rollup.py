@@ -30,7 +30,7 @@ import pandas as pd
 
 from ..errors import InputError
 from ..pct.relation_scores import ROLLUPS, FeatureRelations, share_by_feature
-from ..ranking import ALL_TARGETS, COLUMNS, Ranking, build_table, positive_int, rank_order
+from ..ranking import ALL_TARGETS, COLUMNS, Ranking, build_table, positive_int, rank_order, top_lines
 from ..results import ScoreResult
 
 LEVELS = ("feature", "attribute", "relation")
@@ -185,9 +185,7 @@ class RelationalRanking(Ranking):
                 if top.empty:
                     continue
                 lines.append(f"{score}, {level}s (top {len(top)}):")
-                for _, r in top.iterrows():
-                    std = "" if pd.isna(r["importance_std"]) else f" ± {r['importance_std']:.4g}"
-                    lines.append(f"  {int(r['rank']):>3}  {r['feature']:<40} {r['importance']:.6g}{std}")
+                lines += top_lines(top, 40)
         accuracy = (self.metadata.get("cross_validation") or {})
         if accuracy.get("mean") is not None:
             lines.append(f"cross-validated {accuracy.get('metric', 'accuracy')} ({accuracy.get('folds')} folds): "
