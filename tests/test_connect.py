@@ -341,3 +341,27 @@ def test_a_running_server_passes_the_reachability_check_at_once(connect):
     t0 = time.monotonic()
     session.check_connect(f"sc://{endpoint}", timeout=20)
     assert time.monotonic() - t0 < 5 and f"sc://{endpoint}" in session._REACHED
+
+
+def test_a_grpc_server_that_is_not_spark_connect_is_one_line_naming_it(tmp_path, files):
+    """A server that accepts HTTP/2 but serves no Spark Connect (here a real gRPC server with no services, as a
+    proxy or another service on the port would be): one line with the gRPC status and what to check, not
+    'unexpected failure: <_InactiveRpcError ...>' (seen in the issue 37 round)."""
+    grpc = pytest.importorskip("grpc", reason="pyspark[connect]")
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = grpc.server(ThreadPoolExecutor(max_workers=2))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        env = {**_subprocess_env(), "SPARK_REMOTE": f"sc://127.0.0.1:{port}"}
+        done = subprocess.run([sys.executable, str(JOB), "--input", files["class_csv"], "--targets", "label",
+                               "--trees", "5", "--output", str(tmp_path / "out")], capture_output=True, text=True,
+                              env=env, cwd=str(tmp_path), timeout=300)
+    finally:
+        server.stop(0)
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 1 and len(lines) == 1, done.stderr[-3000:]
+    assert lines[0].startswith(f"error: the Spark Connect server (SPARK_REMOTE=sc://127.0.0.1:{port}) answered a "
+                               f"request with gRPC status UNIMPLEMENTED"), lines
+    assert not (tmp_path / "out").exists()

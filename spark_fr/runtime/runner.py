@@ -202,11 +202,41 @@ def failure_message(err: BaseException, prog: str = "jobs/rank.py") -> str:
         kind = "Java heap space" if "Java heap space" in text + jvm else "memory"
         return (f"Spark's driver ran out of memory (java.lang.OutOfMemoryError: {kind}); give it more: "
                 f"SPARK_FR_DRIVER_MEMORY=16g python {prog} ..., or spark-submit --driver-memory 16g")
+    grpc_status = _grpc_status(err)
+    if grpc_status is not None:
+        from .session import _without_secrets, remote_url
+
+        remote = remote_url()
+        where = f"the Spark Connect server (SPARK_REMOTE={_without_secrets(remote)})" if remote else "Spark Connect"
+        return (f"{where} answered a request with gRPC status {grpc_status}; check that the address is a Spark "
+                f"Connect server of a version this pyspark ({_pyspark_version()}) speaks to")
     lost = ("Py4JNetworkError", "ConnectionRefusedError", "Connection refused", "Answer from Java side is empty")
     if any(s in text for s in lost):
         return ("Spark's driver (its JVM) stopped unexpectedly; if the machine is short of memory, give the driver "
                 "less or more (SPARK_FR_DRIVER_MEMORY) and rerun with --log-level debug to see why")
     return f"unexpected failure: {one_line(err)} (rerun with --log-level debug for details)"
+
+
+def _grpc_status(err: BaseException) -> str | None:
+    """``CODE (details)`` of a gRPC error (pyspark's Connect client lets grpc's own errors through, e.g. from a
+    server that speaks HTTP/2 but not Spark Connect), or None."""
+    for e in (err, err.__cause__, err.__context__):
+        code = getattr(e, "code", None)
+        if e is None or not callable(code) or not type(e).__module__.startswith("grpc"):
+            continue
+        try:
+            name = getattr(code(), "name", str(code()))
+            details = e.details() if callable(getattr(e, "details", None)) else ""
+        except Exception:  # noqa: BLE001 - an error object without its status: not one we can describe
+            continue
+        return f"{name} ({details})" if details else name
+    return None
+
+
+def _pyspark_version() -> str:
+    import pyspark
+
+    return pyspark.__version__
 
 
 def main(job: Job, argv=None) -> int:
