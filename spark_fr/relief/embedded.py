@@ -55,12 +55,12 @@ SparseSearch = namedtuple("SparseSearch", "k1 n_classes")
 
 
 @njit(cache=True, nogil=True)
-def sparse_l1_between(a, r, b, j):
-    """sum_i d_i(a_r, b_j) by a merge walk of row r of ``a`` and row j of ``b`` (exact, in feature order)."""
-    nominal = a.nominal
-    ix_a, d_a, ix_b, d_b = a.indices, a.data, b.indices, b.data
-    p, pe = a.indptr[r], a.indptr[r + 1]
-    q, qe = b.indptr[j], b.indptr[j + 1]
+def _l1_walk(ix_a, d_a, span_a, ix_b, d_b, span_b, nominal):
+    """sum_i d_i of two CSR rows: entries ``span_a`` = (start, end) of (``ix_a``, ``d_a``) and ``span_b`` of
+    (``ix_b``, ``d_b``), by a merge walk (exact, in feature order). Decision: raw arrays, not the named tuples,
+    as it runs once per pair of rows (named tuples passed by value per call made the L1 search ~10 % slower)."""
+    p, pe = span_a
+    q, qe = span_b
     s = 0.0
     while p < pe or q < qe:
         if q >= qe or (p < pe and ix_a[p] < ix_b[q]):
@@ -74,6 +74,13 @@ def sparse_l1_between(a, r, b, j):
             p += 1
             q += 1
     return s
+
+
+@njit(cache=True, nogil=True)
+def sparse_l1_between(a, r, b, j):
+    """sum_i d_i(a_r, b_j) of row r of ``a`` and row j of ``b`` (:func:`_l1_walk`)."""
+    return _l1_walk(a.indices, a.data, (a.indptr[r], a.indptr[r + 1]), b.indices, b.data,
+                    (b.indptr[j], b.indptr[j + 1]), a.nominal)
 
 
 @njit(cache=True, nogil=True)
@@ -96,8 +103,10 @@ def distances_between(a, r, b, out):
                 s += E_a[r, c] * E_b[j, c]
             out[j] = 1.0 - s
     else:
+        ix_a, d_a, ix_b, d_b, ip_b, nominal = a.indices, a.data, b.indices, b.data, b.indptr, a.nominal
+        span_a = (a.indptr[r], a.indptr[r + 1])
         for j in range(n):
-            out[j] = sparse_l1_between(a, r, b, j)
+            out[j] = _l1_walk(ix_a, d_a, span_a, ix_b, d_b, (ip_b[j], ip_b[j + 1]), nominal)
 
 
 @njit(cache=True, nogil=True)

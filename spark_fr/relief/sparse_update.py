@@ -105,9 +105,9 @@ def neighbour_diffs(rows, r, nbrs, nk, buf):
 
 
 @njit(cache=True, nogil=True)
-def row_value(rows, r, f):
-    """x_rf of a CSR row (0 when absent)."""
-    indptr, indices = rows.indptr, rows.indices
+def row_value(indptr, indices, data, r, f):
+    """x_rf of a CSR row (0 when absent). Decision: the CSR's arrays, not its named tuple, are passed to this
+    per-feature helper (a named tuple of 8 arrays passed by value per call made ReliefE's updates ~20 % slower)."""
     lo, hi = indptr[r], indptr[r + 1]
     while lo < hi:
         mid = (lo + hi) // 2
@@ -116,7 +116,7 @@ def row_value(rows, r, f):
         else:
             hi = mid
     if lo < indptr[r + 1] and indices[lo] == f:
-        return rows.data[lo]
+        return data[lo]
     return 0.0
 
 
@@ -130,24 +130,27 @@ def feature_diff(acc, msum, xr, nk, nom, abs_mean):
 
 @njit(cache=True, nogil=True)
 def _reset(nt, buf):
+    acc, acc_t, msum, mark, touched, _ = buf
     for q in range(nt):
-        f = buf.touched[q]
-        buf.acc[f] = 0.0
-        buf.acc_t[f] = 0.0
-        buf.msum[f] = 0.0
-        buf.mark[f] = False
+        f = touched[q]
+        acc[f] = 0.0
+        acc_t[f] = 0.0
+        msum[f] = 0.0
+        mark[f] = False
 
 
 @njit(cache=True, nogil=True)
 def update_mcc(rows, r, nbrs, nk, factor, abs_mean, W, buf):
     """W_j += factor * diff_j(r, nbrs[:nk]) (classification)."""
+    indptr, indices, data, nominal = rows.indptr, rows.indices, rows.data, rows.nominal
+    acc, _, msum, _, touched, tau = buf
     for l in range(nk):
-        buf.tau[l] = 0.0
+        tau[l] = 0.0
     nt = neighbour_diffs(rows, r, nbrs, nk, buf)
     for q in range(nt):
-        f = buf.touched[q]
-        xr = row_value(rows, r, f)
-        W[f] += factor * feature_diff(buf.acc[f], buf.msum[f], xr, nk, rows.nominal[f], abs_mean)
+        f = touched[q]
+        xr = row_value(indptr, indices, data, r, f)
+        W[f] += factor * feature_diff(acc[f], msum[f], xr, nk, nominal[f], abs_mean)
     _reset(nt, buf)
 
 
@@ -155,18 +158,20 @@ def update_mcc(rows, r, nbrs, nk, factor, abs_mean, W, buf):
 def update_mlc(rows, r, nbrs, nk, abs_mean, W, buf):
     """W_j += td_j / t - (d_j - td_j) / (1 - t) with t = mean tau (``buf.tau``, MLC); False (no update) unless
     0 < t < 1."""
+    indptr, indices, data, nominal = rows.indptr, rows.indices, rows.data, rows.nominal
+    acc, acc_t, msum, _, touched, tau = buf
     t = 0.0
     for l in range(nk):
-        t += buf.tau[l]
+        t += tau[l]
     t /= max(nk, 1)
     if not (0.0 < t < 1.0):
         return False
     nt = neighbour_diffs(rows, r, nbrs, nk, buf)
     for q in range(nt):
-        f = buf.touched[q]
-        xr = row_value(rows, r, f)
-        d = feature_diff(buf.acc[f], buf.msum[f], xr, nk, rows.nominal[f], abs_mean)
-        td = buf.acc_t[f] / nk
+        f = touched[q]
+        xr = row_value(indptr, indices, data, r, f)
+        d = feature_diff(acc[f], msum[f], xr, nk, nominal[f], abs_mean)
+        td = acc_t[f] / nk
         W[f] += td / t - (d - td) / (1.0 - t)
     _reset(nt, buf)
     return True
@@ -204,8 +209,9 @@ def sparse_update(rule, space, s, q, c, own, found, acc):
             factor = rule.priors[c] / (1.0 - rule.priors[o])
         update_mcc(rows, r, nbrs, nk, factor, rule.abs_mean, acc.W, s.buf)
         return nk
+    tau, Yt, tw, kind = s.buf.tau, rows.Yt, s.tw, rule.tkind
     for l in range(nk):
-        s.buf.tau[l] = mlc_target_distance(rule.tkind, rows.Yt, r, nbrs[l], s.tw)
+        tau[l] = mlc_target_distance(kind, Yt, r, nbrs[l], tw)
     ok = update_mlc(rows, r, nbrs, nk, rule.abs_mean, acc.W, s.buf)
     return nk if ok else 0
 
