@@ -105,3 +105,27 @@ def test_a_spark_written_parquet_file_keeps_the_attribute(spark, tmp_path):
     ranking = spark_fr.rank(path, targets="label", spark=spark, **PARAMS)
     assert ranking.params["task"] == "classification"
     assert set(ranking.metadata["label_attributes"]["label"]["classes"]) == {"setosa", "versicolor", "virginica"}
+
+
+def test_a_delta_table_read_by_deltalake_keeps_the_label_attribute(spark, tmp_path):
+    """The deltalake path read the data files with a schema without the columns' metadata: a StringIndexer label
+    stored in a Delta table was ranked as regression there and as classification by Spark's Delta reader."""
+    import json
+
+    import pyarrow as pa
+    from deltalake import DeltaTable, Field, Schema, write_deltalake
+
+    df = species_frame(spark)
+    vals = df.schema["label"].metadata["ml_attr"]["vals"]
+    pdf = df.drop("species").toPandas()
+    path = str(tmp_path / "labelled")
+    attr = json.dumps({"vals": vals, "type": "nominal", "name": "label"})
+    DeltaTable.create(path, Schema([Field(c, "double", True) for c in ("x0", "x1", "x2", "x3")]
+                                   + [Field("label", "double", True, metadata={"ml_attr": attr})]))
+    write_deltalake(path, pa.Table.from_pandas(pdf, preserve_index=False), mode="append")
+    from_delta = spark_fr.rank(path, targets="label", spark=spark, **PARAMS)
+    assert from_delta.metadata["input_fingerprint"]["reader"].startswith("deltalake")  # the suite's session has no Delta
+    assert from_delta.params["task"] == "classification"
+    assert from_delta.metadata["label_attributes"] == {"label": {"type": "nominal", "classes": vals}}
+    pd.testing.assert_frame_equal(table(from_delta), table(spark_fr.rank(df.drop("species"), targets="label",
+                                                                          spark=spark, **PARAMS)), check_exact=True)

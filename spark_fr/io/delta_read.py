@@ -279,7 +279,29 @@ def _read_with_deltalake(spark, path, features_col, version, timestamp, tree, wh
         df = _read_files(spark, dt, path, arrow_schema, types, partitions, actions["path"], by_directory)
         if bound is not None:
             df = df.filter(W.to_column(bound))
-    return _dataset(df, snap, features_col, where, path)
+    return _dataset(_with_column_metadata(df, dt), snap, features_col, where, path)
+
+
+def _with_column_metadata(df, dt):
+    """The columns' metadata as Spark's Delta reader gives it (a ``StringIndexer`` label's ``ml_attr``, naming its
+    classes): the table's schema keeps it, the data files do not. Delta's own keys (``delta.*``: column mapping)
+    are left out, as Spark's reader leaves them out of the DataFrame's schema."""
+    import json
+
+    for field in dt.schema().fields:
+        meta = {}
+        for key, value in dict(field.metadata or {}).items():
+            if key.startswith("delta."):
+                continue
+            if isinstance(value, str):
+                try:
+                    value = json.loads(value)
+                except ValueError:
+                    pass
+            meta[key] = value
+        if meta and field.name in df.columns:
+            df = df.withMetadata(field.name, meta)
+    return df
 
 
 def _read_files(spark, dt, path, arrow_schema, types, partitions, rel_paths, by_directory):
