@@ -115,43 +115,54 @@ def _threshold(order: np.ndarray, values: np.ndarray, j: int) -> float:
     return float(values[order[min(j, order.size) - 1]])
 
 
+class _TopSet:
+    """One ranking's top-j set as :func:`_walk_monotone` grows it: which features it holds, how many, and the
+    running sum and count of this ranking's importances over the features of the other set that it does not hold
+    and does rank (``F^other_j \\ F^i_j``: their membership in this ranking's set is ``f^i / f^i_j``)."""
+
+    __slots__ = ("order", "values", "has", "inside", "size", "outside_sum", "outside_count")
+
+    def __init__(self, order, values, has):
+        self.order, self.values, self.has = order, values, has
+        self.inside = np.zeros(values.size, bool)
+        self.size = self.outside_count = 0
+        self.outside_sum = 0.0
+
+    def fuzzy(self, j: int) -> float:
+        """The summed memberships in this set of the other set's features outside it."""
+        if not self.outside_count:
+            return 0.0
+        t = _threshold(self.order, self.values, j)
+        return max(self.outside_sum, 0.0) / t if t > 0 else float(self.outside_count)
+
+
+def _enter(j: int, mine: _TopSet, other: _TopSet) -> int:
+    """The j-th feature of ranking ``mine`` joins its top set (when it ranks that many); returns 1 when that feature
+    is now in both sets."""
+    if j > mine.order.size:
+        return 0
+    a = mine.order[j - 1]
+    mine.inside[a] = True
+    mine.size += 1
+    if other.inside[a]:  # from F^other \ F^mine to both
+        mine.outside_sum -= mine.values[a]
+        mine.outside_count -= 1
+        return 1
+    if other.has[a]:  # into F^mine \ F^other
+        other.outside_sum += other.values[a]
+        other.outside_count += 1
+    return 0
+
+
 def _walk_monotone(o1, o2, v1, v2, has1, has2, k) -> np.ndarray:
     """The curve by running sums (each ranking's importances non-increasing along its order)."""
-    m = v1.size
-    in1, in2 = np.zeros(m, bool), np.zeros(m, bool)
-    size1 = size2 = both = 0
-    # sum and count over F1 \ F2 of the features ranking 2 has (their membership in F2 is f2 / f2_j), and
-    # symmetrically over F2 \ F1
-    sum2 = sum1 = 0.0
-    cnt2 = cnt1 = 0
+    r1, r2 = _TopSet(o1, v1, has1), _TopSet(o2, v2, has2)
+    both = 0
     out = np.empty(k)
     for j in range(1, k + 1):
-        if j <= o1.size:
-            a = o1[j - 1]
-            in1[a] = True
-            size1 += 1
-            if in2[a]:  # from F2 \ F1 to both
-                both += 1
-                sum1 -= v1[a]
-                cnt1 -= 1
-            elif has2[a]:
-                sum2 += v2[a]
-                cnt2 += 1
-        if j <= o2.size:
-            b = o2[j - 1]
-            in2[b] = True
-            size2 += 1
-            if in1[b]:  # from F1 \ F2 to both
-                both += 1
-                sum2 -= v2[b]
-                cnt2 -= 1
-            elif has1[b]:
-                sum1 += v1[b]
-                cnt1 += 1
-        t1, t2 = _threshold(o1, v1, j), _threshold(o2, v2, j)
-        fuzzy2 = (max(sum2, 0.0) / t2 if t2 > 0 else float(cnt2)) if cnt2 else 0.0
-        fuzzy1 = (max(sum1, 0.0) / t1 if t1 > 0 else float(cnt1)) if cnt1 else 0.0
-        out[j - 1] = (both + fuzzy1 + fuzzy2) / (size1 + size2 - both)
+        both += _enter(j, r1, r2)
+        both += _enter(j, r2, r1)
+        out[j - 1] = (both + r1.fuzzy(j) + r2.fuzzy(j)) / (r1.size + r2.size - both)
     return np.clip(out, 0.0, 1.0)
 
 
