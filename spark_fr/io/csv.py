@@ -347,6 +347,8 @@ def read_csv(spark, path, sep: str | None = None, *, columns: list | None = None
     Returns
     -------
     Dataset
+        ``extra['renamed']`` lists the renamings; a headerless or scikit-learn layout names its class column
+        'target' (``default_target`` and ``class_column``).
 
     Raises
     ------

@@ -130,12 +130,12 @@ def read_label_tree(xml_path: str) -> list[tuple[str, str | None]]:
 
 
 def read_label_names(xml_path: str) -> list[str]:
-    """Read the label names of a Mulan XML file.
+    """Read the label names of a Mulan XML file: :func:`read_label_tree` without the parents.
 
     Parameters
     ----------
     xml_path : str
-        The Mulan label file.
+        The Mulan label file, as for :func:`read_label_tree`.
 
     Returns
     -------

@@ -298,6 +298,9 @@ def read_parquet(spark, paths, features_col: str | None = None, duplicate_names:
     Returns
     -------
     Dataset
+        No DataFrame when pyarrow reads the files (local files without partition directories, nested columns,
+        Spark's column attributes or ``features_col``: ``batches`` is their :class:`ParquetSource`), else
+        Spark's; ``extra['pandas_index']`` names the pandas index columns, ``extra['renamed']`` the renamings.
 
     Raises
     ------
