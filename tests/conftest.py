@@ -38,6 +38,38 @@ SHARED = ROOT.parent / "shared"
 DATASETS = SHARED / "datasets"
 
 
+# ----- the benchmark harness's own tests: a marker left out of the default run ---------------------------------
+# Decision: the tests marked ``peers`` run jobs/benchmark.py's suites and peers as the benchmark does (each peer a
+# separate, measured process: minutes in all), so they check the harness, not spark_fr's results; the default run
+# leaves them out (deselected, counted in pytest's "N deselected") and ``python jobs/benchmark.py --check`` runs them
+# (``python -m pytest -m peers``). They also run when a ``-m`` expression names the marker, or when the command line
+# names the test itself (``tests/...py::test_name``). The comparisons with outside implementations are not marked.
+PEERS = "peers"
+
+
+def _named_on_command_line(item, args) -> bool:
+    """Whether one of the command line's node ids (``path::name``) names this test or its class."""
+    for arg in args:
+        path, sep, rest = str(arg).partition("::")
+        if sep and Path(path).resolve() == Path(item.path).resolve() \
+                and item.nodeid.split("::", 1)[1].startswith(rest):
+            return True
+    return False
+
+
+def pytest_collection_modifyitems(config, items):
+    """Deselect the ``peers`` tests unless ``-m`` names the marker or the command line names the test."""
+    if PEERS in (config.getoption("markexpr") or ""):
+        return
+    keep, dropped = [], []
+    for item in items:
+        marked = item.get_closest_marker(PEERS) is not None
+        (dropped if marked and not _named_on_command_line(item, config.args) else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+
+
 @pytest.fixture(scope="session")
 def datasets() -> Path:
     """The shared benchmark datasets (read in place, never copied)."""

@@ -61,6 +61,7 @@ def test_data_sets_have_the_planted_features(sets):
     assert again == arff and arff.stat().st_mtime_ns == written  # reused, not rewritten
 
 
+@pytest.mark.peers
 @_needs("sklearn")
 def test_sklearn_forest(sets, tmp_path):
     arff, truth = sets["mtr"]
@@ -73,6 +74,7 @@ def test_sklearn_forest(sets, tmp_path):
     assert set(extra) == {"read_s", "fit_s"} and extra["fit_s"] > 0 and res["peak_rss_mb"] > 0
 
 
+@pytest.mark.peers
 @_needs("clus")
 def test_clus_forest(sets, tmp_path):
     arff, truth = sets["mtr"]
@@ -85,6 +87,7 @@ def test_clus_forest(sets, tmp_path):
     assert "Iterations = 20" in settings and "Target = 11-12" in settings and "NumberOfThreads = 2" in settings
 
 
+@pytest.mark.peers
 @_needs("skrebate")
 def test_skrebate_relief(sets, tmp_path):
     arff, truth = sets["cls"]
@@ -94,6 +97,7 @@ def test_skrebate_relief(sets, tmp_path):
     assert extra["algo_s"] > 0 and extra["read_s"] > 0
 
 
+@pytest.mark.peers
 @_needs("clus")
 def test_clus_relief(sets, tmp_path):
     arff, truth = sets["reg"]
@@ -104,7 +108,7 @@ def test_clus_relief(sets, tmp_path):
     assert "Neighbours = 10" in (tmp_path / "clus" / "run.s").read_text()
 
 
-@pytest.mark.slow
+@pytest.mark.peers
 def test_spark_fr_warm(sets, tmp_path):
     arff, truth = sets["reg"]
     peer = relief.relief_peer("spark_fr_warm", "spark_fr_warm", arff, truth, K, "1.0")
@@ -138,6 +142,7 @@ def test_the_benchmark_reads_spark_fr_output(spark, sets, tmp_path):
     assert extra["call_s"] == ranking.metadata["timings"]["total_s"]
 
 
+@pytest.mark.peers
 @_needs("clus")
 @_needs("sklearn")
 def test_ensemble_suite_without_spark(tmp_path, capsys):

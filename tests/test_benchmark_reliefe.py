@@ -104,6 +104,7 @@ def test_a_peer_past_its_timeout_is_reported_and_not_started_again(tmp_path):
     assert reliefe.not_finished(results, 1.0) == ["slow: did not finish (killed after the 1 s timeout)"]
 
 
+@pytest.mark.peers
 def test_suite_end_to_end(bench, tmp_path, capsys):
     """A tiny wide set, one round: the suite runs its peers as separate processes and prints its table."""
     peers = ["spark_fr", "spark_fr_relief"]

@@ -69,6 +69,49 @@ def test_sklearn_is_skipped_where_its_forest_cannot_fit(bench):
     assert sklearn_forest_gb(10_000_000, 50, 3, 100, max_samples=0.01) < 5
 
 
+#: collects each selection in one interpreter: [[exit code, [node ids]], ...]
+COLLECT = """
+import json, sys
+import pytest
+
+class Ids:
+    def pytest_collection_finish(self, session):
+        Ids.ids = [item.nodeid for item in session.items]
+
+out = []
+for args in json.loads(sys.argv[1]):
+    Ids.ids = []
+    code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *args], plugins=[Ids()])
+    out.append([int(code), Ids.ids])
+print("COLLECTED " + json.dumps(out))
+"""
+
+
+def test_check_runs_the_peers_tests_the_default_run_leaves_out(bench):
+    """``jobs/benchmark.py --check`` selects the tests marked ``peers``; the default run deselects exactly them,
+    a ``-m`` expression naming the marker keeps them, and so does a node id naming one."""
+    import re
+    import subprocess
+
+    from conftest import _subprocess_env
+
+    command = bench.check_command()
+    assert command[1:6] == ["-m", "pytest", "-q", "-m", "peers"] and command[6] == str(ROOT / "tests")
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_benchmark_*.py"))
+    named = "tests/test_benchmark_suites.py::test_scaling_suite"
+    selections = [files, ["-m", "peers", *files], ["-m", "peers or not peers", *files], ["-m", "not slow", *files],
+                  [named]]
+    done = subprocess.run([sys.executable, "-c", COLLECT, json.dumps(selections)], capture_output=True, text=True,
+                          cwd=str(ROOT), env=_subprocess_env(), timeout=300)
+    found = re.search(r"^COLLECTED (.*)$", done.stdout, re.M)
+    assert found, done.stdout[-2000:] + done.stderr[-2000:]
+    (c1, default), (c2, peers), (c3, every), (c4, not_slow), (c5, one) = json.loads(found.group(1))
+    assert (c1, c2, c3, c4, c5) == (0, 0, 0, 0, 0)
+    assert peers and default and not set(peers) & set(default) and sorted(peers + default) == sorted(every)
+    assert "tests/test_benchmark_suites.py::test_tall_suite" in peers and set(not_slow) <= set(default)
+    assert one == [named]
+
+
 # ----- data ------------------------------------------------------------------------------------------------
 def test_tall_data_is_written_by_row_group_and_reused(bench, tmp_path, monkeypatch):
     import pyarrow.parquet as pq
@@ -158,6 +201,7 @@ def test_tall_depth_5_peers(bench, tmp_path):
     assert "mllib_forest.py" in mllib_cmd and "--max-depth 5 --target t1 --subsampling-rate 0.25" in mllib_cmd
 
 
+@pytest.mark.peers
 @pytest.mark.skipif(bool(_missing("sklearn")), reason="scikit-learn is not installed")
 def test_tall_suite(bench, tmp_path, capsys):
     code, report = _run(bench, ["--suite", "tall", "--rows", "3000", "--features", "10", "--targets", "2",
@@ -188,6 +232,7 @@ def test_tall_suite(bench, tmp_path, capsys):
     assert "planted in top-5" in printed and "G5 S5 R5" in printed
 
 
+@pytest.mark.peers
 @pytest.mark.skipif(bool(_missing("sklearn", "clus")), reason="scikit-learn or CLUS is missing")
 def test_wide_suite(bench, tmp_path, capsys):
     code, report = _run(bench, ["--suite", "wide", "--rows", "300", "--features", "1100", "--trees", "10",
@@ -217,6 +262,7 @@ def test_wide_suite(bench, tmp_path, capsys):
     assert "planted in top-10" in printed
 
 
+@pytest.mark.peers
 def test_scaling_suite(bench, tmp_path, capsys):
     plot = tmp_path / "curves.png"
     code, report = _run(bench, ["--suite", "scaling", "--rows", "4000", "--features", "10", "--targets", "2",
@@ -293,6 +339,7 @@ def test_hmlc_synthetic_dag_reads_back_with_spark_fr(bench, tmp_path):
     assert again == arff and "write_s" in truth and "write_s" not in side_car
 
 
+@pytest.mark.peers
 @pytest.mark.skipif(bool(_missing("clus")), reason="CLUS (java, pyclus) is missing")
 def test_hmlc_suite(bench, tmp_path, capsys):
     code, report = _run(bench, ["--suite", "hmlc", "--hmlc-sets", "synthetic", "--rows", "1500", "--features", "12",

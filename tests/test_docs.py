@@ -86,9 +86,13 @@ NOT_HERE = {
     "1,2,3,4,5,6,8,10,12,16,20,24,32,38 --splits 5 --output out/chess-quality":
         "reproduces a result table (22 minutes); tests/test_evaluation_reliefe_peers.py runs these rankings small",
     "python jobs/benchmark.py --suite ensemble --json out/bench-ensemble.json":
-        "a benchmark (minutes, every peer a process); test_ensemble_suite_without_spark runs the suite small",
+        "a benchmark (minutes, every peer a process); test_ensemble_suite_without_spark (marker peers) runs the "
+        "suite small",
     "python jobs/benchmark.py --suite tall --rows 100000 --trees 20":
-        "a benchmark (minutes, every peer a process); test_tall_suite runs the suite smaller",
+        "a benchmark (minutes, every peer a process); test_tall_suite (marker peers) runs the suite smaller",
+    "python jobs/benchmark.py --check":
+        "the benchmark harness's own tests (marker peers, minutes: every peer a process); "
+        "test_check_runs_the_peers_tests_the_default_run_leaves_out checks what it selects",
 }
 #: exit codes other than 0
 EXPECTED: dict = {}
