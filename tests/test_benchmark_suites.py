@@ -97,8 +97,9 @@ def test_check_runs_the_peers_tests_the_default_run_leaves_out(bench):
 
     command = bench.check_command()
     assert command[1:6] == ["-m", "pytest", "-q", "-m", "peers"] and command[6] == str(ROOT / "tests")
-    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").glob("test_benchmark_*.py"))
-    named = "tests/test_benchmark_suites.py::test_scaling_suite"
+    files = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tests").rglob("test_benchmark_*.py"))
+    here = Path(__file__).resolve().relative_to(ROOT)
+    named = f"{here}::test_scaling_suite"
     selections = [files, ["-m", "peers", *files], ["-m", "peers or not peers", *files], ["-m", "not slow", *files],
                   [named]]
     done = subprocess.run([sys.executable, "-c", COLLECT, json.dumps(selections)], capture_output=True, text=True,
@@ -108,7 +109,7 @@ def test_check_runs_the_peers_tests_the_default_run_leaves_out(bench):
     (c1, default), (c2, peers), (c3, every), (c4, not_slow), (c5, one) = json.loads(found.group(1))
     assert (c1, c2, c3, c4, c5) == (0, 0, 0, 0, 0)
     assert peers and default and not set(peers) & set(default) and sorted(peers + default) == sorted(every)
-    assert "tests/test_benchmark_suites.py::test_tall_suite" in peers and set(not_slow) <= set(default)
+    assert f"{here}::test_tall_suite" in peers and set(not_slow) <= set(default)
     assert one == [named]
 
 
