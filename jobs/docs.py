@@ -2,7 +2,7 @@
 
 Every option of spark_fr is declared once, in :data:`spark_fr.options.OPTIONS` (``spark_fr/options/table.py``);
 the command line, YAML configs, ``rank()``'s keywords, the Estimator's Params and ``conf/defaults.yaml`` are
-derived from it, and so is the options page. ``tests/test_docs.py`` keeps the committed page equal to
+derived from it, and so is the options page. ``tests/end_to_end/test_docs.py`` keeps the committed page equal to
 :func:`options_markdown` and checks that every option of ``jobs/rank.py --help`` is on it.
 
 Decision: the renderer lives here, beside the other scripts, not in ``spark_fr.options``: the page is
@@ -23,7 +23,7 @@ PAGE = ROOT / "docs" / "options.md"
 HEADER = """# Options
 
 <!-- Generated from spark_fr/options/table.py by `python jobs/docs.py`; edit the option table, not this page
-(tests/test_docs.py keeps the two equal). -->
+(tests/end_to_end/test_docs.py keeps the two equal). -->
 
 Every option is declared once, in `spark_fr/options/table.py`, and means the same everywhere: on the command
 line of `jobs/rank.py` (`--flag`), as a key of a YAML config (`--config`; dashes or underscores; the command line

@@ -5,12 +5,12 @@ the arithmetic) leaves every ranking bit-identical::
 
     python jobs/golden.py record                     # every case into tests/golden/rankings.json
     python jobs/golden.py record --cases a,b         # those cases again (the others kept)
-    python jobs/golden.py check                      # = pytest tests/test_golden.py
+    python jobs/golden.py check                      # = pytest tests/end_to_end/test_golden.py
     python jobs/golden.py check /tmp/other.json      # against another recording
     python jobs/golden.py list                       # the cases and what each covers
 
 The cases, how one runs and how its result is fingerprinted live in tests/golden/golden_cases.py; the runs
-are those of tests/test_golden.py, which this script runs with pytest (the suite's session, the suite's
+are those of tests/end_to_end/test_golden.py, which this script runs with pytest (the suite's session, the suite's
 Spark Connect worker for the Connect case), in record mode (SPARK_FR_GOLDEN_RECORD: write, compare nothing)
 or against a recording (SPARK_FR_GOLDEN). So what is recorded is exactly what the test checks.
 
@@ -25,15 +25,15 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "golden"))
+sys.path.insert(0, str(ROOT))  # the test suite is the package ``tests``
 
-import golden_cases as G  # noqa: E402
+from tests.golden import golden_cases as G  # noqa: E402
 
 
 def pytest_command(names: list) -> list:
     """``python -m pytest`` on the test of each case in ``names``, in this order."""
     return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-            *(f"tests/test_golden.py::test_golden_ranking[{n}]" for n in names)]
+            *(f"tests/end_to_end/test_golden.py::test_golden_ranking[{n}]" for n in names)]
 
 
 def main(argv=None) -> int:
@@ -57,7 +57,7 @@ def main(argv=None) -> int:
     env["SPARK_FR_GOLDEN_RECORD" if args.action == "record" else "SPARK_FR_GOLDEN"] = path
     command = pytest_command(names)
     if args.action == "check" and not args.cases:
-        command.append("tests/test_golden.py::test_layouts_equal_in_the_recording")
+        command.append("tests/end_to_end/test_golden.py::test_layouts_equal_in_the_recording")
     code = subprocess.run(command, cwd=ROOT, env=env).returncode
     if args.action == "record" and code == 0:
         print(f"recorded {len(names)} case(s) in {path}")

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 from spark_fr.runtime.session import with_jvm_options  # the tests' JVM runs as a launched one does
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.paths import DATASETS, JOB, ROOT, SHARED  # noqa: F401 (ROOT, SHARED: shared with the test modules)
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -24,7 +23,8 @@ os.environ["SPARK_FR_DRIVER_MAX_SECONDS"] = "0"
 # notebook or benchmark peer it starts as a process (spark-submit, which pyspark runs, adds SPARK_SUBMIT_OPTS to
 # the driver JVM's options; processes inherit the environment). The JVMs of the tests are short-lived and run
 # little Java, so most of their CPU went to the C2 compiler: measured (2 cores, load 11-20) a session's start
-# 16 -> 9 s of JVM CPU and its first small jobs 24 -> 13 s; tests/test_benchmark_suites.py 295 -> 191 s of CPU.
+# 16 -> 9 s of JVM CPU and its first small jobs 24 -> 13 s; tests/comparisons/test_benchmark_suites.py 295 -> 191 s
+# of CPU.
 # The code's results do not depend on the JIT. A value already set that chooses the tier is kept (=4: C2 again).
 if "TieredStopAtLevel" not in os.environ.get("SPARK_SUBMIT_OPTS", ""):
     os.environ["SPARK_SUBMIT_OPTS"] = f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} -XX:TieredStopAtLevel=1".strip()
@@ -33,10 +33,6 @@ if "TieredStopAtLevel" not in os.environ.get("SPARK_SUBMIT_OPTS", ""):
 # load 9-16): the suite's JVMs reserve 256 MB.
 if "ReservedCodeCacheSize" not in os.environ.get("SPARK_SUBMIT_OPTS", ""):
     os.environ["SPARK_SUBMIT_OPTS"] = f"{os.environ['SPARK_SUBMIT_OPTS']} -XX:ReservedCodeCacheSize=256m"
-
-SHARED = ROOT.parent / "shared"
-DATASETS = SHARED / "datasets"
-
 
 # ----- the benchmark harness's own tests: a marker left out of the default run ---------------------------------
 # Decision: the tests marked ``peers`` run jobs/benchmark.py's suites and peers as the benchmark does (each peer a
@@ -267,7 +263,6 @@ def delta(tmp_path_factory):
 
 
 # ----- running the job and checking its output ------------------------------------------------------------
-JOB = ROOT / "jobs" / "rank.py"
 CONTRACT = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",
             "params"]
 # Madelon's 20 relevant features by construction (5 informative + 15 linear combinations), 1-based

@@ -1,7 +1,7 @@
 """Run ``jobs/rank.py`` in the test process as a separate process would run it, under the suite's Spark session.
 
 A real ``python jobs/rank.py`` process costs an interpreter, its imports and, once it needs Spark, a JVM start
-(40-90 s under load); many short failing runs (tests/test_hostile_inputs.py) spend nearly all their time there.
+(40-90 s under load); many short failing runs (tests/end_to_end/test_hostile_inputs.py) spend nearly all their time there.
 :func:`run_as_process` runs the job's script (``runpy``, as ``__main__``) in this process instead, keeping what
 a process would show:
 
@@ -17,7 +17,7 @@ configuration is the suite's), modules are imported already (an import-time warn
 JVM's own output is the suite's. ``jobs/rank.py`` ends a process whose lazy JVM start it abandoned with
 ``os._exit``; with an active session it never starts one, and an ``os._exit`` here raises instead of ending the
 test process. So a suite running a job this way keeps a real process for each of the script's ways out and
-checks that it gives the same result (tests/test_hostile_inputs.py).
+checks that it gives the same result (tests/end_to_end/test_hostile_inputs.py).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import run_job
+from tests.conftest import run_job
 
 
 def expect_error(args, capsys, tmp_path, *fragments):

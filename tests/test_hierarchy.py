@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 from spark_fr.hierarchy import Hierarchy, HierarchyError
-
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+from tests.paths import DATASETS
 
 
 def clus_spec(path: Path) -> str:

@@ -8,7 +8,7 @@ import matplotlib.image
 import numpy as np
 import pytest
 
-from conftest import ROOT, check_png
+from tests.conftest import ROOT, check_png
 from spark_fr.errors import InputError
 from spark_fr.ranking import Ranking
 from spark_fr.results import ScoreKey, ScoreResult

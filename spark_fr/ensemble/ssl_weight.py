@@ -25,7 +25,7 @@ Decisions
   in the same fold, under w and under w = 1), not on the 4 fold means: with a few dozen labelled rows (the
   case semi-supervised ranking is for) four fold means are too few to see even a halved error (measured: on
   XOR-planted clusters with 40 labelled rows of 300, w = 0 had a mean error of 0.17 against 0.32 at w = 1,
-  and the fold-level rule kept w = 1; tests/test_ssl_weight.py).
+  and the fold-level rule kept w = 1; tests/ensemble/test_ssl_weight.py).
 """
 from __future__ import annotations
 

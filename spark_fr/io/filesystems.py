@@ -17,7 +17,7 @@ Each backend has the few operations the writers need (``exists``, ``isdir``, ``l
 ``size``, ``get``, ``mkdir``, ``rename``, ``replace``, ``put``, ``remove``, ``rmdir``, ``rmtree``), with the semantics of Python's
 ``os`` functions: ``rename`` refuses an existing destination other than an empty directory (Hadoop would move the
 source *into* a directory), ``replace`` replaces a file, ``rmdir`` only removes an empty directory. They are tested operation by operation against each other
-(``tests/test_locations.py``: Hadoop's local file system behind ``file:`` URIs against :class:`LocalFiles`).
+(``tests/io/test_locations.py``: Hadoop's local file system behind ``file:`` URIs against :class:`LocalFiles`).
 """
 from __future__ import annotations
 

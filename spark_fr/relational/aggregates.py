@@ -2,7 +2,7 @@
 
 The Spark engine uses them when a value of the aggregated tables may be NaN (a number to Spark); otherwise a hop
 runs the local engine's kernels per partition (:mod:`spark_fr.relational.partition_hop`), with the same
-semantics and bits (``tests/test_relational_executors.py``, ``tests/test_relational_partition_hop.py``).
+semantics and bits (``tests/relational/test_relational_executors.py``, ``tests/relational/test_relational_partition_hop.py``).
 
 Semantics (thesis 7.1, with the decisions of spark_fr):
 

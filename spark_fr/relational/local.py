@@ -3,7 +3,7 @@
 The same features as the Spark engine (:mod:`spark_fr.relational.spark_executor`; names, order, lineage and
 values bit for bit) for inputs that fit the driver, without starting the JVM: both run the one walk of
 :mod:`spark_fr.relational.walk` (paths, planning, joins, fills, names and lineage); this module only executes its
-operations over arrays (``tests/test_relational_executors.py`` runs each against the Spark engine's).
+operations over arrays (``tests/relational/test_relational_executors.py`` runs each against the Spark engine's).
 
 Sketch
 ------

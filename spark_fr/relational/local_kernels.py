@@ -1,8 +1,8 @@
 """Group aggregates over numpy arrays: the local engine's kernels (:mod:`spark_fr.relational.local`).
 
 Every kernel gives, per group ``0 .. n_groups - 1``, what the Spark engine's aggregate gives
-(:mod:`spark_fr.relational.aggregates`), bit for bit; ``tests/test_relational_executors.py`` checks them against
-the Spark engine hop by hop and ``tests/test_relational_local_kernels.py`` against slow per-group references.
+(:mod:`spark_fr.relational.aggregates`), bit for bit; ``tests/relational/test_relational_executors.py`` checks them against
+the Spark engine hop by hop and ``tests/relational/test_relational_local_kernels.py`` against slow per-group references.
 
 Algorithm sketch
 ----------------

@@ -39,7 +39,7 @@ computed innermost first, for all attributes of ``T_s`` at once:
 Executors
 ---------
 The walk decides everything above; an executor only runs it over its tables. Its operations (the same
-semantics, bit for bit, in both: ``tests/test_relational_executors.py`` runs each against the other):
+semantics, bit for bit, in both: ``tests/relational/test_relational_executors.py`` runs each against the other):
 
 ``column_types()``, ``key_types()``, ``check_declared()``
     What :func:`~spark_fr.relational.checks.column_kinds` and the key plan read; refusing declared types a column

@@ -1,6 +1,6 @@
 """The golden rankings' cases, how one is run and how its result is fingerprinted and compared.
 
-Shared by the test (tests/test_golden.py, which checks every case against tests/golden/rankings.json bit for
+Shared by the test (tests/end_to_end/test_golden.py, which checks every case against tests/golden/rankings.json bit for
 bit) and the recorder (jobs/golden.py, which runs that test in record mode); nothing here is written twice.
 
 Sketch
@@ -22,15 +22,12 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-DATASETS = ROOT.parent / "shared" / "datasets"
-JOB = ROOT / "jobs" / "rank.py"
+from tests.paths import DATASETS, JOB, ROOT
+
 RECORDED = Path(__file__).resolve().parent / "rankings.json"
-sys.path.insert(0, str(ROOT / "tests"))  # job_in_process (the suite's way to run a job in this process)
 
 #: SPARK_FR_DRIVER_MAX_SECONDS per place: every unit as Spark tasks, or every unit on the driver's threads
 WHERE = {"spark": "0", "driver": "1000000"}
@@ -307,7 +304,7 @@ def run_case(name: str, work: Path) -> dict:
     AssertionError
         The job failed (its exit code and the end of its standard error).
     """
-    from job_in_process import run_as_process
+    from tests.job_in_process import run_as_process
 
     work = Path(work)
     work.mkdir(parents=True, exist_ok=True)

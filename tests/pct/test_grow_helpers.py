@@ -1,0 +1,375 @@
+"""The grower against a frozen record of the grower of main, and its split-search helpers against slow,
+obvious references (pure NumPy, brute force) on random inputs."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import spark_fr.pct.grow as g
+from spark_fr.pct.config import SPLITTER_BEST
+from spark_fr.pct.node_rows import NodeRows, node_rows, partition
+from tests.pct.grow_cases import N_CASES, case, input_digest, load, run
+
+MISSING = 255
+FIXTURE = Path(__file__).parent / "grow_trees.npz"
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    return load(FIXTURE)
+
+
+@pytest.mark.parametrize("i", range(N_CASES))
+def test_grow_tree_reproduces_the_recorded_trees_bit_for_bit(recorded, i):
+    """Every node array (and the in-place partition of ``rows``) equals the one recorded with the grower of
+    main before the split searches became helpers (tests/pct/grow_cases.py), to the last bit."""
+    c = case(i)
+    expected = recorded[i]
+    assert input_digest(c) == expected["digest"], "random inputs changed (NumPy's generator?): not a grower bug"
+    got = run(c)
+    assert set(got) == set(expected) - {"digest"}
+    for name, a in got.items():
+        e = expected[name]
+        assert a.dtype == e.dtype, name
+        a = a.ravel()
+        assert a.shape == e.shape, name
+        if a.dtype.kind == "f":  # compare bits: -0.0 != 0.0, NaN == NaN of the same payload
+            a, e = a.view(np.uint64), e.view(np.uint64)
+        assert np.array_equal(a, e), f"case {i}: {name} differs at {np.flatnonzero(a != e)[:5]}"
+
+
+# ---- the helpers of grow_tree against slow references -------------------------------------------------
+
+
+def ss_ref(Zs, ws):
+    """|E| impu(E): sum over columns of W / N_k * (weighted sum of squared deviations of the known values)."""
+    W = ws.sum()
+    total = 0.0
+    for k in range(Zs.shape[1]):
+        known = ~np.isnan(Zs[:, k])
+        N = ws[known].sum()
+        if N > 0:
+            z, wk = Zs[known, k], ws[known]
+            total += W / N * (wk * (z - (wk * z).sum() / N) ** 2).sum()
+    return total
+
+
+def gain_ref(Zs, ws, left):
+    return ss_ref(Zs, ws) - ss_ref(Zs[left], ws[left]) - ss_ref(Zs[~left], ws[~left])
+
+
+def best_side_of_missing_ref(c, Zs, ws, in_a, min_leaf):
+    """Best of (missing right, missing left) for the known rows with ``in_a`` on the left: (h, missing_left),
+    h = -inf if neither side split is valid (both sides weigh >= min_leaf and > 0). With no missing row the
+    default direction is the heavier side."""
+    miss = c == MISSING
+    best, best_ml = -np.inf, False
+    for ml in ((False, True) if miss.any() else (False,)):
+        left = (in_a & ~miss) | (miss & ml)
+        wl, wr = ws[left].sum(), ws[~left].sum()
+        if wl >= min_leaf and wr >= min_leaf and wl > 0 and wr > 0:
+            h = gain_ref(Zs, ws, left)
+            if h > best:
+                best, best_ml = h, (ml if miss.any() else wl > wr)
+    return best, best_ml
+
+
+class Node:
+    """A random node (rows[start:end] of a random table) with the grower's scratch arrays, its totals and
+    the histogram of feature 0 computed by the helpers."""
+
+    def __init__(self, seed, n_codes=6, K=3, p_missing_code=0.2, p_missing_target=0.0, nominal=False,
+                 weights=True):
+        rng = np.random.default_rng(seed)
+        self.rng = rng
+        n = int(rng.integers(20, 120))
+        present = np.sort(rng.choice(255 if not nominal else 40, n_codes, replace=False))
+        codes = rng.choice(present, n).astype(np.uint8)
+        codes[rng.random(n) < p_missing_code] = MISSING
+        self.X = np.ascontiguousarray(np.stack([codes, rng.integers(0, 3, n).astype(np.uint8)]))
+        Z = rng.standard_normal((n, K)) * rng.uniform(0.1, 3, K)
+        Z[rng.random((n, K)) < p_missing_target] = np.nan
+        self.Z = Z
+        self.w = rng.integers(0, 3, n).astype(float) if weights else np.ones(n)
+        rows = rng.permutation(np.flatnonzero(self.w > 0)).astype(np.int64)
+        self.start = int(rng.integers(0, 3))
+        self.end = rows.size - int(rng.integers(0, 3))
+        self.rows = rows
+        self.has_missing = bool(np.isnan(Z).any())
+        self.lower = np.zeros((2, 255))
+        self.upper = np.zeros((2, 255))
+        edges = np.cumsum(rng.random(510) + 0.01)
+        self.lower[0], self.upper[0] = edges[0::2], edges[1::2]
+        self.TS, self.TQ, self.TN = np.empty(K), np.empty(K), np.empty(K)
+        self.LS, self.LQ, self.LN = np.empty(K), np.empty(K), np.empty(K)
+        self.hw = np.zeros(256)
+        self.hs, self.hq = np.zeros((256, K)), np.zeros((256, K))
+        self.hn = np.zeros((256, K) if self.has_missing else (1, 1))
+        self.touched = np.zeros(256, np.int64)
+        self.in_a = np.zeros(256, np.bool_)
+        self.mask = np.zeros(4, np.uint64)
+        self.state = np.array([rng.integers(0, 2**63)], np.uint64)
+        self.nr = node_rows(rows, self.w, rows.size)  # the grower's (row, weight) pairs; rows in place
+        self.TW, self.P, self.sT2 = g._node_totals(self.nr, self.start, self.end, self.Z,
+                                                   self.has_missing, self.TS, self.TQ, self.TN)
+        self.nt, self.n_known, self.MW = g._histogram(self.X, 0, self.nr, self.start, self.end, self.Z,
+                                                      self.has_missing, self.hw, self.hs, self.hq, self.hn,
+                                                      self.touched)
+        in_node = self.rows[self.start:self.end]
+        self.c, self.Zs, self.ws = self.X[0, in_node], self.Z[in_node], self.w[in_node]
+        self.known_codes = np.unique(self.c[self.c != MISSING])
+
+    def subset_args(self, min_leaf):
+        return (self.touched, self.n_known, self.in_a, self.hw, self.hs, self.hq, self.hn, self.has_missing,
+                self.P, self.sT2, self.TW, self.TS, self.TQ, self.TN, self.MW, min_leaf, self.LS, self.LQ,
+                self.LN, self.mask)
+
+    def mask_codes(self):
+        return {c for c in range(256) if (int(self.mask[c >> 6]) >> (c & 63)) & 1}
+
+
+def test_node_totals_and_histogram_are_weighted_sums():
+    for seed in range(40):
+        nd = Node(seed, n_codes=[1, 3, 20, 30, 60][seed % 5], p_missing_target=0.2 * (seed % 2),
+                  p_missing_code=0.3 * (seed % 3 == 0))
+        Zs, ws, c = nd.Zs, nd.ws, nd.c
+        known = ~np.isnan(Zs)
+        Z0 = np.where(known, Zs, 0.0)
+        assert nd.TW == pytest.approx(ws.sum(), rel=1e-12)
+        np.testing.assert_allclose(nd.TS, (ws[:, None] * Z0).sum(0), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(nd.TQ, (ws[:, None] * Z0 ** 2).sum(0), rtol=1e-10)
+        np.testing.assert_allclose(nd.TN, (ws[:, None] * known).sum(0), rtol=1e-12)
+        assert nd.P == pytest.approx(ss_ref(Zs, ws), rel=1e-9, abs=1e-9)
+        assert nd.sT2 == (0.0 if nd.has_missing else pytest.approx((nd.TS ** 2).sum(), rel=1e-12))
+        # present codes in increasing order, the missing code last
+        present = np.unique(c)
+        assert nd.nt == present.size and list(nd.touched[:nd.nt]) == list(present)
+        assert nd.n_known == np.count_nonzero(present != MISSING)
+        assert nd.MW == ws[c == MISSING].sum()
+        for b in present:
+            sel = c == b
+            assert nd.hw[b] == pytest.approx(ws[sel].sum(), rel=1e-12)
+            np.testing.assert_allclose(nd.hs[b], (ws[sel, None] * Z0[sel]).sum(0), rtol=1e-10, atol=1e-10)
+            if nd.has_missing:
+                np.testing.assert_allclose(nd.hq[b], (ws[sel, None] * Z0[sel] ** 2).sum(0), rtol=1e-10)
+                np.testing.assert_allclose(nd.hn[b], (ws[sel, None] * known[sel]).sum(0), rtol=1e-12)
+        g._clear_histogram(nd.hw, nd.touched, nd.nt)
+        assert not nd.hw.any()
+
+
+@pytest.mark.parametrize("p_missing_target", [0.0, 0.15])
+@pytest.mark.parametrize("p_missing_code", [0.0, 0.25])
+def test_numeric_scan_is_the_best_of_every_threshold(p_missing_target, p_missing_code):
+    """The hot path (complete targets) and the missing-values path against trying every threshold with
+    both sides for the missing block."""
+    for seed in range(25):
+        nd = Node(seed, n_codes=[2, 5, 12, 40][seed % 4], p_missing_target=p_missing_target,
+                  p_missing_code=p_missing_code)
+        min_leaf = [1.0, 2.0, 3.5][seed % 3]
+        best = (-np.inf, -1, False)
+        for t in nd.known_codes:
+            h, ml = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, nd.c <= t, min_leaf)
+            if h > best[0]:
+                best = (h, int(t), ml)
+        if nd.has_missing:
+            got = g._scan_numeric_missing(nd.touched, nd.n_known, nd.hw, nd.hs, nd.hq, nd.hn, nd.P, nd.TW, nd.TS,
+                                          nd.TQ, nd.TN, nd.MW, min_leaf, nd.LS, nd.LQ, nd.LN)
+        else:
+            got = g._scan_numeric_complete(nd.touched, nd.n_known, nd.hw, nd.hs, nd.TW, nd.TS, nd.sT2, nd.MW,
+                                           min_leaf, nd.LS)
+        if best[1] < 0:
+            assert got[0] == -np.inf and got[1] == -1
+            continue
+        assert got[0] == pytest.approx(best[0], rel=1e-9, abs=1e-9 * nd.P)
+        assert (got[1], got[2]) == best[1:]
+
+
+def test_random_threshold_is_the_last_bin_below_a_uniform_draw():
+    for seed in range(60):
+        nd = Node(seed, n_codes=[1, 2, 7, 30][seed % 4], p_missing_code=0.3 * (seed % 2),
+                  p_missing_target=0.1 * (seed % 3 == 0))
+        state = nd.state.copy()
+        known = nd.known_codes
+        if known.size == 1:
+            expected = known[0]
+        else:
+            u = nd.lower[0, known[0]] + g.rand_uniform(state) * (nd.upper[0, known[-1]] - nd.lower[0, known[0]])
+            below = [b for b in known[:-1] if nd.upper[0, b] <= u]
+            expected = max(below) if below else known[0]
+        h, t_bin, ml = g._split_at_random_threshold(nd.state, 0, nd.lower, nd.upper, nd.touched, nd.n_known, nd.hw,
+                                                    nd.hs, nd.hq, nd.hn, nd.has_missing, nd.P, nd.sT2, nd.TW, nd.TS,
+                                                    nd.TQ, nd.TN, nd.MW, 2.0, nd.LS, nd.LQ, nd.LN)
+        assert t_bin == expected
+        assert nd.state[0] == state[0]  # one draw, none for a single present code
+        h_ref, ml_ref = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, nd.c <= expected, 2.0)
+        if h_ref == -np.inf:
+            assert h == -np.inf
+        else:
+            assert h == pytest.approx(h_ref, rel=1e-9, abs=1e-9 * nd.P) and ml == ml_ref
+
+
+def greedy_ref(nd, min_leaf):
+    """Forward selection in Python: add the category (in code order) whose addition gives the best split,
+    the first of equal ones; stop when that is no better than the previous round or A would be full; then A or
+    its complement (the same test), whichever does not hold the first category."""
+    cats = list(nd.known_codes)
+    A, cur_h, cur_ml = [], -np.inf, False
+    while len(A) < len(cats) - 1:
+        round_best = (-np.inf, None, False)
+        for c in cats:
+            if c not in A:
+                h, ml = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, np.isin(nd.c, A + [c]), min_leaf)
+                if h > round_best[0]:
+                    round_best = (h, c, ml)
+        if round_best[1] is None or round_best[0] <= cur_h:
+            break
+        A.append(round_best[1])
+        cur_h, cur_ml = round_best[0], round_best[2]
+    if cats[0] in A:
+        A = [c for c in cats if c not in A]
+        cur_h, cur_ml = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, np.isin(nd.c, A), min_leaf)
+    return set(A), cur_h, cur_ml
+
+
+@pytest.mark.parametrize("p_missing_target", [0.0, 0.15])
+def test_nominal_tests_are_the_greedy_selection_for_any_number_of_categories(p_missing_target):
+    """The best splitter's subset search (CLUS's): greedy forward selection for 2 categories as for 16."""
+    for seed in range(45):
+        nd = Node(seed, n_codes=int(2 + seed % 15), nominal=True, p_missing_code=0.2 * (seed % 2),
+                  p_missing_target=p_missing_target, K=1 + seed % 3)
+        if nd.known_codes.size < 2:
+            continue
+        A, h_ref, ml_ref = greedy_ref(nd, 2.0)
+        state = nd.state.copy()
+        h, ml = g._best_subset(SPLITTER_BEST, nd.state, *nd.subset_args(2.0))
+        assert nd.state[0] == state[0]  # no random draw
+        assert nd.mask_codes() == A
+        if h_ref == -np.inf:
+            assert h == -np.inf
+        else:
+            assert h == pytest.approx(h_ref, rel=1e-9, abs=1e-9 * nd.P) and ml == ml_ref
+
+
+def test_random_subset_is_a_fair_coin_per_category_redrawn_until_proper():
+    for seed in range(60):
+        nd = Node(seed, n_codes=int(1 + seed % 10), nominal=True, p_missing_code=0.3 * (seed % 2),
+                  p_missing_target=0.1 * (seed % 3 == 0))
+        cats = nd.known_codes
+        state = nd.state.copy()
+        A = set(cats)
+        while cats.size > 1 and (not A or A == set(cats)):
+            A = {c for c in cats if g.rand_uniform(state) < 0.5}
+        h, ml = g._subset_random(nd.state, *nd.subset_args(2.0)[:-1], nd.mask)
+        assert nd.mask_codes() == A and nd.state[0] == state[0]
+        h_ref, ml_ref = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, np.isin(nd.c, list(A)), 2.0)
+        if h_ref == -np.inf:
+            assert h == -np.inf
+        else:
+            assert h == pytest.approx(h_ref, rel=1e-9, abs=1e-9 * nd.P) and ml == ml_ref
+
+
+def test_keep_better_keeps_the_first_of_the_best_splits():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        m = int(rng.integers(1, 12))
+        hs = rng.integers(-2, 4, m).astype(float)  # many ties, some below the initial 0
+        hs[rng.random(m) < 0.1] = -np.inf
+        hs[rng.random(m) < 0.1] = np.nan
+        nominal = rng.random(m) < 0.5
+        best = (0.0, -1, 0, False)
+        best_mask = np.zeros(4, np.uint64)
+        for f in range(m):
+            mask = np.full(4, f + 1, np.uint64)
+            best = g._keep_better(*best, best_mask, hs[f], f, 10 + f, bool(f % 2), bool(nominal[f]), mask)
+        valid = [f for f in range(m) if hs[f] > 0]
+        if not valid:
+            assert best == (0.0, -1, 0, False) and not best_mask.any()
+            continue
+        f = min(valid, key=lambda f: (-hs[f], f))  # first of the largest
+        assert best[:2] == (hs[f], f) and best[3] == bool(f % 2)
+        if nominal[f]:  # a subset test: its mask (the threshold is not used)
+            assert (best_mask == f + 1).all()
+        else:
+            assert best[2] == 10 + f
+
+
+def random_tree_arrays(rng, n_nodes=8):
+    threshold = rng.integers(0, 255, n_nodes).astype(np.int32)
+    missing_left = rng.random(n_nodes) < 0.5
+    mask = rng.integers(0, 2**63, (n_nodes, 4), dtype=np.uint64) ^ rng.integers(0, 2, (n_nodes, 4),
+                                                                                   dtype=np.uint64)
+    return threshold, missing_left, mask
+
+
+def route_ref(codes, nominal_f, node, threshold, missing_left, mask):
+    """numpy masks: missing -> missing_left, nominal -> bit of the mask, numeric -> code <= threshold."""
+    codes = codes.astype(np.int64)
+    bit = (mask[node][codes.clip(0, 254) >> 6] >> (codes.clip(0, 254) & 63).astype(np.uint64)) & np.uint64(1)
+    test = bit.astype(bool) if nominal_f else codes <= threshold[node]
+    return np.where(codes == MISSING, missing_left[node], test)
+
+
+def test_routing_and_partition_match_numpy_masks():
+    rng = np.random.default_rng(1)
+    for trial in range(60):
+        threshold, missing_left, mask = random_tree_arrays(rng)
+        n = int(rng.integers(1, 200))
+        X = rng.integers(0, 256, (2, n)).astype(np.uint8)
+        X[:, rng.random(n) < 0.5] = rng.choice([0, 1, 63, 64, 127, 128, 191, 192, 254, 255])
+        node, f, nominal_f = int(rng.integers(0, 8)), int(rng.integers(0, 2)), bool(trial % 2)
+        expected = route_ref(X[f], nominal_f, node, threshold, missing_left, mask)
+        got = [g._goes_left(node, X[f, r], nominal_f, threshold, missing_left, mask) for r in range(n)]
+        assert got == list(expected)
+        left = np.arange(8, 16, dtype=np.int32)
+        right = np.arange(16, 24, dtype=np.int32)
+        nxt = [g._next_node(node, X[f, r], nominal_f, threshold, missing_left, mask, left, right) for r in range(n)]
+        assert nxt == list(np.where(expected, left[node], right[node]))
+        rows = rng.permutation(n).astype(np.int64)
+        start, end = int(rng.integers(0, n + 1)), n
+        start, end = min(start, int(rng.integers(0, n + 1))), max(start, int(rng.integers(0, n + 1)))
+        before = rows.copy()
+        weights = rows * 0.5  # a weight per pair, moved with its row
+        mid = partition(X, f, nominal_f, node, threshold, missing_left, mask, NodeRows(rows, weights), start, end)
+        assert (weights == rows * 0.5).all()
+        seg = before[start:end]
+        assert mid == start + expected[seg].sum()
+        assert set(rows[start:mid]) == set(seg[expected[seg]])
+        assert set(rows[mid:end]) == set(seg[~expected[seg]])
+        assert (rows[:start] == before[:start]).all() and (rows[end:] == before[end:]).all()
+
+
+def test_draw_feature_is_a_fisher_yates_shuffle_and_children_are_pushed_right_first():
+    for seed in range(20):
+        D = 1 + seed % 9
+        state = np.array([seed * 7919], np.uint64)
+        ref_state = state.copy()
+        feats = np.arange(D)
+        drawn = [g._draw_feature(state, feats, v) for v in range(D)]
+        ref = list(range(D))
+        for v in range(D):
+            j = v + g.rand_below(ref_state, D - v)
+            ref[v], ref[j] = ref[j], ref[v]
+        assert drawn == ref and sorted(drawn) == list(range(D))
+    left, right = np.full(8, -1, np.int32), np.full(8, -1, np.int32)
+    depth = np.zeros(8, np.int32)
+    depth[1] = 3
+    stack = np.zeros((8, 3), np.int64)
+    assert g._push_children(1, 10, 14, 14, 20, 5, left, right, depth, stack, 2) == (7, 4)
+    assert (left[1], right[1], depth[5], depth[6]) == (5, 6, 4, 4)
+    assert stack[2].tolist() == [6, 14, 20] and stack[3].tolist() == [5, 10, 14]  # left child popped first
+
+
+def test_column_gain_is_the_per_column_reduction():
+    for seed in range(10):
+        nd = Node(seed, p_missing_target=0.2 * (seed % 2))
+        nrows = nd.rows[nd.start:nd.end].copy()
+        left = nd.rng.random(nrows.size) < 0.4
+        nd.rows[nd.start:nd.end] = np.concatenate([nrows[left], nrows[~left]])
+        mid = nd.start + int(left.sum())
+        column_gain = np.zeros((2, nd.Z.shape[1]))
+        g._add_column_gain(column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size), nd.start, mid, nd.Z,
+                           nd.has_missing, nd.TW, nd.TS, nd.TQ, nd.TN, nd.LS, nd.LQ, nd.LN)
+        Zs, ws = nd.Z[nrows], nd.w[nrows]
+        ref = [gain_ref(Zs[:, [k]], ws, left) for k in range(Zs.shape[1])]
+        np.testing.assert_allclose(column_gain[1], ref, rtol=1e-9, atol=1e-9 * nd.P)
+        assert not column_gain[0].any()
