@@ -20,7 +20,7 @@ from numba import njit
 
 from ..tasks.distances import T_DESCRIPTIVE, target_distance
 from .distances import INSTANCE_GROUP, block_distances, fill_dmat
-from .neighbourhood import register
+from .neighbourhood import register, row_class
 from .neighbours import nearest_rows, new_lists
 from .update import new_dense_neighbours
 
@@ -82,13 +82,6 @@ def _start_group(space, s, q0, g_n):
 
 
 @njit(cache=True, nogil=True)
-def _own_class(space, q):
-    if space.n_classes > 0:
-        return space.rows.classes[space.instances[q]]
-    return 0.0
-
-
-@njit(cache=True, nogil=True)
 def _search(space, s, q):
     rows = space.rows
     nearest_rows(s.dists[q % INSTANCE_GROUP], rows.keys, space.instances[q], rows.classes, space.n_classes, s.lists)
@@ -114,7 +107,7 @@ def _neighbours(space, s, q, c):
     return nk
 
 
-register(DenseSpace, dims=_dims, new_scratch=_new_scratch, start_group=_start_group, own_class=_own_class,
+register(DenseSpace, dims=_dims, new_scratch=_new_scratch, start_group=_start_group, own_class=row_class,
          search=_search, neighbours=_neighbours)
 
 

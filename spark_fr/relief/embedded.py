@@ -30,7 +30,7 @@ from numba import njit
 
 from .adaptive_k import gap_k
 from .candidates import Candidates
-from .neighbourhood import nothing, nothing_yet, register
+from .neighbourhood import nothing, nothing_yet, register, row_class
 from .neighbours import nearest_rows, new_lists, sorted_candidates
 from .sparse_update import feature_distance, new_buffers
 
@@ -129,13 +129,6 @@ def _new_scratch(space, rule):
 
 
 @njit(cache=True, nogil=True)
-def _own_class(space, q):
-    if space.n_classes > 0:
-        return space.rows.classes[space.instances[q]]
-    return 0.0
-
-
-@njit(cache=True, nogil=True)
 def _search(space, s, q):
     """The instance's distance to every row; with a fixed k its neighbours of every class at once."""
     rows = space.rows
@@ -155,7 +148,7 @@ def _neighbours(space, s, q, c):
     return s.lists.rows[c], s.lists.counts[c]
 
 
-register(EmbeddedSpace, dims=_dims, new_scratch=_new_scratch, start_group=nothing_yet, own_class=_own_class,
+register(EmbeddedSpace, dims=_dims, new_scratch=_new_scratch, start_group=nothing_yet, own_class=row_class,
          search=_search, neighbours=_neighbours)
 
 

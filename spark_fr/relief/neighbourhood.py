@@ -94,3 +94,12 @@ def nothing(space, s, q):
 @njit(cache=True, nogil=True)
 def nothing_yet(space, s, q0, g_n):
     """``start_group`` of a backend that has nothing to do there."""
+
+
+@njit(cache=True, nogil=True)
+def row_class(space, q):
+    """``own_class`` of a backend with ``rows`` (their ``classes``), ``instances`` (row positions) and ``n_classes``:
+    the class of instance q's row (0 without classes)."""
+    if space.n_classes > 0:
+        return space.rows.classes[space.instances[q]]
+    return 0.0
