@@ -159,7 +159,6 @@ OVER_LIMIT = {
     "spark_fr/pct/node_rows.py:split_fractional parameters": 11, "spark_fr/pct/node_rows.py:partition parameters": 10,
     "spark_fr/pct/route_fractional.py:route_fractional parameters": 11,
     "spark_fr/pct/route_fractional.py:rows_reaching_feature parameters": 9,
-    "spark_fr/evaluation/knn_kernel.py:nearest_rows parameters": 9,
 }
 
 

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .knn_kernel import nearest_rows
+from .knn_kernel import Training, nearest_rows
 
 #: seconds per (test row x training row x weighted feature) of the kernel on one core (measured on ENB-sized
 #: data on the development machine), for run_units' choice between the driver and Spark tasks
@@ -94,8 +94,12 @@ class NeighbourSearch:
         m = Qa.shape[0]
         idx = np.empty((m, self.k), np.int64)
         dist = np.empty((m, self.k))
-        nearest_rows(self.X, self.keys, Qa, self.weights, self.nominal, self.n_values, self.k, idx, dist)
+        nearest_rows(self.training(), Qa, self.k, idx, dist)
         return idx, dist
+
+    def training(self) -> Training:
+        """The kernel's view of the training side (:data:`spark_fr.evaluation.knn_kernel.Training`)."""
+        return Training(self.X, self.keys, self.weights, self.nominal, self.n_values)
 
     def work(self, n_test: int) -> float:
         """Distance evaluations (test rows x training rows x features) of ``n_test`` rows."""

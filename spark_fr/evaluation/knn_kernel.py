@@ -11,35 +11,37 @@ runs it on blocks of test rows, in the driver or in Spark tasks.
 """
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from ..relief.neighbours import insert_candidate
 from ..tasks.distances import variable_distance
 
+#: the training side of a search (the kernel's state, built by :meth:`spark_fr.evaluation.knn.NeighbourSearch.
+#: training`): X float64 (n, A) the training rows, the weighted features only; keys uint64 (n,) their row keys
+#: (ties); w float64 (A,) the weights (> 0); nominal bool (A,); n_values float64 (A,) category counts
+Training = namedtuple("Training", "X keys w nominal n_values")
+
 
 @njit(cache=True, nogil=True)
-def nearest_rows(X, keys, Q, w, nominal, n_values, k, idx, dist):
-    """The k nearest rows of X for every row of Q, in (distance, key) order.
+def nearest_rows(train, Q, k, idx, dist):
+    """The k nearest training rows for every row of Q, in (distance, key) order.
 
     Parameters
     ----------
-    X : float64 (n, A)
-        Training rows, the weighted features only.
-    keys : uint64 (n,)
-        Their row keys (ties).
+    train : Training
+        The training rows, their keys and the features' weights, kinds and category counts.
     Q : float64 (m, A)
         Test rows, the same features.
-    w : float64 (A,)
-        Weights (> 0).
-    nominal : bool (A,)
-    n_values : float64 (A,)
     k : int
     idx : int64 (m, k)
-        Out: row numbers of the neighbours (-1 when X has fewer than k rows).
+        Out: row numbers of the neighbours (-1 when there are fewer than k training rows).
     dist : float64 (m, k)
         Out: their squared weighted distances (inf where idx is -1).
     """
+    X, keys, w, nominal, n_values = train.X, train.keys, train.w, train.nominal, train.n_values
     n, A = X.shape
     best_d = np.empty(k)
     best_k = np.empty(k, np.uint64)
