@@ -6,7 +6,7 @@
 """
 try:
     import pyspark as _pyspark  # noqa: F401
-except ImportError:  # pyspark is not a dependency (README, "Install and ship"): say which install brings it
+except ImportError:  # pyspark is not a dependency (docs/install.md): say which install brings it
     raise ImportError("spark_fr needs pyspark: pip install 'spark_fr[spark]' (a Spark runtime's own pyspark, or "
                       "pyspark-client for Spark Connect, does too)") from None
 

@@ -24,8 +24,8 @@ Algorithm sketch (thesis section 8; HMLC paper 3.3; SSL and unsupervised chapter
     cross-validation adds a 'pooled' split: classification measures from the summed confusion matrix (the papers:
     the measures are not additive), the others the folds' values weighted by their test rows
 
-Decisions (where the texts are silent; each also in the README)
----------------------------------------------------------------
+Decisions (where the texts are silent; each also in docs/decisions.md, "The evaluation")
+----------------------------------------------------------------------------------------
 * k and the protocol without a test file are the target type's (:class:`spark_fr.tasks.base.EvaluationDefaults`):
   5 (MTR, regression; random splits), 15 (MLC), 10 (HMLC), 20 (classification: the SSL conference paper's;
   stratified cross-validation), 1 (unsupervised); 40 for the semi-supervised protocol (the SSL journal's main

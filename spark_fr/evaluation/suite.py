@@ -2,7 +2,7 @@
 
 The files are read in place from the project's shared data folder (``../shared/datasets`` from the project, or
 ``SPARK_FR_DATA``; :func:`spark_fr.notebook.find_path` finds it from the working directory upwards); what each set
-is and which of its attributes are targets is its README's table:
+is and which of its attributes are targets is the table of that folder's README.md:
 
 * ``mtr``: ENB, EDM, Jura, Slump, ATP1d, SCPF, SF1 (the last 2, 2, 3, 3, 6, 3, 3 attributes; random splits).
 * ``mlc``: Emotions, Yeast, Scene, Medical, Flags (Mulan's train and test files and label XML).

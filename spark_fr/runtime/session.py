@@ -17,7 +17,8 @@ Sketch
   aggregations and projections has (the relational features: more than 100 aggregates per ``groupBy``);
   left to the bytecode interpreter they ran 2x slower (measured: the 10^7-row relational benchmark took
   58.6 s instead of 70.6 s with it). Under ``spark-submit`` the JVM is already running: pass it with
-  ``--driver-java-options`` there (the README says so).
+  ``--driver-java-options -XX:-DontCompileHugeMethods`` there (and ``spark.executor.extraJavaOptions``
+  on a cluster).
 * Before launching a JVM, :func:`check_java` finds the ``java`` that Spark's launcher will run (as
   ``spark-class`` does: ``$JAVA_HOME/bin/java``, else ``java`` on ``PATH``) and asks it its version
   (``java -version``, a fraction of a second): no Java, a ``JAVA_HOME`` without one, a ``java`` that does not

@@ -229,7 +229,7 @@ def test_random_nominal_features_get_no_more_credit_than_clus_gives_them(runs, r
     """Random nominal features of 6 and 8 categories rank by our Genie3 no higher than by CLUS's (minus
     RANK_MARGIN): the nominal subset search is CLUS's greedy one. (The exhaustive search up to 8 categories that
     it replaced ranked them about 20th and 2nd of 82 on cellcycle, where CLUS ranks them about 78th and 40th.)
-    Many categories still give a nominal feature more tests than a numeric one, in CLUS as here (README,
+    Many categories still give a nominal feature more tests than a numeric one, in CLUS as here (docs/decisions.md,
     "Nominal tests"), so the bar is CLUS's rank, not the bottom."""
     _, clus, ours = runs("cellcycle")
     for k in DATASETS["cellcycle"]["noise"]:

@@ -1,7 +1,8 @@
 """Fresh environments (``jobs/check_environment.py``): a new virtualenv, a runtime's packages installed first,
 then the spark_fr wheel; installing it must change none of them, and a ranking there must equal this checkout's
 bit for bit. Each builds an environment from the package registry (2-5 minutes, more on a busy machine), so
-they run only with ``SPARK_FR_CHECK_ENVIRONMENTS=1``; the README ("Install and ship") lists what they gave.
+they run only with ``SPARK_FR_CHECK_ENVIRONMENTS=1``; docs/install.md ("Checked environments") lists what they
+gave.
 """
 import os
 import subprocess

@@ -361,8 +361,9 @@ def test_rankings_of_one_ensemble_share_a_call_and_the_hmlc_suite_is_the_papers(
 
 
 def test_hmlc_papers_protocol_on_enron_the_ensemble_rankings_beat_uniform(spark, on_driver):
-    """The core claim of the HMLC paper's comparison on one shared set, as the HMLC suite runs it (README table:
-    +0.06 pooled AUPRC over uniform with 50 trees; every seed, every pair): 10 trees, as the paper recommends."""
+    """The core claim of the HMLC paper's comparison on one shared set, as the HMLC suite runs it (the HMLC table
+    of docs/evaluation.md: +0.06 pooled AUPRC over uniform with 50 trees; every seed, every pair): 10 trees, as the
+    paper recommends."""
     from spark_fr.evaluation.suite import suite_entries
 
     name, path, test, kw = next(e for e in suite_entries("hmlc") if e[0] == "enron")

@@ -1,7 +1,7 @@
 """HMLC Relief end to end: tree and DAG hierarchies, semi-supervised HARFF data, planted features.
 
 * derisi GO (a DAG of 4,119 terms): spark_fr's weights equal a plain numpy RReliefF whose target distance
-  is built here from the raw ARFF text (closure by searching the edges, weights by the README's definition,
+  is built here from the raw ARFF text (closure by searching the edges, weights by docs/methods.md's definition,
   the normaliser over pairs of the most specific labels seen), to 1e-9;
 * enron (HARFF, zipped): the training and the unlabelled files together (given as two inputs, or
   concatenated: the same weights), ``--semi-supervised`` keeps all 1,648 rows, a supervised run keeps the
