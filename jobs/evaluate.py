@@ -10,7 +10,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir))
 
 from spark_fr.evaluation.job import main  # noqa: E402
-from spark_fr.runtime.runner import exit_process  # noqa: E402
+from spark_fr.runner import exit_process  # noqa: E402
 
 if __name__ == "__main__":
     exit_process(main())  # as jobs/rank.py's

@@ -2,7 +2,7 @@
 
 Sketch
 ------
-    options     <- the defaults, a YAML config, the command line (it wins)       spark_fr.runtime.runner, .options
+    options     <- the defaults, a YAML config, the command line (it wins)       spark_fr.runner, .options
     publication <- the output and the plot checked before any work                spark_fr.io.writers
     warm-up     <- the method's kernels compiled while the session starts         spark_fr.runtime.warmups
     ranking     <- spark_fr.rank(...), or rank_relational(...) for --schema
@@ -10,7 +10,7 @@ Sketch
     summary     <- the top features per score on standard output
 
 Every option can come from ``--config FILE.yaml`` (same names, dashes or underscores). Sessions, logging, one-line
-errors and exit codes are the runner's (:mod:`spark_fr.runtime.runner`): 0 success; 2 bad input or parameters
+errors and exit codes are the runner's (:mod:`spark_fr.runner`): 0 success; 2 bad input or parameters
 (one line on standard error, nothing written); 1 any other failure (one line; the details with ``--log-level
 debug``); 130 interrupted (Ctrl-C); 143 terminated (SIGTERM, e.g. ``timeout`` or a scheduler:
 :mod:`spark_fr.runtime.signals`). Interrupted and terminated runs unwind through every clean-up first: they leave
@@ -24,7 +24,7 @@ import time
 from . import options as O
 from .errors import InputError
 from .options.command_line import RANK_DESCRIPTION, RANK_EPILOG
-from .runtime import runner
+from . import runner
 
 log = logging.getLogger("spark_fr")
 
@@ -111,6 +111,6 @@ JOB = runner.Job("jobs/rank.py", RANK_DESCRIPTION, RANK_EPILOG, tuple(O.job_opti
 
 
 def main(argv=None) -> int:
-    """``jobs/rank.py``: the rank job run by :func:`spark_fr.runtime.runner.main` (exit codes in the module
+    """``jobs/rank.py``: the rank job run by :func:`spark_fr.runner.main` (exit codes in the module
     docstring)."""
     return runner.main(JOB, argv)

@@ -131,7 +131,8 @@ def test_an_estimator_without_targets_says_so(spark):
 
 def test_a_failure_inside_spark_is_explained_in_one_line(monkeypatch):
     """Out of memory in the driver: say so and what to set; the JVM gone: say so; anything else: one line."""
-    from spark_fr.runtime import runner, session
+    from spark_fr import runner
+    from spark_fr.runtime import session
 
     monkeypatch.setattr(session, "jvm_log_tail", lambda: "")
     java = RuntimeError("An error occurred while calling o41.collectToPython.\n: java.lang.OutOfMemoryError: Java "

@@ -10,7 +10,7 @@ Sketch
                 written together
     alert    <- --fail-above X: exit code 3 when the max drift (1 - area under the FJI curve) is above X
 
-Sessions, logging, one-line errors and exit codes are the runner's (:mod:`spark_fr.runtime.runner`), as for
+Sessions, logging, one-line errors and exit codes are the runner's (:mod:`spark_fr.runner`), as for
 ``jobs/rank.py``: 0 the runs were compared (and the drift is at most ``--fail-above``); 3 the drift is above
 ``--fail-above`` (the report and files are written all the same); 2 bad input (an unknown table, run, score or
 target, fewer than 2 runs, a run id in two sources with different rows, an output holding what spark_fr did not
@@ -24,7 +24,7 @@ import sys
 
 from .. import options as O
 from ..errors import InputError
-from ..runtime import runner
+from .. import runner
 
 log = logging.getLogger("spark_fr")
 
@@ -121,7 +121,7 @@ def build_parser():
 
 
 def main(argv=None) -> int:
-    """``jobs/drift.py``: drift run by :func:`spark_fr.runtime.runner.main` (exit codes in the module docstring)."""
+    """``jobs/drift.py``: drift run by :func:`spark_fr.runner.main` (exit codes in the module docstring)."""
     return runner.main(JOB, argv)
 
 

@@ -11,7 +11,7 @@ Sketch
     publish  <- the tables and run.json to --output, the plot to --plot (curves, or the CD diagram of a suite)
     print    <- the summary of the main measure(s) on standard output
 
-Sessions, logging, one-line errors and exit codes are the runner's (:mod:`spark_fr.runtime.runner`), as for
+Sessions, logging, one-line errors and exit codes are the runner's (:mod:`spark_fr.runner`), as for
 ``jobs/rank.py``: 0 success; 2 bad input (one line on standard error, nothing written); 1 any other failure (one
 line); 130 interrupted; 143 terminated (SIGTERM).
 """
@@ -23,7 +23,7 @@ import time
 from .. import options as O
 from ..errors import InputError
 from ..io.locations import locate
-from ..runtime import runner
+from .. import runner
 from .protocol import PROTOCOLS, SET_BY_RANKINGS
 
 log = logging.getLogger("spark_fr")
@@ -195,6 +195,6 @@ def build_parser():
 
 
 def main(argv=None) -> int:
-    """``jobs/evaluate.py``: the evaluation run by :func:`spark_fr.runtime.runner.main` (exit codes in the module
+    """``jobs/evaluate.py``: the evaluation run by :func:`spark_fr.runner.main` (exit codes in the module
     docstring)."""
     return runner.main(JOB, argv)

@@ -6,7 +6,7 @@ Sketch
 dashes or underscores; lists where the command line takes a comma list; null = the default); an unknown key, a
 value of the wrong type or a file that is not a mapping is one line naming the file. A config holding a
 relational schema (its ``tables``) sets ``--schema`` when the job has that option. Fetching a config from a URI is
-the runner's (:mod:`spark_fr.runtime.runner`). :func:`defaults_yaml` is the text of ``conf/defaults.yaml``.
+the runner's (:mod:`spark_fr.runner`). :func:`defaults_yaml` is the text of ``conf/defaults.yaml``.
 """
 from __future__ import annotations
 

@@ -28,9 +28,9 @@ import sys
 from dataclasses import dataclass
 from typing import Callable
 
-from .. import options as O
-from ..errors import InputError, one_line
-from .signals import EXIT_TERMINATED, Terminated, received, sigterm_raises
+from . import options as O
+from .errors import InputError, one_line
+from .runtime.signals import EXIT_TERMINATED, Terminated, received, sigterm_raises
 
 log = logging.getLogger("spark_fr")
 
@@ -77,7 +77,7 @@ def load_config(path: str, job: Job, master: str | None = None) -> dict:
     """A ``--config`` file's options (:func:`spark_fr.options.load_config`): a local path, a ``file:`` URI, or a
     URI read through the session's file systems (:func:`spark_fr.io.files.driver_file`; a session is started for
     it, with ``--master``)."""
-    from ..io.files import driver_file
+    from .io.files import driver_file
 
     return O.load_config(driver_file(path, "--config", master=master), name=path, options=job.options, job=job.prog)
 
@@ -136,7 +136,7 @@ def session(opts: dict, app_name: str, lazy: bool = True):
     ``--log-level debug``; ``--master`` with ``SPARK_REMOTE`` is refused."""
     from pyspark.sql import SparkSession
 
-    from .session import SessionStart, check_master, get_spark, remote_url, when_ready
+    from .runtime.session import SessionStart, check_master, get_spark, remote_url, when_ready
 
     if opts.get("master"):
         check_master(opts["master"])
@@ -157,7 +157,7 @@ def session(opts: dict, app_name: str, lazy: bool = True):
 
 def _quiet_spark(spark) -> None:
     """Spark's own log off (a classic session; a Spark Connect session's log is the server's)."""
-    from .engine import is_connect
+    from .runtime.engine import is_connect
 
     if not is_connect(spark):
         spark.sparkContext.setLogLevel("OFF")
@@ -181,7 +181,7 @@ def exit_process(code: int) -> None:
     driver's worker threads either: a JVM launch under way gets past its launch, the JVM's log file is removed,
     and the process ends at once."""
     if abandoned_start() or code in (EXIT_INTERRUPTED, EXIT_TERMINATED):
-        from .session import remove_jvm_log
+        from .runtime.session import remove_jvm_log
 
         settle_abandoned_starts()
         sys.stdout.flush()
@@ -194,7 +194,7 @@ def exit_process(code: int) -> None:
 # ----- errors and exit codes --------------------------------------------------------------------------------
 def failure_message(err: BaseException, prog: str = "jobs/rank.py") -> str:
     """One line for a failure that is not bad input: what happened, and what to do about it."""
-    from .session import jvm_log_tail
+    from .runtime.session import jvm_log_tail
 
     text = f"{type(err).__name__}: {err}"
     jvm = jvm_log_tail()
@@ -204,7 +204,7 @@ def failure_message(err: BaseException, prog: str = "jobs/rank.py") -> str:
                 f"SPARK_FR_DRIVER_MEMORY=16g python {prog} ..., or spark-submit --driver-memory 16g")
     grpc_status = _grpc_status(err)
     if grpc_status is not None:
-        from .session import _without_secrets, remote_url
+        from .runtime.session import _without_secrets, remote_url
 
         remote = remote_url()
         where = f"the Spark Connect server (SPARK_REMOTE={_without_secrets(remote)})" if remote else "Spark Connect"

@@ -1,4 +1,4 @@
-"""One runner for the command lines (spark_fr.runtime.runner): a job is its options and its work; options from the
+"""One runner for the command lines (spark_fr.runner): a job is its options and its work; options from the
 defaults, a config and the command line; one line on standard error and the exit code for every way a run ends;
 the same for jobs/rank.py, jobs/evaluate.py and jobs/drift.py."""
 import logging
@@ -9,7 +9,7 @@ import pytest
 
 from spark_fr import options as O
 from spark_fr.errors import InputError
-from spark_fr.runtime import runner
+from spark_fr import runner
 
 ANSWER = O.Option("answer", O.Integer(lo=1, description="a positive integer"), 42, "the answer", "toy")
 
