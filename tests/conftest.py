@@ -66,6 +66,16 @@ def pytest_collection_modifyitems(config, items):
         items[:] = keep
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Name the CLUS runs that were not recorded (tests/comparisons/clus_cache.py): CLUS ran them, slowly."""
+    cache = sys.modules.get("tests.comparisons.clus_cache")
+    if cache is not None and cache.MISSED:
+        names = ", ".join(sorted({name for name, _ in cache.MISSED}))
+        terminalreporter.write_line(
+            f"CLUS ran {len(cache.MISSED)} run(s) that tests/comparisons/clus_reference_runs/ does not hold ({names}); "
+            "SPARK_FR_CLUS_RUNS=record python -m pytest -q tests/comparisons records them")
+
+
 @pytest.fixture(scope="session")
 def datasets() -> Path:
     """The shared benchmark datasets (read in place, never copied)."""

@@ -82,14 +82,13 @@ import itertools
 import math
 import re
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from tests.paths import CLUS_TOOLS
+from tests.comparisons import clus_cache
 
 
 TREES = 100
@@ -125,14 +124,6 @@ pytestmark = [
 
 
 # ----- helpers ----------------------------------------------------------------------------------------
-def _run_clus():
-    if str(CLUS_TOOLS) not in sys.path:
-        sys.path.insert(0, str(CLUS_TOOLS))
-    from run_clus import run_clus
-
-    return run_clus
-
-
 def permute_arff_features(src: Path, dst: Path, n_features: int, seed: int) -> None:
     """Write ``src`` with its first ``n_features`` columns in a random order (same data, same names).
 
@@ -159,14 +150,19 @@ def permute_arff_features(src: Path, dst: Path, n_features: int, seed: int) -> N
     dst.write_text("\n".join(out) + "\n")
 
 
+def clus_task(task: dict, seed: int) -> dict:
+    """``run_clus``'s task for one CLUS RForest run of the comparison."""
+    return {**task, "ensemble": "RForest", "rankings": ["Genie3", "Symbolic"], "trees": TREES, "threads": 2,
+            "seed": seed, "symbolic_weight": 0.5}
+
+
 def clus_rankings(arff: Path, task: dict, seed: int, workdir: Path) -> dict:
-    """Run CLUS RForest once; return ``{'Genie3': {feature: importance}, 'Symbolic': {...}}``.
+    """CLUS RForest once (its recorded run, :mod:`tests.comparisons.clus_cache`); return ``{'Genie3': {feature:
+    importance}, 'Symbolic': {...}}``.
 
     Also checks, from the ``.out`` file, that CLUS used the leaf size and subspace size spark_fr uses.
     """
-    res = _run_clus()(str(arff), {**task, "ensemble": "RForest", "rankings": ["Genie3", "Symbolic"],
-                                  "trees": TREES, "threads": 2, "seed": seed, "symbolic_weight": 0.5},
-                      workdir=str(workdir))
+    res = clus_cache.run(arff, clus_task(task, seed), workdir)
     assert res["returncode"] == 0, res["stdout_tail"]
     out = (workdir / "run.out").read_text()
     d = int(task["descriptive"].split("-")[1])
@@ -347,6 +343,22 @@ def test_the_comparison_rejects_a_weaker_ensemble(agreement, spark, datasets):
     print(f"\npower check (emotions, Genie3 from 10 trees): ours-CLUS {r['ours_vs_clus']:.3f}, "
           f"CLUS-CLUS {r['clus_vs_clus']:.3f}, p = {r['p']:.3f}")
     assert r["p"] <= ALPHA, r
+
+
+def test_recorded_clus_runs_are_what_clus_computes(datasets, tmp_path):
+    """The recorded CLUS runs the comparisons read are CLUS's output: one of them (enb, the first seed, its own
+    column order) made again by CLUS here has the same rankings, to the bit, and the same settings echo."""
+    cfg, seed = DATASETS["mtr_enb"], CLUS_SEEDS[0]
+    permuted = tmp_path / "perm" / Path(cfg["arff"]).name
+    permuted.parent.mkdir()
+    permute_arff_features(datasets / cfg["arff"], permuted, cfg["n_features"], seed=1000 + seed)
+    task = clus_task(cfg["clus"], seed)
+    entry = clus_cache.recorded(clus_cache.key_of(clus_cache.inputs_of(permuted, task)))
+    assert entry is not None, ("the comparisons' CLUS runs are not recorded for these inputs: "
+                               "SPARK_FR_CLUS_RUNS=record python -m pytest -q tests/comparisons records them")
+    live = clus_cache.run_live(permuted, task, tmp_path / "live")
+    assert live["returncode"] == 0, live["stdout_tail"]
+    assert live["rankings"] == entry["rankings"] and live["echo"] == entry["echo"]
 
 
 @pytest.mark.xfail(strict=True, raises=AssertionError,

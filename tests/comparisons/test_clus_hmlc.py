@@ -61,14 +61,13 @@ from __future__ import annotations
 
 import itertools
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from tests.paths import CLUS_TOOLS
+from tests.comparisons import clus_cache
 
 CLUS_SEEDS = (1, 2, 3)
 OUR_SEEDS = (1, 2, 3)
@@ -107,18 +106,15 @@ def prepared_arff(src: Path, dst: Path, rows: int | None, noise: tuple = ()) -> 
 
 
 def clus_rankings(arff: Path, cfg: dict, seed: int, workdir: Path) -> dict:
-    if str(CLUS_TOOLS) not in sys.path:
-        sys.path.insert(0, str(CLUS_TOOLS))
-    from run_clus import run_clus
-
+    """CLUS's rankings (its recorded run, :mod:`tests.comparisons.clus_cache`): ``{'Genie3': {...}, ...}``."""
     d = cfg["n_features"] + len(cfg["noise"])
-    res = run_clus(str(arff), {"task": "hmlc", "descriptive": f"1-{d}", "target": str(d + 1), "ensemble": "RForest",
+    res = clus_cache.run(arff, {"task": "hmlc", "descriptive": f"1-{d}", "target": str(d + 1), "ensemble": "RForest",
                                "rankings": ["Genie3", "Symbolic"], "trees": cfg["trees"], "threads": 2, "seed": seed,
                                "symbolic_weight": 0.5, "hier_type": cfg["type"], "xmx": "4g",
                                "extra": {"Hierarchical": {"WType": "ExpAvgParentWeight", "WParam": 0.75},
                                          "Model": {"MinimalWeight": float(MIN_LEAF)},
                                          "Output": {"TrainErrors": "No"}}},
-                   workdir=str(workdir))
+                         workdir)
     assert res["returncode"] == 0, res["stdout_tail"]
     out = (workdir / "run.out").read_text()
     assert "WType = ExpAvgParentWeight" in out and f"MinimalWeight = {float(MIN_LEAF)}" in out

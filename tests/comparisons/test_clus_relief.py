@@ -93,6 +93,7 @@ import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
+from tests.comparisons import clus_cache
 from tests.paths import CLUS_TOOLS
 
 
@@ -110,14 +111,6 @@ pytestmark = [
 
 
 # ----- data ------------------------------------------------------------------------------------------------
-def _run_clus():
-    if str(CLUS_TOOLS) not in sys.path:
-        sys.path.insert(0, str(CLUS_TOOLS))
-    from run_clus import run_clus
-
-    return run_clus
-
-
 def make_synthetic(out: Path, task: str, n: int, p: int, seed: int) -> Path:
     """``make_synthetic.py`` (shared CLUS tools) -> ``out/<task>.arff``."""
     subprocess.run([sys.executable, str(CLUS_TOOLS / "make_synthetic.py"), str(out), "--task", task, "--n", str(n),
@@ -238,7 +231,7 @@ def clus_relief(arff: Path, task: dict, workdir: Path, mlc_distance: str | None 
     t = {**task, "method": "relief", "neighbours": K, "iterations": 1.0, "weight_neighbours": False, "threads": 1}
     if mlc_distance:
         t["extra"] = {**t.get("extra", {}), "Relief": {"MultilabelDistance": mlc_distance}}
-    res = _run_clus()(str(arff), t, workdir=str(workdir))
+    res = clus_cache.run(arff, t, workdir)
     assert res["returncode"] == 0 and "Relief" in res["rankings"], res["stdout_tail"]
     out = (workdir / "run.out").read_text()
     relief = out[out.index("[Relief]"):]

@@ -21,14 +21,13 @@ at 0.88 against 0.93.
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy.stats import spearmanr
 
-from tests.paths import CLUS_TOOLS
+from tests.comparisons import clus_cache
 
 SEEDS = (1, 2, 3)
 TREES = 100
@@ -59,19 +58,15 @@ def ssl_jura(datasets: Path, dst: Path) -> tuple:
 
 @pytest.fixture(scope="module")
 def clus_runs(datasets, tmp_path_factory):
-    if str(CLUS_TOOLS) not in sys.path:
-        sys.path.insert(0, str(CLUS_TOOLS))
-    from run_clus import run_clus
-
     work = tmp_path_factory.mktemp("clus_ssl")
     path, features, targets = ssl_jura(datasets, work / "jura_ssl.arff")
     D = len(features)
     runs = []
     for seed in SEEDS:
-        res = run_clus(str(path), {"task": "ssl_mtr", "descriptive": f"1-{D}", "target": f"{D + 1}-{D + 3}",
-                                   "ensemble": "RForest", "rankings": ["Genie3", "Symbolic"], "trees": TREES,
-                                   "threads": 2, "seed": seed, "ssl_weight": 0.5, "symbolic_weight": 0.5},
-                       workdir=str(work / f"s{seed}"))
+        res = clus_cache.run(path, {"task": "ssl_mtr", "descriptive": f"1-{D}", "target": f"{D + 1}-{D + 3}",
+                                    "ensemble": "RForest", "rankings": ["Genie3", "Symbolic"], "trees": TREES,
+                                    "threads": 2, "seed": seed, "ssl_weight": 0.5, "symbolic_weight": 0.5},
+                             work / f"s{seed}")
         assert res["returncode"] == 0, res["stdout_tail"]
         runs.append({k: {f: v[0] for f, v in res["rankings"][k]["scores"].items()} for k in ("Genie3", "Symbolic")})
     return path, features, targets, runs
