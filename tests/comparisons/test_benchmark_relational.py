@@ -1,12 +1,16 @@
 """The relational suite of jobs/benchmark.py: spark_fr's feature generation against featuretools' deep feature
-synthesis, end to end at a tiny size with both real peers.
+synthesis.
 
-The suite runs as a user runs it (``jobs/benchmark.py``'s ``main``, each peer a separate, measured process) on a
-synthetic schema with a 20,000-row fact table. The tests check what it reports (JSON keys, both peers finished,
-feature counts), that the generator's planted label is what it says (recomputed with pandas, and found again
-in featuretools' own ``MEAN(transactions.amount WHERE merchant_type = grocery)``), and that the two peers
-compute the same values for the aggregates they share, so the comparison is apples to apples. Wall times are
-recorded by the suite and never asserted here.
+In every run: the two peers' code (``jobs/peers/featuretools_dfs.py``, ``jobs/peers/spark_fr_relational.py``)
+called in this process on a synthetic schema with a 20,000-row fact table computes the same values for the
+aggregates they share, so the benchmark compares like with like; the generator's planted label is what it says
+(recomputed with pandas, and found again in featuretools' own ``MEAN(transactions.amount WHERE merchant_type =
+grocery)``); the featuretools peer types financial's tables as spark_fr does, from every format.
+
+Under the marker ``peers`` (``python jobs/benchmark.py --check``): the suite as a user runs it
+(``jobs/benchmark.py``'s ``main``, each peer a separate, measured process), what it reports (JSON keys, both
+peers finished, feature counts, the matrices) and, from the processes' tables, both engines' tables bit for bit
+and the same table from every input format. Wall times are recorded by the suite and never asserted here.
 """
 import importlib.util
 import json
@@ -125,6 +129,7 @@ def test_planted_label(tmp_path):
     assert again == schema and "write_s" not in _
 
 
+@pytest.mark.peers
 @needs_featuretools
 def test_suite_end_to_end(suite):
     report, _ = suite
@@ -157,6 +162,7 @@ def test_suite_end_to_end(suite):
     assert PLANTED_TYPE in run["interesting_values"]["transactions"]["merchant_type"]
 
 
+@pytest.mark.peers
 @needs_featuretools
 def test_both_engines_write_the_same_feature_table(suite):
     """auto takes the local engine for the Parquet set; the Spark engine's table is the same, bit for bit."""
@@ -175,12 +181,34 @@ def test_both_engines_write_the_same_feature_table(suite):
             assert np.array_equal(x[~np.isnan(x)].view(np.int64), y[~np.isnan(y)].view(np.int64)), c
 
 
+@pytest.mark.peers
 @needs_featuretools
 def test_peers_compute_the_same_shared_aggregates(suite):
+    """The same comparison as :func:`test_featuretools_computes_the_same_shared_aggregates`, on the tables the
+    suite's peer processes wrote."""
     report, _ = suite
     (case,) = report["cases"]
-    sfr = pd.read_parquet(case["summary"]["spark_fr"]["matrix"]).set_index("customer_id").sort_index()
-    ft = pd.read_parquet(case["summary"]["featuretools"]["matrix"]).set_index("customer_id").sort_index()
+    same_shared_aggregates(case["summary"]["spark_fr"]["matrix"], case["summary"]["featuretools"]["matrix"])
+
+
+@needs_featuretools
+def test_featuretools_computes_the_same_shared_aggregates(tmp_path):
+    """featuretools' DFS and spark_fr's generation (auto: the local engine), as the suite's two peers run them
+    (their ``run`` functions, called here: no process, no JVM), on the synthetic set at 20,000 fact rows: the
+    aggregates they share have the same values, and featuretools' aggregate over both hops is the planted label."""
+    schema, _ = make_relational(tmp_path, ROWS)
+    ft = _featuretools_peer().run(str(schema), str(tmp_path / "ft.json"), str(tmp_path / "ft.parquet"), None, False)
+    sfr = _spark_fr_peer().run(str(schema), str(tmp_path / "sfr.json"), str(tmp_path / "sfr.parquet"), None,
+                               "local[2]", True)
+    assert sfr["engine"] == "local" and sfr["rows"] == ft["rows"] == 200 and ft["features"] > 40
+    same_shared_aggregates(sfr["matrix"], ft["matrix"])
+
+
+def same_shared_aggregates(sfr_matrix: str, ft_matrix: str) -> None:
+    """Assert that spark_fr's and featuretools' feature tables (Parquet) hold the same labels and the same values
+    of the aggregates both compute, and that featuretools' planted quantity gives the label."""
+    sfr = pd.read_parquet(sfr_matrix).set_index("customer_id").sort_index()
+    ft = pd.read_parquet(ft_matrix).set_index("customer_id").sort_index()
     assert list(sfr.index) == list(ft.index)
     assert (sfr.label.astype(str) == ft.label.astype(str)).all()
     numeric = {"COUNT(accounts)": "accounts__count",
@@ -209,6 +237,8 @@ def test_peers_compute_the_same_shared_aggregates(suite):
 
 
 def _featuretools_peer():
+    import spark_fr.relational.schema  # noqa: F401  (else the peer loads schema.py alone, as its process does)
+
     spec = importlib.util.spec_from_file_location("featuretools_dfs_peer",
                                                   ROOT / "jobs" / "peers" / "featuretools_dfs.py")
     mod = importlib.util.module_from_spec(spec)
@@ -253,14 +283,20 @@ def test_featuretools_peer_types_every_format_as_the_csv(datasets, tmp_path):
             assert peer.column_kinds(other, name, peer.read_table(spec)) == want[name], (fmt, name)
 
 
-def test_spark_fr_common_aggregates_are_those_featuretools_has():
+def _spark_fr_peer():
+    import spark_fr.relational  # noqa: F401  (the package itself, before the peer's path insertion)
+
     spec = importlib.util.spec_from_file_location("spark_fr_relational_peer",
                                                   ROOT / "jobs" / "peers" / "spark_fr_relational.py")
-    sfr = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(sfr)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_spark_fr_common_aggregates_are_those_featuretools_has():
     from spark_fr.relational.schema import AggregateSpec
 
-    common = sfr.common_aggregates(AggregateSpec())
+    common = _spark_fr_peer().common_aggregates(AggregateSpec())
     ft = _featuretools_peer().PRIMITIVES
     for kind in ("numeric", "nominal", "date", "outer", "outer_nominal", "conditional"):
         for name in getattr(AggregateSpec(), kind):
@@ -286,6 +322,7 @@ def test_spark_fr_peer_runs_financial_in_the_driver(datasets, tmp_path):
     assert frame.shape == (result["rows"], result["features"] + 2) and result["rows"] == 682
 
 
+@pytest.mark.peers
 @needs_featuretools
 def test_every_format_with_a_keyless_link_table(bench, tmp_path):
     """The suite on every input format of the synthetic set with its keyless link table: both peers finish
