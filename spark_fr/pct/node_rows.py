@@ -26,13 +26,25 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
+from .jit import BORROWING, INLINE, KERNEL
+
 MISSING = 255
 
 #: rows (int64) and their weights in the node holding each position (float64)
 NodeRows = namedtuple("NodeRows", ["rows", "weights"])
+#: the tests of a tree's nodes, all that routing a row needs: per node the tested ``feature`` (-1: a leaf), the
+#: numeric ``threshold`` ("code <= threshold" goes left), ``missing_left`` (where a learned test sends a missing
+#: value), the nominal subset ``mask`` (4 x uint64: 256 bits), the children ``left`` and ``right``, and
+#: ``left_share`` (fractional trees: the share of the node's known weight that went left; empty otherwise);
+#: per feature, ``nominal``
+TreeTests = namedtuple("TreeTests", ["feature", "threshold", "missing_left", "mask", "left", "right", "nominal",
+                                     "left_share"])
+#: the children of a split node: their ranges of the buffer (left ``[left_start, left_end)``, right
+#: ``[right_start, right_end)``) and how many of the node's rows, missing the tested value, went to both
+Children = namedtuple("Children", ["n_missing", "left_start", "left_end", "right_start", "right_end"])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def node_rows(rows, w, capacity):
     """The buffer of a tree's root: ``rows`` (used in place when ``capacity`` is its length) and ``w[rows]``."""
     m = rows.shape[0]
@@ -44,7 +56,7 @@ def node_rows(rows, w, capacity):
     return NodeRows(buf, weights)
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def reserve(nr, size):
     """``nr``, or a copy with at least ``size`` positions (capacity doubled) when it has fewer."""
     cap = nr.rows.shape[0]
@@ -58,7 +70,7 @@ def reserve(nr, size):
     return NodeRows(rows, weights)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(**INLINE)
 def _swap(nr, i, j):
     r = nr.rows[i]
     nr.rows[i] = nr.rows[j]
@@ -68,26 +80,30 @@ def _swap(nr, i, j):
     nr.weights[j] = v
 
 
-@njit(cache=True, nogil=True, inline="always")
-def goes_left(node, code, nominal_f, threshold, missing_left, mask):
-    """Whether a row with this code of the node's feature goes left: a missing code as the node learned,
-    a nominal code if it is in the node's subset mask, a numeric code if ``code <= threshold``."""
+@njit(**INLINE)
+def goes_left(tests, node, code, nominal_f):
+    """Whether a row with this code of the node's feature (nominal or not) goes left: a missing code as the
+    node learned, a nominal code if it is in the node's subset mask, a numeric code if ``code <= threshold``."""
     if code == MISSING:
-        return missing_left[node]
+        return tests.missing_left[node]
     if nominal_f:
-        return (mask[node, code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
-    return code <= threshold[node]
+        return (tests.mask[node, code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
+    return code <= tests.threshold[node]
 
 
-@njit(cache=True, nogil=True)
-def partition(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, end):
-    """Reorder the node's pairs ``[start, end)`` in place so that the rows going left come first (a
-    right-going pair is swapped with the last unchecked one); returns the position of the first right-going
-    row."""
+@njit(**INLINE)
+def _two_way(X, tests, node, nr, start, end, by_missing):
+    """Reorder the node's pairs ``[start, end)`` in place so that those of the first kind come first: the rows
+    going left by the node's test, or (``by_missing``) those missing the value of its feature; a pair of the
+    other kind is swapped with the last unchecked one. Returns the position of the first pair of the other
+    kind."""
+    f = tests.feature[node]
+    nominal_f = tests.nominal[f]
     i = start
     j = end - 1
     while i <= j:
-        if goes_left(node, X[f, nr.rows[i]], nominal_f, threshold, missing_left, mask):
+        code = X[f, nr.rows[i]]
+        if (code == MISSING) if by_missing else goes_left(tests, node, code, nominal_f):
             i += 1
         else:
             _swap(nr, i, j)
@@ -95,29 +111,25 @@ def partition(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, e
     return i
 
 
-@njit(cache=True, nogil=True)
-def _missing_first(X, f, nr, start, end):
-    """Reorder ``[start, end)`` so that the rows with a missing code of f come first; returns where they
-    end. Nothing moves when none is missing."""
-    any_missing = False
+@njit(**BORROWING)
+def partition(X, tests, node, nr, start, end):
+    """Reorder the node's pairs ``[start, end)`` in place so that the rows going left by the node's test come
+    first; returns the position of the first right-going row."""
+    return _two_way(X, tests, node, nr, start, end, False)
+
+
+@njit(**BORROWING)
+def _missing_first(X, tests, node, nr, start, end):
+    """Reorder ``[start, end)`` so that the rows missing the value of the node's feature come first; returns
+    where they end. Nothing moves when none is missing."""
+    f = tests.feature[node]
     for i in range(start, end):
         if X[f, nr.rows[i]] == MISSING:
-            any_missing = True
-            break
-    if not any_missing:
-        return start
-    i = start
-    j = end - 1
-    while i <= j:
-        if X[f, nr.rows[i]] == MISSING:
-            i += 1
-        else:
-            _swap(nr, i, j)
-            j -= 1
-    return i
+            return _two_way(X, tests, node, nr, start, end, True)
+    return start
 
 
-@njit(cache=True, nogil=True)
+@njit(**BORROWING)
 def _weight_sum(nr, start, end):
     s = 0.0
     for i in range(start, end):
@@ -125,7 +137,7 @@ def _weight_sum(nr, start, end):
     return s
 
 
-@njit(cache=True, nogil=True)
+@njit(**BORROWING)
 def _copy_scaled(nr, src, end, dst, m_start, m_end, share):
     """Copy the pairs ``[src, end)`` to ``dst``; the weights of those in ``[m_start, m_end)`` times ``share``."""
     for i in range(src, end):
@@ -135,7 +147,7 @@ def _copy_scaled(nr, src, end, dst, m_start, m_end, share):
         nr.weights[k] = v * share if m_start <= i < m_end else v
 
 
-@njit(cache=True, nogil=True)
+@njit(**BORROWING)
 def free_start(end, stack, sp):
     """The first buffer position no range still to be grown uses: after the popped node's ``end`` and every
     range on the stack ``stack[:sp]`` of (node, start, end)."""
@@ -146,8 +158,8 @@ def free_start(end, stack, sp):
     return top
 
 
-@njit(cache=True, nogil=True)
-def split_fractional(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, end, top):
+@njit(**KERNEL)
+def split_fractional(X, tests, node, nr, start, end, top):
     """Split the node ``[start, end)`` by CLUS's rule for missing values (module sketch); the node's
     ``missing_left`` must be False (the missing rows are first partitioned to the right).
 
@@ -158,17 +170,17 @@ def split_fractional(X, f, nominal_f, node, threshold, missing_left, mask, nr, s
     Returns
     -------
     tuple
-        ``(nr, share, n_missing, left_start, left_end, right_start, right_end)``: the buffer (reallocated if it
-        had to grow), the share, the number of rows with a missing value, and the children's ranges.
+        ``(nr, share, children)``: the buffer (reallocated if it had to grow), the share, and the
+        :data:`Children` (their ranges, and the number of rows with a missing value).
     """
-    mid = partition(X, f, nominal_f, node, threshold, missing_left, mask, nr, start, end)
-    b = _missing_first(X, f, nr, mid, end)
+    mid = partition(X, tests, node, nr, start, end)
+    b = _missing_first(X, tests, node, nr, mid, end)
     wl = _weight_sum(nr, start, mid)
     wr = _weight_sum(nr, b, end)
     share = wl / (wl + wr) if wl + wr > 0.0 else 0.5
     n_missing = b - mid
     if n_missing == 0:
-        return nr, share, 0, start, mid, mid, end
+        return nr, share, Children(0, start, mid, mid, end)
     n_left = b - start
     n_right = end - mid
     if n_left <= n_right:  # the left child is copied, the right one keeps [mid, end)
@@ -176,25 +188,25 @@ def split_fractional(X, f, nominal_f, node, threshold, missing_left, mask, nr, s
         _copy_scaled(nr, start, b, top, mid, b, share)
         for i in range(mid, b):
             nr.weights[i] *= 1.0 - share
-        return nr, share, n_missing, top, top + n_left, mid, end
+        return nr, share, Children(n_missing, top, top + n_left, mid, end)
     nr = reserve(nr, top + n_right)
     _copy_scaled(nr, mid, end, top, mid, b, 1.0 - share)
     for i in range(mid, b):
         nr.weights[i] *= share
-    return nr, share, n_missing, start, b, top, top + n_right
+    return nr, share, Children(n_missing, start, b, top, top + n_right)
 
 
 #: the (row, node, weight) memberships of the leaves of a fractional tree
 Members = namedtuple("Members", ["rows", "nodes", "weights"])
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def new_members(capacity):
     """Room for ``capacity`` leaf memberships (0: a learned tree, whose leaves are ``leaf_of_row``)."""
     return Members(np.empty(capacity, np.int64), np.empty(capacity, np.int32), np.empty(capacity, np.float64))
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def add_members(mb, count, nr, start, end, node):
     """Append the pairs ``[start, end)`` of leaf ``node`` to the memberships; returns (mb, count)."""
     need = count + end - start
@@ -214,7 +226,7 @@ def add_members(mb, count, nr, start, end, node):
     return mb, count
 
 
-@njit(cache=True, nogil=True)
+@njit(**KERNEL)
 def trimmed(mb, count):
     """The first ``count`` memberships (views)."""
     return Members(mb.rows[:count], mb.nodes[:count], mb.weights[:count])

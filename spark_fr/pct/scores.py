@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tasks.sparse_columns import SparseColumns, label_errors
-from .grow import permutation
+from .route import permutation
 from .tree import Tree, leaf_label_frequencies, leaf_prototypes
 from ..runtime.rng import Stream, derive_seed
 

@@ -2,14 +2,13 @@
 
 Sketch
 ------
-:func:`grow` calls the numba grower (:func:`spark_fr.pct.grow.grow_tree`, or
-:func:`spark_fr.pct.grow_sparse.grow_tree_sparse` for label-sparse clustering columns) on the in-bag rows and
-wraps the node arrays in a :class:`Tree`. :func:`leaf_prototypes` averages the task's prototype columns over the
+:func:`grow` calls the numba grower (:func:`spark_fr.pct.grow.grow_tree`, on the dense clustering matrix or
+on label-sparse clustering columns) on the in-bag rows and wraps the node arrays in a :class:`Tree`. :func:`leaf_prototypes` averages the task's prototype columns over the
 in-bag rows of every leaf (weighted by the bootstrap counts, and with ``--missing fractional`` by the shares
 of the splits that sent a row down both branches: :meth:`Tree.memberships`; a leaf without a known value in
 a column takes its nearest ancestor's value). :meth:`Tree.routes` sends rows down the tree: to one leaf each
 (learned), or to several leaves with proportions where a tested value is missing (fractional,
-:mod:`spark_fr.pct.route_fractional`); :meth:`Routes.take` gives each row its leaf's values or the mixture
+:mod:`spark_fr.pct.route`); :meth:`Routes.take` gives each row its leaf's values or the mixture
 of its leaves' values, and predictions are the task's prediction from these prototypes.
 """
 from __future__ import annotations
@@ -20,9 +19,12 @@ import numpy as np
 
 from ..tasks.sparse_columns import SparseColumns
 from .config import MISSING_FRACTIONAL, GrowConfig
-from .grow import Codes, apply_tree, apply_tree_permuted, grow_tree, rows_by_path_feature
-from .grow_sparse import grow_tree_sparse
-from .route_fractional import mix_sparse, mix_values, route_fractional, rows_reaching_feature
+from .grow import grow_tree
+from .histogram import Codes
+from .node_rows import TreeTests
+from .route import (apply_tree, apply_tree_permuted, mix_sparse, mix_values, route_fractional, rows_by_path_feature,
+                    rows_reaching_feature)
+from .sparse_targets import SparseTargets
 
 
 @dataclass
@@ -138,6 +140,13 @@ class Tree:
         return self.left_share is not None
 
     @property
+    def tests(self) -> TreeTests:
+        """The node tests as the routing kernels read them (:data:`~spark_fr.pct.node_rows.TreeTests`)."""
+        share = self.left_share if self.left_share is not None else np.zeros(0)
+        return TreeTests(self.feature, self.threshold, self.missing_left, self.mask, self.left, self.right,
+                         self.nominal, share)
+
+    @property
     def internal(self) -> np.ndarray:
         """Indices of the internal (split) nodes."""
         return np.flatnonzero(self.feature >= 0)
@@ -181,8 +190,7 @@ class Tree:
                 return Routes(self.apply(XR, rows))
             return Routes(self.apply_permuted(XR, rows, perm_rows, feature, starts))
         perm = rows if perm_rows is None else np.asarray(perm_rows, dtype=np.int64)
-        indptr, leaves, props = route_fractional(XR, rows, perm, int(feature), self.feature, self.threshold,
-                                                 self.mask, self.left, self.right, self.nominal, self.left_share)
+        indptr, leaves, props = route_fractional(XR, rows, perm, int(feature), self.tests)
         return Routes(leaves, indptr, props)
 
     def apply(self, XR: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -190,8 +198,7 @@ class Tree:
         fractional tree sends a row with a missing value to several leaves: :meth:`routes`)."""
         if self.fractional:
             raise ValueError("a tree grown with --missing fractional sends rows to several leaves: use routes()")
-        return apply_tree(XR, np.asarray(rows, dtype=np.int64), self.feature, self.threshold,
-                          self.missing_left, self.mask, self.left, self.right, self.nominal)
+        return apply_tree(XR, np.asarray(rows, dtype=np.int64), self.tests)
 
     def predict_values(self, XR: np.ndarray, node_values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """The value of the leaf each row reaches (boosting: a tree's contribution to the raw scores).
@@ -218,9 +225,7 @@ class Tree:
         routed from node ``starts[i]`` (default: the root; see :meth:`rows_by_path_feature`). Learned trees."""
         rows = np.asarray(rows, dtype=np.int64)
         starts = np.zeros(rows.shape[0], np.int64) if starts is None else np.asarray(starts, np.int64)
-        return apply_tree_permuted(XR, rows, np.asarray(perm_rows, dtype=np.int64), int(feature), starts,
-                                   self.feature, self.threshold, self.missing_left, self.mask,
-                                   self.left, self.right, self.nominal)
+        return apply_tree_permuted(XR, rows, np.asarray(perm_rows, dtype=np.int64), int(feature), starts, self.tests)
 
     def rows_by_path_feature(self, XR: np.ndarray, rows: np.ndarray):
         """(indptr, positions, first_nodes, routes): for each feature, the rows whose path tests it and the
@@ -228,12 +233,9 @@ class Tree:
         rows that reach a node testing it (down both branches at a missing value); first nodes the root."""
         rows = np.asarray(rows, dtype=np.int64)
         if self.fractional:
-            indptr, positions = rows_reaching_feature(XR, rows, self.feature, self.threshold, self.mask, self.left,
-                                                      self.right, self.nominal, XR.shape[1])
+            indptr, positions = rows_reaching_feature(XR, rows, self.tests, XR.shape[1])
             return indptr, positions, np.zeros(positions.shape[0], np.int64), self.routes(XR, rows)
-        indptr, positions, first_nodes, leaves = rows_by_path_feature(
-            XR, rows, self.feature, self.threshold, self.missing_left, self.mask, self.left, self.right,
-            self.nominal, XR.shape[1])
+        indptr, positions, first_nodes, leaves = rows_by_path_feature(XR, rows, self.tests, XR.shape[1])
         return indptr, positions, first_nodes, Routes(leaves)
 
 
@@ -249,7 +251,8 @@ def grow(X, nominal, lower, upper, Z, weights, config: GrowConfig) -> Tree:
         Value range of each numeric bin (extra-trees thresholds).
     Z : ndarray of float64, shape (n, K), or SparseColumns
         Clustering matrix from the task (dense: centred and scaled, NaN = missing), or its label-sparse
-        form (complete, uncentred; grown by :func:`spark_fr.pct.grow_sparse.grow_tree_sparse`).
+        form (complete, uncentred): the grower's dense or label-sparse target backend
+        (:mod:`spark_fr.pct.targets`).
     weights : ndarray of float64, shape (n,)
         Row weights (bootstrap counts).
     config : GrowConfig
@@ -261,11 +264,8 @@ def grow(X, nominal, lower, upper, Z, weights, config: GrowConfig) -> Tree:
     """
     w = np.ascontiguousarray(weights, dtype=np.float64)
     rows = np.flatnonzero(w > 0).astype(np.int64)
-    codes = Codes(X, nominal, lower, upper)
-    if isinstance(Z, SparseColumns):
-        out = grow_tree_sparse(codes, Z.indptr, Z.indices, Z.values, Z.n_columns, w, rows, config)
-    else:
-        out = grow_tree(codes, Z, w, rows, config)
+    targets = SparseTargets(Z.indptr, Z.indices, Z.values, Z.n_columns) if isinstance(Z, SparseColumns) else Z
+    out = grow_tree(Codes(X, nominal, lower, upper), targets, w, rows, config)
     nodes = out.nodes
     n = out.n_nodes
     arrays = (nodes.feature[:n], nodes.threshold[:n], nodes.missing_left[:n], nodes.mask[:n], nodes.left[:n],

@@ -74,7 +74,7 @@ expression features are about equally (un)informative. Where features differ (Di
 concentrated and beats uniform weights by 0.035 and 0.08, as CLUS's does. Not defects, then: the data, and
 the score's sum over fully grown trees (larger leaves, ``--min-samples-leaf 10``, make it a little less flat
 and a little better). Two real causes were found and fixed or handed on: many-valued nominal features had an
-advantage CLUS's search does not give (spark_fr.pct.grow: the subset search is now CLUS's greedy one), and
+advantage CLUS's search does not give (spark_fr.pct.subsets: the subset search is now CLUS's greedy one), and
 missing feature values (cellcycle: CLUS's Genie3 penalises features with many missing values, Spearman with
 the missing share -0.46 against +0.15 here: CLUS's fractional rule, issue 23's ``--missing``). Neither the
 train+valid union (cellcycle on train alone: the same) nor the label weights (``--hmlc-w0`` 0.5 / 0.75 / 1:

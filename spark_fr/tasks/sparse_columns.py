@@ -10,7 +10,7 @@ The grower's gain for complete columns is shift-invariant,
 
 so the columns need not be centred: ``z_rk = sqrt(alpha_k) * y_rk`` is zero wherever the label is absent.
 :class:`SparseColumns` keeps these values row by row (CSR: ``indptr``, ``indices``, ``values``), and the
-sparse grower (:mod:`spark_fr.pct.grow_sparse`) updates the node and split statistics in
+grower's label-sparse backend (:mod:`spark_fr.pct.sparse_targets`) updates the node and split statistics in
 O(positive labels of the row) per row. Only complete columns (no missing value) are represented this way:
 missing values need per-column counts, so partially labelled targets stay dense.
 """

@@ -19,7 +19,7 @@ What CLUS computes for HMLC (its source, knowledge-technologies/clus; see spark_
   out of the default heap.
 * Missing feature values: CLUS scores a test on the rows whose value is known and sends the others down
   both branches with fractional weights (``FindBestTest.findNumeric``, ``RowData.applyWeighted``; see
-  spark_fr/pct/grow.py), so our ensembles run with ``--missing fractional`` (our default since issue 23). The
+  spark_fr/pct/grow.py and spark_fr/pct/node_rows.py), so our ensembles run with ``--missing fractional`` (our default since issue 23). The
   ``learned`` rule (the block of missing values to the better side) is checked to fail the comparison on
   cellcycle (below).
 

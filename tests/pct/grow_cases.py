@@ -90,7 +90,8 @@ def input_digest(c: dict) -> str:
 def run(c: dict) -> dict:
     """grow_tree on a case; the used part of every output array."""
     from spark_fr.pct.config import grow_config
-    from spark_fr.pct.grow import Codes, grow_tree
+    from spark_fr.pct.grow import grow_tree
+    from spark_fr.pct.histogram import Codes
 
     p = c["params"]
     rows = np.flatnonzero(c["w"] > 0).astype(np.int64)

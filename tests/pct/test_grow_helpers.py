@@ -5,9 +5,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import spark_fr.pct.grow as g
 from spark_fr.pct.config import SPLITTER_BEST
-from spark_fr.pct.node_rows import NodeRows, node_rows, partition
+from spark_fr.pct.dense_targets import DenseState, dense_column_gain
+from spark_fr.pct.grow import _push_children, _tree_arrays
+from spark_fr.pct.histogram import Histogram, clear_histogram, fill_histogram
+from spark_fr.pct.impurity import NodeTotals, Totals, new_sums, node_totals
+from spark_fr.pct.node_rows import Children, NodeRows, TreeTests, goes_left, node_rows, partition
+from spark_fr.pct.numeric import random_threshold, scan_numeric_complete, scan_numeric_missing, split_at_threshold
+from spark_fr.pct.route import next_node
+from spark_fr.pct.search import Search, Split, draw_feature, keep_better
+from spark_fr.pct.subsets import best_subset, subset_random
+from spark_fr.runtime.rng import rand_below, rand_uniform
 from tests.pct.grow_cases import N_CASES, case, input_digest, load, run
 
 MISSING = 255
@@ -75,7 +83,7 @@ def best_side_of_missing_ref(c, Zs, ws, in_a, min_leaf):
 
 
 class Node:
-    """A random node (rows[start:end] of a random table) with the grower's scratch arrays, its totals and
+    """A random node (rows[start:end] of a random table) with the grower's scratch objects, its totals and
     the histogram of feature 0 computed by the helpers."""
 
     def __init__(self, seed, n_codes=6, K=3, p_missing_code=0.2, p_missing_target=0.0, nominal=False,
@@ -100,29 +108,30 @@ class Node:
         self.upper = np.zeros((2, 255))
         edges = np.cumsum(rng.random(510) + 0.01)
         self.lower[0], self.upper[0] = edges[0::2], edges[1::2]
-        self.TS, self.TQ, self.TN = np.empty(K), np.empty(K), np.empty(K)
-        self.LS, self.LQ, self.LN = np.empty(K), np.empty(K), np.empty(K)
-        self.hw = np.zeros(256)
-        self.hs, self.hq = np.zeros((256, K)), np.zeros((256, K))
-        self.hn = np.zeros((256, K) if self.has_missing else (1, 1))
-        self.touched = np.zeros(256, np.int64)
-        self.in_a = np.zeros(256, np.bool_)
-        self.mask = np.zeros(4, np.uint64)
-        self.state = np.array([rng.integers(0, 2**63)], np.uint64)
+        self.T, self.L = new_sums(K), new_sums(K)
+        self.hist = Histogram(np.zeros(256), np.zeros((256, K)), np.zeros((256, K)),
+                              np.zeros((256, K) if self.has_missing else (1, 1)), np.zeros(256, np.int64))
+        self.search = Search(np.array([rng.integers(0, 2**63)], np.uint64), np.arange(2), np.zeros(256, np.bool_),
+                             np.zeros(4, np.uint64), np.zeros(4, np.uint64))
         self.nr = node_rows(rows, self.w, rows.size)  # the grower's (row, weight) pairs; rows in place
-        self.TW, self.P, self.sT2 = g._node_totals(self.nr, self.start, self.end, self.Z,
-                                                   self.has_missing, self.TS, self.TQ, self.TN)
-        self.nt, self.n_known, self.MW = g._histogram(self.X, 0, self.nr, self.start, self.end, self.Z,
-                                                      self.has_missing, self.hw, self.hs, self.hq, self.hn,
-                                                      self.touched)
+        self.TW, self.P, self.sT2 = node_totals(self.nr, self.start, self.end, self.Z, self.has_missing, self.T)
+        self.pc = fill_histogram(self.X, 0, self.nr, self.start, self.end, self.Z, self.has_missing, self.hist)
+        self.nt, self.n_known, self.MW = self.pc
+        self.parent = Totals(self.TW, self.P, self.sT2, self.T, self.MW)
         in_node = self.rows[self.start:self.end]
         self.c, self.Zs, self.ws = self.X[0, in_node], self.Z[in_node], self.w[in_node]
         self.known_codes = np.unique(self.c[self.c != MISSING])
 
+    @property
+    def state(self):
+        return self.search.state
+
+    @property
+    def mask(self):
+        return self.search.mask
+
     def subset_args(self, min_leaf):
-        return (self.touched, self.n_known, self.in_a, self.hw, self.hs, self.hq, self.hn, self.has_missing,
-                self.P, self.sT2, self.TW, self.TS, self.TQ, self.TN, self.MW, min_leaf, self.LS, self.LQ,
-                self.LN, self.mask)
+        return self.search, self.hist, self.pc, self.parent, self.has_missing, min_leaf, self.L
 
     def mask_codes(self):
         return {c for c in range(256) if (int(self.mask[c >> 6]) >> (c & 63)) & 1}
@@ -136,25 +145,26 @@ def test_node_totals_and_histogram_are_weighted_sums():
         known = ~np.isnan(Zs)
         Z0 = np.where(known, Zs, 0.0)
         assert nd.TW == pytest.approx(ws.sum(), rel=1e-12)
-        np.testing.assert_allclose(nd.TS, (ws[:, None] * Z0).sum(0), rtol=1e-10, atol=1e-10)
-        np.testing.assert_allclose(nd.TQ, (ws[:, None] * Z0 ** 2).sum(0), rtol=1e-10)
-        np.testing.assert_allclose(nd.TN, (ws[:, None] * known).sum(0), rtol=1e-12)
+        np.testing.assert_allclose(nd.T.S, (ws[:, None] * Z0).sum(0), rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(nd.T.Q, (ws[:, None] * Z0 ** 2).sum(0), rtol=1e-10)
+        np.testing.assert_allclose(nd.T.N, (ws[:, None] * known).sum(0), rtol=1e-12)
         assert nd.P == pytest.approx(ss_ref(Zs, ws), rel=1e-9, abs=1e-9)
-        assert nd.sT2 == (0.0 if nd.has_missing else pytest.approx((nd.TS ** 2).sum(), rel=1e-12))
+        assert nd.sT2 == (0.0 if nd.has_missing else pytest.approx((nd.T.S ** 2).sum(), rel=1e-12))
         # present codes in increasing order, the missing code last
         present = np.unique(c)
-        assert nd.nt == present.size and list(nd.touched[:nd.nt]) == list(present)
+        hist = nd.hist
+        assert nd.nt == present.size and list(hist.touched[:nd.nt]) == list(present)
         assert nd.n_known == np.count_nonzero(present != MISSING)
         assert nd.MW == ws[c == MISSING].sum()
         for b in present:
             sel = c == b
-            assert nd.hw[b] == pytest.approx(ws[sel].sum(), rel=1e-12)
-            np.testing.assert_allclose(nd.hs[b], (ws[sel, None] * Z0[sel]).sum(0), rtol=1e-10, atol=1e-10)
+            assert hist.w[b] == pytest.approx(ws[sel].sum(), rel=1e-12)
+            np.testing.assert_allclose(hist.s[b], (ws[sel, None] * Z0[sel]).sum(0), rtol=1e-10, atol=1e-10)
             if nd.has_missing:
-                np.testing.assert_allclose(nd.hq[b], (ws[sel, None] * Z0[sel] ** 2).sum(0), rtol=1e-10)
-                np.testing.assert_allclose(nd.hn[b], (ws[sel, None] * known[sel]).sum(0), rtol=1e-12)
-        g._clear_histogram(nd.hw, nd.touched, nd.nt)
-        assert not nd.hw.any()
+                np.testing.assert_allclose(hist.q[b], (ws[sel, None] * Z0[sel] ** 2).sum(0), rtol=1e-10)
+                np.testing.assert_allclose(hist.n[b], (ws[sel, None] * known[sel]).sum(0), rtol=1e-12)
+        clear_histogram(hist.w, hist.touched, nd.nt)
+        assert not hist.w.any()
 
 
 @pytest.mark.parametrize("p_missing_target", [0.0, 0.15])
@@ -171,12 +181,8 @@ def test_numeric_scan_is_the_best_of_every_threshold(p_missing_target, p_missing
             h, ml = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, nd.c <= t, min_leaf)
             if h > best[0]:
                 best = (h, int(t), ml)
-        if nd.has_missing:
-            got = g._scan_numeric_missing(nd.touched, nd.n_known, nd.hw, nd.hs, nd.hq, nd.hn, nd.P, nd.TW, nd.TS,
-                                          nd.TQ, nd.TN, nd.MW, min_leaf, nd.LS, nd.LQ, nd.LN)
-        else:
-            got = g._scan_numeric_complete(nd.touched, nd.n_known, nd.hw, nd.hs, nd.TW, nd.TS, nd.sT2, nd.MW,
-                                           min_leaf, nd.LS)
+        scan = scan_numeric_missing if nd.has_missing else scan_numeric_complete
+        got = scan(nd.hist, nd.pc, nd.parent, min_leaf, nd.L)
         if best[1] < 0:
             assert got[0] == -np.inf and got[1] == -1
             continue
@@ -193,12 +199,11 @@ def test_random_threshold_is_the_last_bin_below_a_uniform_draw():
         if known.size == 1:
             expected = known[0]
         else:
-            u = nd.lower[0, known[0]] + g.rand_uniform(state) * (nd.upper[0, known[-1]] - nd.lower[0, known[0]])
+            u = nd.lower[0, known[0]] + rand_uniform(state) * (nd.upper[0, known[-1]] - nd.lower[0, known[0]])
             below = [b for b in known[:-1] if nd.upper[0, b] <= u]
             expected = max(below) if below else known[0]
-        h, t_bin, ml = g._split_at_random_threshold(nd.state, 0, nd.lower, nd.upper, nd.touched, nd.n_known, nd.hw,
-                                                    nd.hs, nd.hq, nd.hn, nd.has_missing, nd.P, nd.sT2, nd.TW, nd.TS,
-                                                    nd.TQ, nd.TN, nd.MW, 2.0, nd.LS, nd.LQ, nd.LN)
+        t_bin = random_threshold(nd.state, 0, nd.hist.touched, nd.n_known, nd.lower, nd.upper)
+        h, ml = split_at_threshold(t_bin, nd.hist, nd.pc, nd.parent, nd.has_missing, 2.0, nd.L)
         assert t_bin == expected
         assert nd.state[0] == state[0]  # one draw, none for a single present code
         h_ref, ml_ref = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, nd.c <= expected, 2.0)
@@ -241,7 +246,7 @@ def test_nominal_tests_are_the_greedy_selection_for_any_number_of_categories(p_m
             continue
         A, h_ref, ml_ref = greedy_ref(nd, 2.0)
         state = nd.state.copy()
-        h, ml = g._best_subset(SPLITTER_BEST, nd.state, *nd.subset_args(2.0))
+        h, ml = best_subset(SPLITTER_BEST, *nd.subset_args(2.0))
         assert nd.state[0] == state[0]  # no random draw
         assert nd.mask_codes() == A
         if h_ref == -np.inf:
@@ -258,8 +263,8 @@ def test_random_subset_is_a_fair_coin_per_category_redrawn_until_proper():
         state = nd.state.copy()
         A = set(cats)
         while cats.size > 1 and (not A or A == set(cats)):
-            A = {c for c in cats if g.rand_uniform(state) < 0.5}
-        h, ml = g._subset_random(nd.state, *nd.subset_args(2.0)[:-1], nd.mask)
+            A = {c for c in cats if rand_uniform(state) < 0.5}
+        h, ml = subset_random(*nd.subset_args(2.0))
         assert nd.mask_codes() == A and nd.state[0] == state[0]
         h_ref, ml_ref = best_side_of_missing_ref(nd.c, nd.Zs, nd.ws, np.isin(nd.c, list(A)), 2.0)
         if h_ref == -np.inf:
@@ -276,21 +281,22 @@ def test_keep_better_keeps_the_first_of_the_best_splits():
         hs[rng.random(m) < 0.1] = -np.inf
         hs[rng.random(m) < 0.1] = np.nan
         nominal = rng.random(m) < 0.5
-        best = (0.0, -1, 0, False)
-        best_mask = np.zeros(4, np.uint64)
+        best = Split(0.0, -1, 0, False)
+        search = Search(np.zeros(1, np.uint64), np.arange(m), np.zeros(256, np.bool_), np.zeros(4, np.uint64),
+                        np.zeros(4, np.uint64))
         for f in range(m):
-            mask = np.full(4, f + 1, np.uint64)
-            best = g._keep_better(*best, best_mask, hs[f], f, 10 + f, bool(f % 2), bool(nominal[f]), mask)
+            search.mask[:] = f + 1
+            best = keep_better(best, Split(hs[f], f, 10 + f, bool(f % 2)), bool(nominal[f]), search)
         valid = [f for f in range(m) if hs[f] > 0]
         if not valid:
-            assert best == (0.0, -1, 0, False) and not best_mask.any()
+            assert tuple(best) == (0.0, -1, 0, False) and not search.best_mask.any()
             continue
         f = min(valid, key=lambda f: (-hs[f], f))  # first of the largest
-        assert best[:2] == (hs[f], f) and best[3] == bool(f % 2)
+        assert (best.h, best.feature) == (hs[f], f) and best.missing_left == bool(f % 2)
         if nominal[f]:  # a subset test: its mask (the threshold is not used)
-            assert (best_mask == f + 1).all()
+            assert (search.best_mask == f + 1).all()
         else:
-            assert best[2] == 10 + f
+            assert best.threshold == 10 + f
 
 
 def random_tree_arrays(rng, n_nodes=8):
@@ -318,18 +324,20 @@ def test_routing_and_partition_match_numpy_masks():
         X[:, rng.random(n) < 0.5] = rng.choice([0, 1, 63, 64, 127, 128, 191, 192, 254, 255])
         node, f, nominal_f = int(rng.integers(0, 8)), int(rng.integers(0, 2)), bool(trial % 2)
         expected = route_ref(X[f], nominal_f, node, threshold, missing_left, mask)
-        got = [g._goes_left(node, X[f, r], nominal_f, threshold, missing_left, mask) for r in range(n)]
-        assert got == list(expected)
         left = np.arange(8, 16, dtype=np.int32)
         right = np.arange(16, 24, dtype=np.int32)
-        nxt = [g._next_node(node, X[f, r], nominal_f, threshold, missing_left, mask, left, right) for r in range(n)]
+        feature = np.full(8, f, np.int32)
+        tests = TreeTests(feature, threshold, missing_left, mask, left, right, np.array([nominal_f] * 2), np.zeros(0))
+        got = [goes_left(tests, node, X[f, r], nominal_f) for r in range(n)]
+        assert got == list(expected)
+        nxt = [next_node(tests, node, X[f, r]) for r in range(n)]
         assert nxt == list(np.where(expected, left[node], right[node]))
         rows = rng.permutation(n).astype(np.int64)
         start, end = int(rng.integers(0, n + 1)), n
         start, end = min(start, int(rng.integers(0, n + 1))), max(start, int(rng.integers(0, n + 1)))
         before = rows.copy()
         weights = rows * 0.5  # a weight per pair, moved with its row
-        mid = partition(X, f, nominal_f, node, threshold, missing_left, mask, NodeRows(rows, weights), start, end)
+        mid = partition(X, tests, node, NodeRows(rows, weights), start, end)
         assert (weights == rows * 0.5).all()
         seg = before[start:end]
         assert mid == start + expected[seg].sum()
@@ -344,18 +352,17 @@ def test_draw_feature_is_a_fisher_yates_shuffle_and_children_are_pushed_right_fi
         state = np.array([seed * 7919], np.uint64)
         ref_state = state.copy()
         feats = np.arange(D)
-        drawn = [g._draw_feature(state, feats, v) for v in range(D)]
+        drawn = [draw_feature(state, feats, v) for v in range(D)]
         ref = list(range(D))
         for v in range(D):
-            j = v + g.rand_below(ref_state, D - v)
+            j = v + rand_below(ref_state, D - v)
             ref[v], ref[j] = ref[j], ref[v]
         assert drawn == ref and sorted(drawn) == list(range(D))
-    left, right = np.full(8, -1, np.int32), np.full(8, -1, np.int32)
-    depth = np.zeros(8, np.int32)
-    depth[1] = 3
+    nodes = _tree_arrays(8)
+    nodes.depth[1] = 3
     stack = np.zeros((8, 3), np.int64)
-    assert g._push_children(1, 10, 14, 14, 20, 5, left, right, depth, stack, 2) == (7, 4)
-    assert (left[1], right[1], depth[5], depth[6]) == (5, 6, 4, 4)
+    assert _push_children(nodes, 1, Children(0, 10, 14, 14, 20), 5, stack, 2) == (7, 4)
+    assert (nodes.left[1], nodes.right[1], nodes.depth[5], nodes.depth[6]) == (5, 6, 4, 4)
     assert stack[2].tolist() == [6, 14, 20] and stack[3].tolist() == [5, 10, 14]  # left child popped first
 
 
@@ -367,8 +374,9 @@ def test_column_gain_is_the_per_column_reduction():
         nd.rows[nd.start:nd.end] = np.concatenate([nrows[left], nrows[~left]])
         mid = nd.start + int(left.sum())
         column_gain = np.zeros((2, nd.Z.shape[1]))
-        g._add_column_gain(column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size), nd.start, mid, nd.Z,
-                           nd.has_missing, nd.TW, nd.TS, nd.TQ, nd.TN, nd.LS, nd.LQ, nd.LN)
+        tb = DenseState(nd.Z, nd.has_missing, nd.T, nd.L, new_sums(nd.Z.shape[1]), nd.hist)
+        dense_column_gain(tb, column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size),
+                          Children(0, nd.start, mid, mid, nd.end), NodeTotals(nd.TW, nd.P, nd.sT2))
         Zs, ws = nd.Z[nrows], nd.w[nrows]
         ref = [gain_ref(Zs[:, [k]], ws, left) for k in range(Zs.shape[1])]
         np.testing.assert_allclose(column_gain[1], ref, rtol=1e-9, atol=1e-9 * nd.P)

@@ -1,11 +1,20 @@
-"""The label-sparse grower (spark_fr.pct.grow_sparse) against brute-force references and against the dense
-grower, and the HMLC task's choice of the sparse representation."""
+"""The label-sparse target backend of the grower (spark_fr.pct.sparse_targets) against brute-force references
+and against the dense backend, operation by operation and whole trees, and the HMLC task's choice of the sparse
+representation."""
 import itertools
 
 import numpy as np
 import pytest
+from numba import njit
 
-from spark_fr.pct.config import grow_config
+from spark_fr.pct.config import MISSING_FRACTIONAL, grow_config
+from spark_fr.pct.grow import leaf_weight_floor
+from spark_fr.pct.histogram import Codes
+from spark_fr.pct.node_rows import Children, TreeTests, node_rows, partition, split_fractional
+from spark_fr.pct.search import new_search
+from spark_fr.pct.sparse_targets import SparseTargets
+from spark_fr.pct.targets import (add_column_gain, best_test, children_gain, clear, end_node, histogram, n_columns,
+                                  new_state, node_totals)
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.hmlc import HMLC
 from spark_fr.tasks.base import column_moments
@@ -162,6 +171,135 @@ def test_every_node_gain_is_the_reduction_of_its_rows(splitter, seed):
     # and its leaves are pure or too small or cannot be split
     for node in np.flatnonzero(tree.feature < 0):
         assert tree.weight[node] == pytest.approx(w[reach[node]].sum())
+
+
+# ---- the two target backends, operation by operation -------------------------------------------------------
+
+def test_every_operation_has_both_backends_and_its_name():
+    """Each operation of spark_fr.pct.targets is the module's name of it, with a kernel in each backend whose
+    parameters are the operation's (numba compiles the kernel's Python function in its place)."""
+    import inspect
+
+    from spark_fr.pct import targets
+
+    for name, (params, _) in targets.OPERATIONS.items():
+        assert getattr(targets, name).__name__ == name
+        for backend in ("dense", "sparse"):
+            kernel = targets.BACKENDS[backend][name]
+            assert list(inspect.signature(kernel.py_func).parameters) == [p.strip() for p in params.split(",")]
+    assert set(targets.BACKENDS["dense"]) == set(targets.BACKENDS["sparse"]) == set(targets.OPERATIONS)
+
+
+@njit(cache=True)
+def node_operations(codes, targets, w, rows, start, end, config):
+    """A target backend's operations on the node ``rows[start:end]``: its totals (W, P), and per feature its
+    present codes (nt, n_known, MW), its best test (h, threshold, missing_left) and that test's mask."""
+    fractional = config.missing == MISSING_FRACTIONAL
+    tb = new_state(targets, rows, codes.nominal)
+    nr = node_rows(rows, w, rows.shape[0])
+    node = node_totals(tb, nr, start, end)
+    D = codes.X.shape[0]
+    search = new_search(config.seed, D)
+    present = np.zeros((D, 3))
+    tests = np.full((D, 3), -np.inf)
+    masks = np.zeros((D, 4), np.uint64)
+    for f in range(D):
+        pc = histogram(tb, codes.X, f, nr, start, end)
+        present[f, 0], present[f, 1], present[f, 2] = pc.nt, pc.n_known, pc.MW
+        if pc.n_known >= 2 or (not fractional and pc.nt >= 2):
+            h, thr, ml = best_test(tb, search, codes, f, pc, node, config)
+            tests[f, 0], tests[f, 1], tests[f, 2] = h, thr, 1.0 if ml else 0.0
+            masks[f] = search.mask
+        clear(tb, pc.nt)
+    end_node(tb)
+    return np.array([node.W, node.P]), present, tests, masks
+
+
+@njit(cache=True)
+def split_operations(codes, targets, w, rows, start, end, config, tests):
+    """The node ``rows[start:end]`` split by the test of node 0 of ``tests``, and the backend's gains of the
+    split: per column (learned: add_column_gain; fractional: children_gain, with its reduction over the
+    weighted rows)."""
+    tb = new_state(targets, rows, codes.nominal)
+    nr = node_rows(rows, w, 2 * rows.shape[0] + 16)
+    node = node_totals(tb, nr, start, end)
+    gains = np.zeros((codes.X.shape[0], n_columns(tb)))
+    f = tests.feature[0]
+    reduction = np.nan
+    if config.missing == MISSING_FRACTIONAL:
+        nr, share, children = split_fractional(codes.X, tests, 0, nr, start, end, end)
+        reduction = children_gain(tb, gains, f, True, nr, children, node)
+    else:
+        mid = partition(codes.X, tests, 0, nr, start, end)
+        add_column_gain(tb, gains, f, nr, Children(0, start, mid, mid, end), node)
+    end_node(tb)
+    return gains, reduction
+
+
+def goes_left_ref(codes, nominal_f, threshold, mask):
+    """The rows with a known code going left by a test (threshold or mask)."""
+    codes = codes.astype(np.int64)
+    if nominal_f:
+        bits = [(int(mask[c >> 6]) >> (c & 63)) & 1 if c != MISSING else 0 for c in codes]
+        return np.array(bits, bool)
+    return (codes <= threshold) & (codes != MISSING)
+
+
+@pytest.mark.parametrize("missing", ["learned", "fractional"])
+@pytest.mark.parametrize("splitter", ["best", "random"])
+def test_each_backend_operation_agrees_with_the_other_on_random_nodes(splitter, missing):
+    """On random nodes of random problems, every operation of the label-sparse backend against the dense one
+    (the dense task's centred, scaled matrix): the node's weight to the bit and impurity to rounding; the
+    present codes of every feature to the bit; every feature's best test of the same gain, which is the
+    reduction its test makes by definition (on the rows whose value is known, for a fractional test of a
+    feature with missing values); the random draws of extra trees giving the same tests; and a split's
+    per-column gains and (fractional) its reduction over the weighted rows."""
+    for seed in range(10):
+        X, nominal, lower, upper, C, scale, w = random_problem(300 + seed, n=150, D=6, nominal_share=0.5)
+        V = C * scale
+        dense_Z = np.ascontiguousarray((C - C.mean(axis=0)) * scale)
+        sparse = SparseColumns.from_dense(C, scale)
+        sparse = SparseTargets(sparse.indptr, sparse.indices, sparse.values, sparse.n_columns)
+        rng = np.random.default_rng(seed)
+        rows = rng.permutation(np.flatnonzero(w > 0)).astype(np.int64)
+        start, end = int(rng.integers(0, 10)), rows.size - int(rng.integers(0, 10))
+        config = grow_config(min_leaf=2.0, splitter=splitter, missing=missing, seed=seed)
+        config = config._replace(min_leaf=leaf_weight_floor(config.min_leaf, missing == "fractional"))
+        codes = Codes(X, nominal, lower, upper)
+        a = node_operations(codes, dense_Z, w, rows.copy(), start, end, config)
+        b = node_operations(codes, sparse, w, rows.copy(), start, end, config)
+        assert a[0][0] == b[0][0] and a[0][1] == pytest.approx(b[0][1], rel=1e-9)
+        assert np.array_equal(a[1], b[1])
+        node = rows[start:end]
+        for f in range(X.shape[0]):
+            (h_a, thr_a, ml_a), (h_b, thr_b, ml_b) = a[2][f], b[2][f]
+            if h_a == -np.inf or h_b == -np.inf:
+                assert h_a == h_b
+                continue
+            assert h_b == pytest.approx(h_a, rel=1e-9, abs=1e-9 * a[0][1])
+            if splitter == "random":  # the same draws: the same test
+                assert (thr_a, ml_a) == (thr_b, ml_b) and np.array_equal(a[3][f], b[3][f])
+            c = X[f, node]
+            miss = c == MISSING
+            for thr, ml, mask, h in ((thr_a, ml_a, a[3][f], h_a), (thr_b, ml_b, b[3][f], h_b)):
+                left = goes_left_ref(c, nominal[f], thr, mask)
+                if missing == "fractional" and miss.any():  # scored on the rows whose value is known
+                    ref = reduction(V[node[~miss]], w[node[~miss]], left[~miss])
+                else:
+                    ref = reduction(V[node], w[node], left | (miss & (ml > 0)))
+                assert h == pytest.approx(ref, rel=1e-9, abs=1e-9 * a[0][1])
+        f = int(np.argmax(a[2][:, 0]))
+        if a[2][f, 0] == -np.inf:
+            continue
+        tests = TreeTests(np.array([f], np.int32), np.array([max(a[2][f, 1], 0)], np.int32),
+                          np.array([a[2][f, 2] > 0 and missing == "learned"]), a[3][f][None, :].copy(),
+                          np.zeros(1, np.int32), np.zeros(1, np.int32), nominal, np.zeros(1))
+        gains_a, red_a = split_operations(codes, dense_Z, w, rows.copy(), start, end, config, tests)
+        gains_b, red_b = split_operations(codes, sparse, w, rows.copy(), start, end, config, tests)
+        np.testing.assert_allclose(gains_b, gains_a, rtol=1e-8, atol=1e-10 * a[0][1])
+        if missing == "fractional":
+            assert red_b == pytest.approx(red_a, rel=1e-9, abs=1e-9 * a[0][1])
+        assert gains_a[f].sum() > 0 and not np.delete(gains_a, f, axis=0).any()
 
 
 def split_of(tree, node):

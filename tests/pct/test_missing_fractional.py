@@ -13,12 +13,14 @@ import itertools
 import numpy as np
 import pytest
 
-import spark_fr.pct.grow as g
 from spark_fr import tasks
 from spark_fr.pct import scores as pct_scores
-from spark_fr.pct.grow import permutation
-from spark_fr.pct.node_rows import NodeRows, free_start, split_fractional
 from spark_fr.pct.config import grow_config
+from spark_fr.pct.impurity import known_totals, new_sums
+from spark_fr.pct.node_rows import NodeRows, TreeTests, free_start, split_fractional
+from spark_fr.pct.numeric import scan_numeric_complete, scan_numeric_missing
+from spark_fr.pct.route import permutation
+from spark_fr.pct.subsets import subset_greedy
 from spark_fr.pct.tree import grow, leaf_prototypes
 from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts, rand_below
 from spark_fr.tasks.sparse_columns import SparseColumns
@@ -294,10 +296,9 @@ def test_a_test_is_scored_on_the_known_rows(y_missing):
                   p_missing_target=y_missing, nominal=nominal)
         if nd.MW == 0.0 or nd.known_codes.size < 2:
             continue
-        K = nd.Z.shape[1]
-        KS, KQ, KN = np.empty(K), np.empty(K), np.empty(K)
-        Wk, Pk, sT2k = g._known_totals(nd.TW, nd.TS, nd.TQ, nd.TN, nd.MW, nd.hs, nd.hq, nd.hn, nd.has_missing, KS,
-                                        KQ, KN)
+        known_sums = new_sums(nd.Z.shape[1])
+        Wk, Pk, sT2k = known_totals(nd.parent, nd.hist, nd.has_missing, known_sums)
+        parent = nd.parent._replace(W=Wk, P=Pk, sT2=sT2k, sums=known_sums, MW=0.0)
         known = nd.c != MISSING
         assert Wk == pytest.approx(nd.ws[known].sum(), rel=1e-12)
         if nd.has_missing:
@@ -306,16 +307,11 @@ def test_a_test_is_scored_on_the_known_rows(y_missing):
             assert sT2k == pytest.approx(((nd.ws[known, None] * nd.Zs[known]).sum(0) ** 2).sum(), rel=1e-9)
         if nominal:
             refs = [greedy_subset(nd.known_codes, lambda A: known_heuristic_ref(nd.c, nd.Zs, nd.ws, A, 2.0))[0]]
-            args = (nd.touched, nd.n_known, nd.in_a, nd.hw, nd.hs, nd.hq, nd.hn, nd.has_missing, Pk, sT2k, Wk, KS,
-                    KQ, KN, 0.0, 2.0, nd.LS, nd.LQ, nd.LN, nd.mask)
-            h, _ = g._subset_greedy(*args)
-        elif nd.has_missing:
-            refs = [known_heuristic_ref(nd.c, nd.Zs, nd.ws, A, 2.0) for A in threshold_tests(nd.known_codes)]
-            h, b, _ = g._scan_numeric_missing(nd.touched, nd.n_known, nd.hw, nd.hs, nd.hq, nd.hn, Pk, Wk, KS, KQ, KN,
-                                              0.0, 2.0, nd.LS, nd.LQ, nd.LN)
+            h, _ = subset_greedy(nd.search, nd.hist, nd.pc, parent, nd.has_missing, 2.0, nd.L)
         else:
             refs = [known_heuristic_ref(nd.c, nd.Zs, nd.ws, A, 2.0) for A in threshold_tests(nd.known_codes)]
-            h, b, _ = g._scan_numeric_complete(nd.touched, nd.n_known, nd.hw, nd.hs, Wk, KS, sT2k, 0.0, 2.0, nd.LS)
+            scan = scan_numeric_missing if nd.has_missing else scan_numeric_complete
+            h, b, _ = scan(nd.hist, nd.pc, parent, 2.0, nd.L)
         best = max(refs)
         if best == -np.inf:
             assert h == -np.inf
@@ -370,9 +366,9 @@ def test_split_fractional_keeps_the_other_ranges_and_conserves_the_weight():
         start, end = int(rng.integers(0, n // 2 + 1)), n
         stack = np.array([[9, 0, start]], np.int64)  # a pending node holding [0, start)
         top = free_start(end, stack, 1)
-        threshold, missing_left, mask = np.array([2], np.int32), np.zeros(1, bool), np.zeros((1, 4), np.uint64)
-        nr2, share, n_missing, ls, le, rs, re = split_fractional(X, 0, False, 0, threshold, missing_left, mask, nr,
-                                                                 start, end, top)
+        tests = TreeTests(np.zeros(1, np.int32), np.array([2], np.int32), np.zeros(1, bool), np.zeros((1, 4), np.uint64),
+                          np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(1, bool), np.zeros(1))
+        nr2, share, (n_missing, ls, le, rs, re) = split_fractional(X, tests, 0, nr, start, end, top)
         seg_rows, seg_w = rows[start:end], weights[start:end]
         c = X[0, seg_rows]
         miss, left = c == MISSING, (c != MISSING) & (c <= 2)

@@ -7,7 +7,7 @@ from sklearn.tree import DecisionTreeRegressor
 
 from spark_fr.data.binning import fit_bins, stack_bins
 from spark_fr.pct import scores as pct_scores
-from spark_fr.pct.grow import permutation
+from spark_fr.pct.route import permutation
 from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts
 from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow, leaf_prototypes

@@ -21,7 +21,7 @@ import spark_fr
 from spark_fr import tasks
 from spark_fr.hierarchy import Hierarchy
 from spark_fr.pct import scores as pct_scores
-from spark_fr.pct.grow import permutation
+from spark_fr.pct.route import permutation
 from spark_fr.pct.config import grow_config
 from spark_fr.pct.tree import grow, leaf_prototypes
 from spark_fr.runtime.rng import Stream, derive_seed, poisson1_counts

@@ -1,0 +1,334 @@
+"""Routing rows down a grown tree: numba kernels, no Spark.
+
+Sketch
+------
+Every kernel reads the tree's tests as one :data:`~spark_fr.pct.node_rows.TreeTests` and sends a row left or
+right at a node by :func:`~spark_fr.pct.node_rows.goes_left`, the test the grower partitions by.
+
+*Learned trees* (:func:`apply_tree`): a row goes down one path to one leaf; a missing value goes where the node
+learned to send it. The RF score permutes feature f on the out-of-bag rows (:func:`permutation`): only the rows
+whose path tests f can change (:func:`rows_by_path_feature`), each re-routed from the first node of its path
+testing f (:func:`apply_tree_permuted`).
+
+*Fractional trees* (``--missing fractional``, :func:`route_fractional`): at a node whose feature it has no value
+of, a row goes down both branches, with the shares the node recorded while growing (``left_share``: the share of
+the node's known training weight that went left; the right branch gets 1 - left_share). A row thus reaches a set
+of leaves, each with a proportion (the product of the shares along the path; they add up to 1), as CLUS's
+``ClusNode.predictWeighted`` does; the (leaf, proportion) pairs of every row come in CSR form (``indptr`` over
+the rows), and the row's prediction mixes the leaves' values with the proportions (:func:`mix_values` for dense
+prototypes, :func:`mix_sparse` for label-sparse ones). A row with every tested value present reaches one leaf
+with proportion 1.0, so its prediction is the leaf's value, to the bit.
+
+This is CLUS's mixture for regression, MTR and HMLC (``RegressionStatBase.addPrediction``: the leaves' means
+times the shares). For classes (and MLC labels) CLUS adds the leaves' class *counts* times the shares
+(``ClassificationStat.addPrediction``), which also weighs a leaf by its training weight; here every task mixes
+its leaves' prototypes (class distributions, label frequencies), so a leaf counts by its share alone, the
+prediction a row would get from the leaves' distributions in the proportions it reaches them. The RF score of
+a fractional tree re-routes, from the root, the rows that reach a node testing the permuted feature
+(:func:`rows_reaching_feature`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..runtime.rng import rand_below
+from .jit import INLINE, KERNEL
+from .node_rows import MISSING, goes_left
+
+
+# ---- learned trees ---------------------------------------------------------------------------------------
+
+@njit(**INLINE)
+def next_node(tests, node, code):
+    """The child of ``node`` a row with this code of the node's feature goes to."""
+    if goes_left(tests, node, code, tests.nominal[tests.feature[node]]):
+        return tests.left[node]
+    return tests.right[node]
+
+
+@njit(**KERNEL)
+def apply_tree(XR, rows, tests):
+    """Leaf reached by each row of ``rows``; ``XR`` is the row-major code matrix (n, D)."""
+    out = np.empty(rows.shape[0], np.int32)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        node = 0
+        while tests.feature[node] >= 0:
+            node = next_node(tests, node, XR[r, tests.feature[node]])
+        out[i] = node
+    return out
+
+
+@njit(**KERNEL)
+def apply_tree_permuted(XR, rows, perm_rows, pf, starts, tests):
+    """Leaf reached by each row when feature ``pf`` takes the value of row ``perm_rows[i]`` instead.
+
+    Row i is routed from node ``starts[i]``: the first node of its path that tests ``pf`` (above it the
+    permuted path is the original one), or the root.
+    """
+    out = np.empty(rows.shape[0], np.int32)
+    for i in range(rows.shape[0]):
+        r = rows[i]
+        node = starts[i]
+        while tests.feature[node] >= 0:
+            f = tests.feature[node]
+            node = next_node(tests, node, XR[perm_rows[i], f] if f == pf else XR[r, f])
+        out[i] = node
+    return out
+
+
+# ---- (feature, row) pairs, gathered as rows are routed, then grouped by feature --------------------------
+
+@njit(**KERNEL)
+def _new_pairs(m):
+    """Room for (feature, position, node) triples."""
+    return np.empty(16 * m + 16, np.int64), np.empty(16 * m + 16, np.int64), np.empty(16 * m + 16, np.int64)
+
+
+@njit(**INLINE)
+def _room(pairs, n_pairs):
+    """``pairs``, or a copy with twice the room when it is full."""
+    if n_pairs < pairs[0].shape[0]:
+        return pairs
+    grown = (np.empty(2 * n_pairs, np.int64), np.empty(2 * n_pairs, np.int64), np.empty(2 * n_pairs, np.int64))
+    grown[0][:n_pairs] = pairs[0]
+    grown[1][:n_pairs] = pairs[1]
+    grown[2][:n_pairs] = pairs[2]
+    return grown
+
+
+@njit(**INLINE)
+def _note(pairs, n_pairs, seen, counts, f, i, node):
+    """Note that the path of row position i reaches ``node``, which tests f, if it is the first node of the path
+    testing f (``seen[f]`` is the last position noted for f); returns (pairs, n_pairs)."""
+    if seen[f] == i:
+        return pairs, n_pairs
+    seen[f] = i
+    pairs = _room(pairs, n_pairs)
+    pairs[0][n_pairs] = f
+    pairs[1][n_pairs] = i
+    pairs[2][n_pairs] = node
+    counts[f + 1] += 1
+    return pairs, n_pairs + 1
+
+
+@njit(**KERNEL)
+def _by_feature(pairs, n_pairs, counts):
+    """The pairs grouped by feature (CSR over the features, ``counts[f + 1]`` pairs of feature f, in the order
+    they were found): (indptr, positions, nodes)."""
+    indptr = np.cumsum(counts)
+    fill = indptr[:-1].copy()
+    positions = np.empty(n_pairs, np.int64)
+    nodes = np.empty(n_pairs, np.int64)
+    for p in range(n_pairs):
+        f = pairs[0][p]
+        positions[fill[f]] = pairs[1][p]
+        nodes[fill[f]] = pairs[2][p]
+        fill[f] += 1
+    return indptr, positions, nodes
+
+
+@njit(**KERNEL)
+def rows_by_path_feature(XR, rows, tests, n_features):
+    """For every feature, the positions (in ``rows``) of the rows whose path tests that feature.
+
+    Permuting feature f can only change the leaf of these rows, so the permutation score re-routes them
+    alone, each from the first node of its path that tests the feature. Returns CSR arrays (indptr (D+1,),
+    positions, first_nodes) and the unpermuted leaf of every row.
+    """
+    m = rows.shape[0]
+    seen = np.full(n_features, -1, np.int64)
+    counts = np.zeros(n_features + 1, np.int64)
+    pairs = _new_pairs(m)
+    n_pairs = 0
+    leaves = np.empty(m, np.int32)
+    for i in range(m):
+        r = rows[i]
+        node = 0
+        while tests.feature[node] >= 0:
+            f = tests.feature[node]
+            pairs, n_pairs = _note(pairs, n_pairs, seen, counts, f, i, node)
+            node = next_node(tests, node, XR[r, f])
+        leaves[i] = node
+    indptr, positions, first_nodes = _by_feature(pairs, n_pairs, counts)
+    return indptr, positions, first_nodes, leaves
+
+
+@njit(**KERNEL)
+def permutation(state_seed, n):
+    """A uniformly random permutation of range(n) (Fisher-Yates with the SplitMix64 stream)."""
+    state = np.empty(1, np.uint64)
+    state[0] = state_seed
+    p = np.arange(n)
+    for i in range(n - 1, 0, -1):
+        j = rand_below(state, i + 1)
+        tmp = p[i]
+        p[i] = p[j]
+        p[j] = tmp
+    return p
+
+
+# ---- fractional trees ------------------------------------------------------------------------------------
+
+@njit(**KERNEL)
+def route_fractional(XR, rows, perm_rows, pf, tests):
+    """The leaves each row of ``rows`` reaches and their proportions.
+
+    Parameters
+    ----------
+    XR : uint8 (n, D)
+        Row-major codes.
+    rows : int64 (m,)
+    perm_rows : int64 (m,)
+        Row whose value of feature ``pf`` row i takes (ignored when ``pf`` < 0).
+    pf : int
+        The permuted feature, or -1.
+    tests : TreeTests
+        The tree (with its ``left_share``).
+
+    Returns
+    -------
+    indptr : int64 (m + 1,)
+    leaves : int32
+    props : float64
+        Row i reaches ``leaves[indptr[i]:indptr[i + 1]]`` (left branches first) with these proportions.
+    """
+    m = rows.shape[0]
+    n_nodes = tests.feature.shape[0]
+    indptr = np.zeros(m + 1, np.int64)
+    cap = m + 16
+    leaves = np.empty(cap, np.int32)
+    props = np.empty(cap, np.float64)
+    stack_node = np.empty(n_nodes + 1, np.int64)
+    stack_prop = np.empty(n_nodes + 1, np.float64)
+    k = 0
+    for i in range(m):
+        r = rows[i]
+        sp = 1
+        stack_node[0] = 0
+        stack_prop[0] = 1.0
+        while sp > 0:
+            sp -= 1
+            node = stack_node[sp]
+            p = stack_prop[sp]
+            while tests.feature[node] >= 0:
+                f = tests.feature[node]
+                code = XR[perm_rows[i], f] if f == pf else XR[r, f]
+                if code == MISSING:  # both ways: the right branch waits on the stack
+                    stack_node[sp] = tests.right[node]
+                    stack_prop[sp] = p * (1.0 - tests.left_share[node])
+                    sp += 1
+                    p = p * tests.left_share[node]
+                    node = tests.left[node]
+                else:
+                    node = next_node(tests, node, code)
+            if k == cap:
+                cap *= 2
+                grown_l = np.empty(cap, np.int32)
+                grown_p = np.empty(cap, np.float64)
+                grown_l[:k] = leaves[:k]
+                grown_p[:k] = props[:k]
+                leaves = grown_l
+                props = grown_p
+            leaves[k] = node
+            props[k] = p
+            k += 1
+        indptr[i + 1] = k
+    return indptr, leaves[:k], props[:k]
+
+
+@njit(**KERNEL)
+def rows_reaching_feature(XR, rows, tests, n_features):
+    """For every feature, the positions (in ``rows``) of the rows that reach a node testing it (going down
+    both branches at a missing value): CSR arrays (indptr (D + 1,), positions)."""
+    m = rows.shape[0]
+    n_nodes = tests.feature.shape[0]
+    seen = np.full(n_features, -1, np.int64)
+    counts = np.zeros(n_features + 1, np.int64)
+    pairs = _new_pairs(m)
+    n_pairs = 0
+    stack = np.empty(n_nodes + 1, np.int64)
+    for i in range(m):
+        r = rows[i]
+        sp = 1
+        stack[0] = 0
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            while tests.feature[node] >= 0:
+                f = tests.feature[node]
+                pairs, n_pairs = _note(pairs, n_pairs, seen, counts, f, i, node)
+                code = XR[r, f]
+                if code == MISSING:
+                    stack[sp] = tests.right[node]
+                    sp += 1
+                    node = tests.left[node]
+                else:
+                    node = next_node(tests, node, code)
+    indptr, positions, _ = _by_feature(pairs, n_pairs, counts)
+    return indptr, positions
+
+
+@njit(**KERNEL)
+def mix_values(indptr, leaves, props, values):
+    """Per row, ``sum_j props[j] * values[leaves[j]]`` over its (leaf, proportion) pairs; a row reaching one
+    leaf with proportion 1.0 gets the leaf's values exactly."""
+    m = indptr.shape[0] - 1
+    P = values.shape[1]
+    out = np.empty((m, P), np.float64)
+    for i in range(m):
+        a = indptr[i]
+        b = indptr[i + 1]
+        if b - a == 1 and props[a] == 1.0:
+            for c in range(P):
+                out[i, c] = values[leaves[a], c]
+            continue
+        for c in range(P):
+            out[i, c] = 0.0
+        for j in range(a, b):
+            for c in range(P):
+                out[i, c] += props[j] * values[leaves[j], c]
+    return out
+
+
+@njit(**KERNEL)
+def mix_sparse(indptr, leaves, props, v_indptr, v_indices, v_values, n_columns):
+    """:func:`mix_values` for node values in CSR form (rows = nodes, increasing column indices); returns the
+    rows' mixtures in CSR form (indptr, indices, values), columns increasing, zeros not stored."""
+    m = indptr.shape[0] - 1
+    acc = np.zeros(n_columns, np.float64)
+    mark = np.zeros(n_columns, np.bool_)
+    cols = np.empty(n_columns, np.int64)
+    out_indptr = np.zeros(m + 1, np.int64)
+    cap = 16
+    for i in range(m):
+        for j in range(indptr[i], indptr[i + 1]):
+            node = leaves[j]
+            cap += v_indptr[node + 1] - v_indptr[node]
+    out_indices = np.empty(cap, np.int64)
+    out_values = np.empty(cap, np.float64)
+    k = 0
+    for i in range(m):
+        nc = 0
+        for j in range(indptr[i], indptr[i + 1]):
+            node = leaves[j]
+            p = props[j]
+            for q in range(v_indptr[node], v_indptr[node + 1]):
+                c = v_indices[q]
+                if not mark[c]:
+                    mark[c] = True
+                    acc[c] = 0.0
+                    cols[nc] = c
+                    nc += 1
+                acc[c] += p * v_values[q]
+        sorted_cols = np.sort(cols[:nc])
+        for t in range(nc):
+            c = sorted_cols[t]
+            mark[c] = False
+            if acc[c] != 0.0:
+                out_indices[k] = c
+                out_values[k] = acc[c]
+                k += 1
+        out_indptr[i + 1] = k
+    return out_indptr, out_indices[:k], out_values[:k]

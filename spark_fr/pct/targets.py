@@ -1,0 +1,108 @@
+"""The grower's target backends behind one set of operations (numba overloads; no Spark).
+
+Sketch
+------
+The node loop (:mod:`spark_fr.pct.grow`) and the split search (:mod:`spark_fr.pct.search`) are written once.
+What depends on how the clustering targets are stored is a small set of operations on a backend's state,
+chosen when numba compiles the loop, by the type of their first argument (so the choice costs nothing while a
+tree grows; every backend compiles its own copy of the loop):
+
+    new_state(targets, rows, nominal)           the state: DenseState for a dense Z (an n x K array),
+                                                SparseState for SparseTargets (label-sparse CSR)
+    n_columns(tb)                               K
+    node_totals(tb, nr, start, end)             NodeTotals (W, P, |S|^2) of the node's rows; their sums kept
+    histogram(tb, X, f, nr, start, end)         PresentCodes of feature f over the node (its histogram or
+                                                buckets kept in the state)
+    best_test(tb, search, codes, f, pc, node, config)
+                                                (h, threshold, missing_left) of feature f's best test
+    clear(tb, nt)                               forget feature f's histogram
+    add_column_gain(tb, gains, f, nr, children, node)
+                                                per-column reductions of a learned split
+    children_gain(tb, gains, f, track, nr, children, node)
+                                                the reduction over a fractional split's weighted rows
+    end_node(tb)                                forget the node
+
+Numba compiles, in place of an operation, the Python function of the backend's kernel (:func:`_operation`):
+no wrapper between the loop and the backend. The dense backend is :mod:`spark_fr.pct.dense_targets`,
+the label-sparse one :mod:`spark_fr.pct.sparse_targets`;
+tests/pct/test_grow_sparse.py checks each operation of one against the other on random inputs. The two sum in
+different orders, so they agree to rounding (each is pinned bit for bit by its own golden rankings).
+"""
+from __future__ import annotations
+
+import inspect
+
+from numba import types
+from numba.extending import overload
+
+from . import dense_targets as dense
+from . import sparse_targets as sparse
+from .jit import OVERLOAD, OVERLOAD_BORROWING
+
+#: each backend's operations: the numba function of every operation name
+BACKENDS = {
+    "dense": {"new_state": dense.new_dense_state, "n_columns": dense.dense_n_columns,
+              "node_totals": dense.dense_node_totals, "histogram": dense.dense_histogram,
+              "best_test": dense.dense_best_test, "clear": dense.dense_clear,
+              "add_column_gain": dense.dense_column_gain, "children_gain": dense.dense_children_gain,
+              "end_node": dense.dense_end_node},
+    "sparse": {"new_state": sparse.new_sparse_state, "n_columns": sparse.sparse_n_columns,
+               "node_totals": sparse.sparse_node_totals, "histogram": sparse.sparse_histogram,
+               "best_test": sparse.sparse_best_test, "clear": sparse.sparse_clear,
+               "add_column_gain": sparse.sparse_column_gain, "children_gain": sparse.sparse_children_gain,
+               "end_node": sparse.sparse_end_node},
+}
+#: the named-tuple classes of each backend (its targets and its state)
+_CLASSES = {dense.DenseState: "dense", sparse.SparseTargets: "sparse", sparse.SparseState: "sparse"}
+
+
+def backend_of(numba_type) -> str | None:
+    """The backend a numba type belongs to: a 2-d array (dense targets), or a backend's named tuple."""
+    if isinstance(numba_type, types.Array) and numba_type.ndim == 2:
+        return "dense"
+    return _CLASSES.get(getattr(numba_type, "instance_class", None))
+
+
+def _operation(name: str, params: str, options: dict, doc: str):
+    """An operation: a Python stub in whose place numba compiles, with ``options``, the Python function of the
+    backend's kernel of the same name (chosen by the type of the first argument; its parameters are
+    ``params``).
+
+    Decision: not inlined into the loop (``inline="always"``): numba's IR inliner mis-compiled the label-sparse
+    nominal search inlined into the split search (an index out of bounds), for a gain within the noise.
+    """
+    def stub(*args):
+        raise TypeError(f"{name} runs in numba-compiled code only")
+
+    def typing(*args):
+        backend = backend_of(args[0])
+        return None if backend is None else BACKENDS[backend][name].py_func
+
+    stub.__name__, stub.__qualname__, stub.__doc__ = name, name, f"{name}({params}): {doc}"
+    typing.__signature__ = inspect.Signature([inspect.Parameter(p.strip(), inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                              for p in params.split(",")])
+    overload(stub, jit_options=options)(typing)
+    return stub
+
+
+#: the operations: {name: (parameters, what it does)}; all but new_state borrow their arrays (spark_fr.pct.jit)
+OPERATIONS = {
+    "new_state": ("targets, rows, nominal",
+                  "the backend's state for a tree grown on ``rows`` of ``targets`` (``nominal``: the features' kinds)"),
+    "n_columns": ("tb", "K, the number of clustering columns"),
+    "node_totals": ("tb, nr, start, end", "the NodeTotals of the node rows ``[start, end)``; their sums kept"),
+    "histogram": ("tb, X, f, nr, start, end", "feature f over the node: its PresentCodes; the histogram kept"),
+    "best_test": ("tb, search, codes, f, pc, node, config",
+                  "(h, threshold code or -1 for a nominal test, missing_left) of feature f's best test at the node; "
+                  "a nominal test's mask in ``search.mask``"),
+    "clear": ("tb, nt", "forget the feature's histogram (``nt`` touched codes)"),
+    "add_column_gain": ("tb, gains, f, nr, children, node",
+                        "add the per-column reductions of a learned split to ``gains[f]``"),
+    "children_gain": ("tb, gains, f, track, nr, children, node",
+                      "the reduction over a fractional split's weighted rows (its per-column ones added to "
+                      "``gains[f]`` when ``track``)"),
+    "end_node": ("tb", "forget the node (its present labels)"),
+}
+(new_state, n_columns, node_totals, histogram, best_test, clear, add_column_gain, children_gain,
+ end_node) = (_operation(name, params, OVERLOAD if name == "new_state" else OVERLOAD_BORROWING, doc)
+              for name, (params, doc) in OPERATIONS.items())
