@@ -39,6 +39,10 @@ def __getattr__(name):
         from .evaluation.drift import compare_runs
 
         return compare_runs
+    if name == "sklearn":  # the scikit-learn selector (spark_fr.sklearn.FeatureRanker; needs scikit-learn)
+        import importlib
+
+        return importlib.import_module(f"{__name__}.sklearn")
     if name in ("FeatureRanker", "FeatureRankingModel"):
         from . import estimator
 

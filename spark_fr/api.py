@@ -3,7 +3,8 @@
 Sketch
 ------
     options  <- the keywords checked against the option table (fail before touching data)    spark_fr.options
-    dataset  <- read (ARFF / CSV / Parquet / Delta / .mat / a DataFrame)                       spark_fr.io
+    session  <- the given one, the active one, or one that starts when first needed       :func:`lazy_session`
+    dataset  <- read (ARFF / CSV / Parquet / Delta / .mat / a Spark or pandas DataFrame)      spark_fr.io
     spec     <- targets and features (names checked)                                           spark_fr.data.schema
     run      <- the method: ensemble (spark_fr.ensemble.run), relief (spark_fr.relief.run), reliefe
                 (spark_fr.relief.run) or boosting
@@ -32,6 +33,7 @@ from .runtime.session import master_of, when_ready
 from .data.schema import Dataset, resolve
 from .ensemble.params import BoostingParams, EnsembleParams
 from .errors import InputError
+from .io.frames import is_pandas_frame
 from .io.readers import read_dataset
 from .ranking import ALL_TARGETS, Ranking
 from .relief.params import ReliefEParams, ReliefParams
@@ -78,10 +80,11 @@ def _check_data(data, table=None) -> None:
         return
     if type(data).__name__ == "DataFrame" and hasattr(data, "sparkSession"):
         return
-    if isinstance(data, Dataset):  # an input already read (spark_fr.evaluation hands over its training parts)
-        return
+    if isinstance(data, Dataset) or is_pandas_frame(data):  # an input already read (spark_fr.evaluation hands over
+        return  # its training parts), or a pandas frame (read on the driver: spark_fr.io.frames)
     shown = repr(data).splitlines()[0][:60] if not hasattr(data, "shape") else f"of shape {data.shape}"
-    raise InputError(f"data must be a path, a list of paths or a Spark DataFrame, not {type(data).__name__} {shown}")
+    raise InputError(f"data must be a path, a list of paths, a Spark DataFrame or a pandas DataFrame, not "
+                     f"{type(data).__name__} {shown}")
 
 
 def check_options(opts: dict, method: str, given: set) -> object:
@@ -123,9 +126,9 @@ def rank(data=None, targets=None, task: str = "auto", method: str = "ensemble", 
 
     Parameters
     ----------
-    data : str, list of str or pyspark.sql.DataFrame
-        A path (ARFF, CSV, Parquet, Delta directory, ``.mat``), several paths of one format, or a Spark
-        DataFrame; or None with ``input_table='db.table'`` (a catalog table); or a
+    data : str, list of str, pyspark.sql.DataFrame or pandas.DataFrame
+        A path (ARFF, CSV, Parquet, Delta directory, ``.mat``), several paths of one format, a Spark
+        DataFrame, or a pandas DataFrame (read on the driver: :mod:`spark_fr.io.frames`); or None with ``input_table='db.table'`` (a catalog table); or a
         :class:`spark_fr.data.schema.Dataset` already read (e.g. a training part of :mod:`spark_fr.evaluation`). Delta inputs take ``version``
         or ``timestamp`` (time travel) and ``where`` (a row filter); ``exclude`` leaves columns out.
     targets : str or list of str, optional
@@ -140,7 +143,8 @@ def rank(data=None, targets=None, task: str = "auto", method: str = "ensemble", 
         (gradient-boosted PCTs, classification and regression: Symbolic and Genie3 summed over the trees, the
         importance after every tree in the metadata's ``boosting.curve``).
     spark : SparkSession, optional
-        Default: the active session, or a local one.
+        Default: the active session, else a local one (or ``SPARK_REMOTE``'s) started only if the run needs Spark
+        (:func:`lazy_session`: small local work starts no JVM).
     **params
         The options of ``jobs/rank.py`` with underscores (:mod:`spark_fr.options` lists them: ``seed``,
         ``per_target``, ``trees``, ``relief_neighbours``, ...), and ``hierarchy`` (HMLC from a table: a
@@ -189,9 +193,7 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     semi = bool(opts.get("semi_supervised"))
 
     if spark is None:
-        from .runtime.session import get_spark
-
-        spark = get_spark()
+        spark = lazy_session()
     elif not any(hasattr(type(spark), a) for a in ("when_ready", "sparkContext", "createDataFrame")):  # the type:
         # an instance's attribute would wait for a session still starting
         raise InputError(f"spark must be a SparkSession, not {type(spark).__name__} {spark!r:.40}")
@@ -215,6 +217,24 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     run.info.setdefault("session", session_kind(spark))
     return _report(data, params, opts, method, method_params, semi, timings, run, dataset, spec, spark, n_jobs,
                    build or Ranking.from_scores)
+
+
+def lazy_session():
+    """The session of a run given none: the active one, else a local one (or ``SPARK_REMOTE``'s) that starts only
+    when the run first needs Spark, as ``jobs/rank.py``'s does (:func:`spark_fr.runner.session`).
+
+    Decision: a run needs Spark, and so starts a JVM, when its input is read by Spark (CSV, Delta, catalog
+    tables, ``.mat``, URIs, Parquet with partition directories) or is larger than the driver's passes take
+    (``prepare``'s ``local_limit``, 512 MB), or when its trees or Relief shards are estimated at more than the
+    driver does in the time a JVM takes to start (:data:`spark_fr.runtime.spark.SESSION_START_SECONDS`, 10 s
+    on the driver's threads; ``SPARK_FR_DRIVER_MAX_SECONDS`` scales it, 0 always uses Spark). A local ARFF file,
+    local Parquet files and a pandas DataFrame of a few MB then rank in the driver, with no JVM.
+    """
+    from pyspark.sql import SparkSession
+
+    from .runtime.session import SessionStart
+
+    return SparkSession.getActiveSession() or SessionStart(lazy=True, app_name="spark_fr rank")
 
 
 def _tag_jobs(spark, tag: str) -> None:

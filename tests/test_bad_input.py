@@ -94,7 +94,7 @@ def test_bad_relief_parameters(spark, datasets, tmp_path, capsys, args, fragment
 
 # ----- the Python API: typed checks with one-line errors, as on the command line ---------------------------
 @pytest.mark.parametrize("call,fragment", [
-    (lambda df: ("rank", (123,), {}), "data must be a path, a list of paths or a Spark DataFrame, not int"),
+    (lambda df: ("rank", (123,), {}), "data must be a path, a list of paths, a Spark DataFrame or a pandas DataFrame, not int"),
     (lambda df: ("rank", (df,), {"targets": "y", "seed": 1.5}), "--seed must be an integer, not 1.5"),
     (lambda df: ("rank", (df,), {"targets": "y", "max_depth": True}), "--max-depth must be an integer >= 0, not True"),
     (lambda df: ("rank", (df,), {"targets": "y", "trees": "10"}), "--trees must be a positive integer, not '10'"),

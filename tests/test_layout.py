@@ -35,6 +35,7 @@ FLOORS = {
     "spark_fr.ranking": 6,  # the result table and its plot
     "spark_fr.api": 7,  # spark_fr.rank
     "spark_fr.relational": 8, "spark_fr.evaluation": 8, "spark_fr.estimator": 8,  # above spark_fr.rank
+    "spark_fr.sklearn": 8,  # the scikit-learn selector (above spark_fr.rank)
     "spark_fr.cli": 9,  # jobs/rank.py's command line (relational schemas included)
     "spark_fr": 10,
 }

@@ -21,6 +21,7 @@ from ..errors import InputError
 from ..runtime.session import conf_value
 from .delta_read import read_delta  # noqa: F401 (where readers of other inputs find it)
 from .files import local_copy
+from .frames import is_pandas_frame, read_frame
 from .locations import is_local, local_path, locate
 
 log = logging.getLogger(__name__)
@@ -263,6 +264,13 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
         if version is not None or timestamp is not None or where is not None:
             raise InputError("--version, --timestamp and --where apply to Delta tables and catalog tables, not to a "
                              "DataFrame (filter it yourself)")
+        if is_pandas_frame(source):  # read on the driver: no Spark job, no JVM for a small frame
+            if features_col is not None:
+                raise InputError("features_col applies to a Spark DataFrame's vector column, not to a pandas "
+                                 "DataFrame (its features are its columns)")
+            ds = read_frame(source, duplicate_names)
+            ds.label_names = label_names
+            return ds
         case_sensitive = conf_value(spark, "spark.sql.caseSensitive", "false").lower() == "true"
         df, renamed = rename_frame(source, duplicate_names, "DataFrame", case_sensitive)
         ds = Dataset(df, columns_of_dataframe(df, features_col), "DataFrame", extra={"renamed": renamed})
