@@ -16,6 +16,10 @@ Every shell command in the ``bash``, ``sh`` and ``console`` code blocks of READM
 * **a pytest command**: collected, not run (each must select at least one test); the README's suite command must
   be ``.ci/run``'s, and the README's first command must install as ``.ci/run`` does.
 
+Python blocks listed in :data:`PYTHON_SNIPPETS` (runnable as written: no session or table of the reader's) run in a
+fresh Python process from the project's root (:func:`test_the_python_snippets_run`; docs/python.md's scikit-learn
+snippet, 17 s at load 15).
+
 A command in the docs that is none of these fails :func:`test_every_command_is_run_by_a_test`, and so does a
 listed command that is no longer in the docs. The links between the pages and the files they name are checked
 too.
@@ -483,3 +487,27 @@ def test_every_file_the_docs_name_exists():
                    for name in PATH_NAMED.findall(p.read_text(encoding="utf-8"))
                    if "*" not in name and not (ROOT / name.rstrip("/")).exists()})
     assert not gone, "files the docs name that do not exist:\n" + "\n".join(gone)
+
+
+# ----- the Python snippets that are runnable as written -----------------------------------------------------------
+#: Python blocks run as written: {(page, the heading the block follows): text its output must hold}
+PYTHON_SNIPPETS = {("python.md", "## scikit-learn"): "'rank__n_features_to_select'"}
+
+
+def python_block(page: str, heading: str) -> str:
+    """The first ``python`` code block after ``heading`` on a page of docs/."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    after = text.split(f"\n{heading}\n", 1)[1]
+    return re.search(r"^```python[ \t]*\n(.*?)^```[ \t]*$", after, re.M | re.S).group(1)
+
+
+@pytest.mark.parametrize("page,heading", sorted(PYTHON_SNIPPETS))
+def test_the_python_snippets_run(page, heading, tmp_path):
+    """The snippet in a fresh Python process from the project's root (``../shared`` as the docs' paths expect),
+    small work on the driver as users run it."""
+    env = {k: v for k, v in _subprocess_env().items() if k not in ("SPARK_FR_DRIVER_MAX_SECONDS", "SPARK_REMOTE")}
+    env["PYTHONPATH"] = str(ROOT)
+    proc = subprocess.run([sys.executable, "-c", python_block(page, heading)], cwd=str(ROOT), env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert PYTHON_SNIPPETS[(page, heading)] in proc.stdout, proc.stdout[-2000:]
