@@ -37,7 +37,8 @@ try:
 except NameError:  # plain Python (the tests) or Jupyter: widgets keep their defaults, display prints or is IPython's
     from spark_fr.notebook import dbutils, display
 
-OUT = os.environ.get("SPARK_FR_OUT", "out/scheduled")
+dbutils.widgets.text("output", os.environ.get("SPARK_FR_OUT", "out/scheduled"), "output: folder for the results")
+OUT = dbutils.widgets.get("output")
 dbutils.widgets.text("input", "", "input: catalog table to rank (empty: the demo's customer snapshots)")
 dbutils.widgets.text("targets", "", "targets: columns, comma-separated (with input)")
 dbutils.widgets.text("rankings", os.path.join(OUT, "rankings"), "rankings: Delta table the runs append to")

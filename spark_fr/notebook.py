@@ -48,10 +48,12 @@ JUPYTER_ROWS, PRINTED_ROWS = 1000, 20
 
 
 class Widgets:
-    """``dbutils.widgets`` outside Databricks: every widget returns its default (or ``SPARK_FR_WIDGET_<NAME>``)."""
+    """``dbutils.widgets`` outside Databricks: every widget returns its value given to :func:`run_notebook`, else
+    ``SPARK_FR_WIDGET_<NAME>``, else its default."""
 
-    def __init__(self):
+    def __init__(self, values: dict | None = None):
         self._defaults: dict = {}
+        self._values = {name: str(value) for name, value in (values or {}).items()}
 
     @staticmethod
     def env_name(name: str) -> str:
@@ -74,6 +76,8 @@ class Widgets:
     def get(self, name: str) -> str:
         if name not in self._defaults:
             raise InputError(f"no widget named {name!r} (define it first: dbutils.widgets.text({name!r}, default))")
+        if name in self._values:
+            return self._values[name]
         return os.environ.get(self.env_name(name), self._defaults[name])
 
     def getArgument(self, name: str, defaultValue: str | None = None) -> str | None:
@@ -92,8 +96,8 @@ class Widgets:
 class _Dbutils:
     """The part of Databricks' ``dbutils`` the notebooks use: ``dbutils.widgets``."""
 
-    def __init__(self):
-        self.widgets = Widgets()
+    def __init__(self, values: dict | None = None):
+        self.widgets = Widgets(values)
 
 
 #: ``dbutils`` outside Databricks (widgets only)
@@ -106,8 +110,35 @@ def _ipython():
     return module.get_ipython() if module is not None else None
 
 
-def _is_spark_frame(obj) -> bool:
-    return type(obj).__name__ == "DataFrame" and hasattr(obj, "sparkSession")
+def _loaded_type(module: str, name: str):
+    """The class ``module.name`` when its module is loaded, else None (no object of it can exist then)."""
+    return getattr(sys.modules.get(module), name, None)
+
+
+def _is_instance(obj, *types) -> bool:
+    return any(t is not None and isinstance(obj, t) for t in types)
+
+
+def kind_of(obj) -> str:
+    """What :func:`display` takes ``obj`` for: 'ranking', 'spark', 'pandas', 'figure' or 'other'.
+
+    Decision: by real types only, never by attributes (a Spark Connect DataFrame answers every attribute with a
+    column, so it "has" ``summary`` and ``to_html``): :class:`spark_fr.ranking.Ranking`, a classic or a Connect
+    :class:`pyspark.sql.DataFrame` (``pyspark.sql.DataFrame`` is the parent of both in pyspark 4; the Connect
+    class is named too, for a ``pyspark-client`` whose parent may differ), a pandas DataFrame, a matplotlib
+    Figure. A type is looked up in ``sys.modules``: this module sits below them all and imports none of them,
+    and an object of a type whose module is not loaded cannot exist.
+    """
+    if _is_instance(obj, _loaded_type("spark_fr.ranking", "Ranking")):
+        return "ranking"
+    if _is_instance(obj, _loaded_type("pyspark.sql.dataframe", "DataFrame"),
+                    _loaded_type("pyspark.sql.connect.dataframe", "DataFrame")):
+        return "spark"
+    if _is_instance(obj, _loaded_type("pandas", "DataFrame")):
+        return "pandas"
+    if _is_instance(obj, _loaded_type("matplotlib.figure", "Figure")):
+        return "figure"
+    return "other"
 
 
 def display(*objs) -> None:
@@ -117,24 +148,57 @@ def display(*objs) -> None:
         if shell is not None:
             from IPython.display import display as ipython_display
 
-            ipython_display(obj.limit(JUPYTER_ROWS).toPandas() if _is_spark_frame(obj) else obj)
+            ipython_display(obj.limit(JUPYTER_ROWS).toPandas() if kind_of(obj) == "spark" else obj)
         else:
             print(as_text(obj))
 
 
 def as_text(obj) -> str:
     """What :func:`display` prints for ``obj`` in a plain process."""
-    if hasattr(obj, "summary") and hasattr(obj, "to_html"):  # a Ranking
+    kind = kind_of(obj)
+    if kind == "ranking":
         return f"{obj!r}\n{obj.summary(10)}"
-    if _is_spark_frame(obj):
-        obj = obj.limit(PRINTED_ROWS + 1).toPandas()
-    if type(obj).__name__ == "DataFrame" and hasattr(obj, "to_string"):  # pandas
+    if kind == "spark":
+        obj, kind = obj.limit(PRINTED_ROWS + 1).toPandas(), "pandas"
+    if kind == "pandas":
         more = "\n…" if len(obj) > PRINTED_ROWS else ""
         return obj.head(PRINTED_ROWS).to_string(index=False, max_colwidth=60) + more
-    if type(obj).__name__ == "Figure" and hasattr(obj, "savefig"):
+    if kind == "figure":
         w, h = obj.get_size_inches()
         return f"<matplotlib figure {w:.1f} x {h:.1f} in, {len(obj.axes)} panel(s): shown in a notebook>"
     return str(obj)
+
+
+def run_notebook(path: str, spark, widgets: dict | None = None) -> dict:
+    """Run the code cells of the Databricks source notebook at ``path`` in this process, on ``spark``.
+
+    Parameters
+    ----------
+    path : str
+        A notebook of ``notebooks/``.
+    spark : pyspark.sql.SparkSession
+        The notebook's ``spark``: a classic or a Spark Connect session (as Databricks gives one).
+    widgets : dict, optional
+        Widget values (``{"trees": 20}``); the others keep their defaults (or ``SPARK_FR_WIDGET_<NAME>``).
+
+    Returns
+    -------
+    dict
+        The notebook's variables after its last cell.
+
+    Notes
+    -----
+    Decision: ``%pip`` and ``%md`` cells are skipped (the package is installed; Markdown shows nothing), the code
+    cells run in one namespace holding ``spark``, this module's ``dbutils`` (with ``widgets``) and ``display``, as
+    Databricks runs them; a failing cell raises with the notebook's file and line in the traceback.
+    """
+    with open(path, encoding="utf-8") as fh:
+        cells = source_cells(fh.read())
+    namespace = {"__name__": "__notebook__", "spark": spark, "dbutils": _Dbutils(widgets), "display": display}
+    for kind, text in cells:
+        if kind == "code":
+            exec(compile(text, str(path), "exec"), namespace)  # noqa: S102 - the notebook is the code to run
+    return namespace
 
 
 def find_path(relative: str, env: str | None = None) -> str:

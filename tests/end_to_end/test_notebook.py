@@ -1,7 +1,10 @@
-"""The notebooks of notebooks/: Databricks source format with a %pip cell, widgets and display, no __file__; they
-run as plain Python scripts (widgets keep their defaults, paths found from the working directory) and, turned
-into .ipynb, in a real Jupyter kernel, where the ranking shows as HTML, the plot inline and the progress under
-the cell. The stand-ins of spark_fr.notebook are tested on their own too."""
+"""The notebooks of notebooks/: Databricks source format with a %pip cell, widgets and display, no __file__; each
+runs in this process (spark_fr.notebook.run_notebook, paths found from the working directory) on the suite's
+classic session AND on its Spark Connect session (the sessions are shared: no JVM started here), and quickstart,
+turned into .ipynb, in a real Jupyter kernel (its own process and session), where the ranking shows as HTML, the
+plot inline and the progress under the cell. The stand-ins of spark_fr.notebook are tested on their own too."""
+import contextlib
+import io
 import json
 import os
 import subprocess
@@ -13,7 +16,7 @@ import pytest
 
 from tests.conftest import _subprocess_env, check_png
 from spark_fr.errors import InputError
-from spark_fr.notebook import Widgets, as_text, find_path, source_cells, to_ipynb
+from spark_fr.notebook import Widgets, as_text, find_path, kind_of, run_notebook, source_cells, to_ipynb
 from tests.paths import ROOT
 
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.py"))
@@ -36,56 +39,71 @@ def test_notebook_is_a_databricks_notebook(notebook):
     assert "display(ranking)" in code and "display(fig)" in code
 
 
-def _run_script(notebook: Path, tmp_path: Path, **widgets) -> subprocess.CompletedProcess:
-    """The notebook as a plain Python process from the project's root, widgets set by the environment."""
-    env = _subprocess_env()
-    env.pop("SPARK_FR_DATA", None)  # the datasets are found from the working directory upwards
-    env.pop("SPARK_FR_DRIVER_MAX_SECONDS", None)  # as users run it: small work in the driver
-    env["SPARK_FR_OUT"] = str(tmp_path)
-    env.update({Widgets.env_name(k): str(v) for k, v in widgets.items()})
-    return subprocess.run([sys.executable, str(notebook)], capture_output=True, text=True, env=env, timeout=900,
-                          cwd=str(ROOT))
-
-
-def test_quickstart_runs_as_a_script(tmp_path):
-    r = _run_script(QUICKSTART, tmp_path, trees=30)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert "Ranking(run_id=" in r.stdout and "genie3 (top 10):" in r.stdout  # display(ranking)
-    assert "<matplotlib figure" in r.stdout  # display(fig), which a script cannot show
-    # the progress and what the run did, with no logging configured by the script
-    assert "] input " in r.stderr and "[spark_fr " in r.stderr
-    table = pd.read_csv(tmp_path / "ranking" / "ranking.csv")
+def check_quickstart(stdout: str, out: Path, trees: int) -> None:
+    """What notebooks/quickstart.py printed and wrote."""
+    assert "Ranking(run_id=" in stdout and "genie3 (top 10):" in stdout  # display(ranking)
+    assert "importance_std" in stdout  # display of a Spark DataFrame (the second display)
+    assert "<matplotlib figure" in stdout  # display(fig), which a script cannot show
+    table = pd.read_csv(out / "ranking" / "ranking.csv")
     assert set(table.target) == {"__all__", "amazed-suprised", "happy-pleased", "relaxing-calm", "quiet-still",
                                  "sad-lonely", "angry-aggresive"}
-    assert json.loads(table.params.iloc[0])["trees"] == 30  # the widget's value reached the run
-    check_png(tmp_path / "ranking.png")
+    assert json.loads(table.params.iloc[0])["trees"] == trees  # the widget's value reached the run
+    check_png(out / "ranking.png")
 
 
-def test_relational_notebook_runs_as_a_script(tmp_path):
-    """notebooks/relational.py: the financial tables read with Spark and passed as DataFrames."""
-    r = _run_script(ROOT / "notebooks" / "relational.py", tmp_path, trees=10, cv_folds=2)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert "genie3, relations (top 10):" in r.stdout and "loan.account_id->account" in r.stdout
-    assert "(2 folds)" in r.stdout  # the widgets' values reached the run
-    assert "[spark_fr " in r.stderr and "relational: " in r.stderr
-    table = pd.read_csv(tmp_path / "financial" / "ranking.csv")
+def check_relational(stdout: str, out: Path) -> None:
+    """What notebooks/relational.py printed and wrote (the financial tables read with Spark, as DataFrames)."""
+    assert "genie3, relations (top 10):" in stdout and "loan.account_id->account" in stdout
+    assert "(2 folds)" in stdout  # the widgets' values reached the run
+    table = pd.read_csv(out / "financial" / "ranking.csv")
     assert set(table.level) == {"feature", "attribute", "relation"}
     assert {"loan.status"}.isdisjoint(set(table.feature))  # the target is never a feature
-    check_png(tmp_path / "financial.png")
+    check_png(out / "financial.png")
 
 
-def test_scheduled_notebook_runs_twice_and_shows_the_drift(tmp_path):
-    """notebooks/scheduled.py: two runs appended to one Delta table, then their drift, heat map and alert."""
-    r = _run_script(ROOT / "notebooks" / "scheduled.py", tmp_path, trees=20)
-    assert r.returncode == 0, r.stderr[-3000:]
-    assert r.stdout.count("appended to") == 2 and "genie3 [__all__]: FJI area" in r.stdout
-    assert "left the top 10: support_calls" in r.stdout  # the demo's day 2: support_calls lost its effect
-    assert "ALERT: drift" in r.stdout  # above the widget's 0.1
+def check_scheduled(stdout: str, out: Path) -> None:
+    """What notebooks/scheduled.py printed and wrote: two runs appended to one Delta table, their drift, the
+    heat map and the alert."""
+    assert stdout.count("appended to") == 2 and "genie3 [__all__]: FJI area" in stdout
+    assert "left the top 10: support_calls" in stdout  # the demo's day 2: support_calls lost its effect
+    assert "ALERT: drift" in stdout  # above the widget's 0.1
     from deltalake import DeltaTable
 
-    rows = DeltaTable(str(tmp_path / "rankings")).to_pandas()
+    rows = DeltaTable(str(out / "rankings")).to_pandas()
     assert rows.run_id.nunique() == 2 and set(rows.score) == {"genie3"}
-    check_png(tmp_path / "drift.png")
+    check_png(out / "drift.png")
+
+
+#: small runs: (widgets, check) per notebook
+IN_PROCESS = {
+    "quickstart.py": ({"trees": 10}, lambda stdout, out: check_quickstart(stdout, out, trees=10)),
+    "relational.py": ({"trees": 5, "cv_folds": 2}, check_relational),
+    "scheduled.py": ({"trees": 10}, check_scheduled),
+}
+
+
+def run_in_process(spark, name: str, out: str) -> str:
+    """notebooks/<name> run in this process on ``spark`` from the project's root (module level: the Connect worker
+    runs it too), its small widgets and ``output`` set: what it printed."""
+    buffer = io.StringIO()
+    with contextlib.chdir(ROOT), contextlib.redirect_stdout(buffer):
+        run_notebook(str(ROOT / "notebooks" / name), spark, widgets={**IN_PROCESS[name][0], "output": out})
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("name", sorted(IN_PROCESS))
+def test_notebook_runs_on_the_classic_session(spark, name, tmp_path):
+    """The notebook in this process on the suite's classic session, as ``python notebooks/<name>`` runs it but for
+    the session, which is the suite's (the plain process, its own session and its log lines: the Jupyter kernel
+    below)."""
+    IN_PROCESS[name][1](run_in_process(spark, name, str(tmp_path)), tmp_path)
+
+
+@pytest.mark.parametrize("name", sorted(IN_PROCESS))
+def test_notebook_runs_on_spark_connect(connect, name, tmp_path):
+    """The notebook on the suite's Spark Connect session (as on Databricks serverless or a shared cluster): its
+    DataFrames are Connect DataFrames, which display takes for tables, never for a ranking."""
+    IN_PROCESS[name][1](connect.run(run_in_process, name, str(tmp_path)), tmp_path)
 
 
 def test_quickstart_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
@@ -101,7 +119,7 @@ def test_quickstart_runs_in_a_jupyter_kernel(tmp_path, monkeypatch):
     monkeypatch.delenv("SPARK_FR_DATA", raising=False)
     monkeypatch.delenv("SPARK_FR_DRIVER_MAX_SECONDS", raising=False)  # as users run it: small work in the driver
     monkeypatch.setenv("SPARK_FR_OUT", str(tmp_path))
-    monkeypatch.setenv(Widgets.env_name("trees"), "20")
+    monkeypatch.setenv(Widgets.env_name("trees"), "10")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     nbclient.NotebookClient(nb, timeout=900, kernel_name="python3",
                             resources={"metadata": {"path": str(ROOT / "notebooks")}}).execute()
@@ -129,6 +147,9 @@ def test_widgets_return_their_defaults_or_the_environment(monkeypatch):
     with pytest.raises(InputError, match="not one of its choices"):
         w.dropdown("score", "rf", ["genie3"])
     assert Widgets.env_name("labels-xml") == "SPARK_FR_WIDGET_LABELS_XML"
+    given = Widgets({"input": "c.csv"})  # run_notebook's values come first
+    given.text("input", "a.csv")
+    assert given.get("input") == "c.csv"
 
 
 def test_find_path_walks_up_from_the_working_directory(tmp_path, monkeypatch):
@@ -167,6 +188,30 @@ def test_ipynb_command_line(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "spark_fr.notebook", str(ROOT / "README.md"), str(out)],
                          capture_output=True, text=True, env=_subprocess_env(), cwd=str(ROOT), timeout=120)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "not a Databricks source notebook" in bad.stderr
+
+
+def _display_of_a_range(spark) -> tuple:
+    frame = spark.range(3).withColumnRenamed("id", "importance")
+    return kind_of(frame), as_text(frame)
+
+
+def test_display_takes_classic_and_connect_dataframes_for_tables(spark, connect):
+    """By their types: a Connect DataFrame answers any attribute (``summary``, ``to_html``) with a column, and was
+    once shown as a ranking (a crash at quickstart's second display under SPARK_REMOTE)."""
+    for kind, text in (_display_of_a_range(spark), connect.run(_display_of_a_range)):
+        assert kind == "spark" and text.split() == ["importance", "0", "1", "2"]
+
+
+def test_display_kinds_of_plain_objects():
+    assert kind_of(pd.DataFrame({"a": [1]})) == "pandas" and kind_of(42) == kind_of("summary") == "other"
+
+    class LooksLikeARanking:  # has a Ranking's methods, is not one
+        def summary(self, n):
+            raise AssertionError("display called summary on an object that is not a Ranking")
+
+        to_html = summary
+
+    assert kind_of(LooksLikeARanking()) == "other"
 
 
 def test_printed_display_of_tables_and_figures():
