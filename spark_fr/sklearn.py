@@ -24,6 +24,8 @@ Decisions
 * Class labels (a binary or multiclass y) are ranked as strings (``str(label)``): 0/1 integers are classes,
   not quantities, as ``type_of_target`` says. A Spark DataFrame keeps its columns' types (rank()'s inference).
 * Fitting logs only spark_fr's warnings unless ``verbose``: a grid search fits many times.
+* A SciPy sparse X is made dense (up to :data:`DENSE_LIMIT`, 512 MB dense; above, a one-line error pointing to a
+  Spark DataFrame with a vector column): cheap for the sizes the driver ranks, and the ranking is the same.
 """
 from __future__ import annotations
 
@@ -48,6 +50,8 @@ TASK_OF_TARGET = {"binary": "classification", "multiclass": "classification", "c
                   "continuous-multioutput": "mtr", "multilabel-indicator": "mlc"}
 #: the kinds of target whose values are class labels (ranked as strings: module decisions)
 CLASS_LABELS = ("binary", "multiclass")
+#: a SciPy sparse X is made dense up to this many bytes (prepare's local_limit: what the driver's passes take)
+DENSE_LIMIT = 512 * 2 ** 20
 #: the target columns' names in the frame handed to rank() (X's names are never taken: a suffix is added)
 TARGET_NAME = "__target__"
 
@@ -210,7 +214,13 @@ class FeatureRanker(SelectorMixin, BaseEstimator):
         else:
             X = validate_data(self, X, accept_sparse=("csr", "csc", "coo"), dtype="numeric",
                               ensure_all_finite="allow-nan", ensure_min_samples=2)
-            X = X.toarray() if hasattr(X, "toarray") else X
+            if hasattr(X, "toarray"):
+                dense_bytes = 8 * X.shape[0] * X.shape[1]
+                if dense_bytes > DENSE_LIMIT:
+                    raise ValueError(f"X is a sparse matrix of shape {X.shape}, {dense_bytes / 2 ** 20:.0f} MB dense; "
+                                     f"spark_fr.sklearn makes sparse input dense up to {DENSE_LIMIT >> 20} MB: give "
+                                     f"a Spark DataFrame with a vector column (spark_fr.rank, features_col)")
+                X = X.toarray()
             names = [f"x{i}" for i in range(X.shape[1])]
             frame = pd.DataFrame(np.asarray(X, dtype=np.float64), columns=names)
         task = self.task
@@ -274,9 +284,13 @@ class FeatureRanker(SelectorMixin, BaseEstimator):
 
     def _fit_spark(self, df, y):
         """A Spark DataFrame: y names its target column(s); ranked in its own session."""
-        targets = [y] if isinstance(y, str) else list(y or [])
+        targets = [] if y is None else [y] if isinstance(y, str) else list(y) if isinstance(y, (list, tuple)) else y
+        if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+            raise ValueError(f"with a Spark DataFrame X, y names its target column(s) (a str or a list of str), "
+                             f"not {type(y).__name__}")
+        task = "unsupervised" if not targets and self.task == "auto" else self.task
         names = [c for c in df.columns if c not in targets]
-        ranking = self._rank(df, targets, self.task, spark=df.sparkSession)
+        ranking = self._rank(df, targets, task, spark=df.sparkSession)
         ranked = set(ranking.to_pandas()["feature"])
         names = [c for c in names if c in ranked]
         self.feature_names_in_ = np.array(names, dtype=object)

@@ -167,11 +167,13 @@ def test_a_spark_dataframe_is_ranked_in_its_session(spark, iris):
     X, y = iris
     frame = X.set_axis([c.split(" ")[0] + "_" + c.split(" ")[1] if " " in c else c for c in X.columns], axis=1)
     df = spark.createDataFrame(frame.assign(species=[str(v) for v in y]))
-    ranker = FeatureRanker(trees=5, random_state=0).fit(df, "species")
-    local = FeatureRanker(trees=5, random_state=0).fit(frame, y)
+    ranker = FeatureRanker(trees=3, random_state=0).fit(df, "species")
+    local = FeatureRanker(trees=3, random_state=0).fit(frame, y)
     assert list(ranker.feature_names_in_) == list(frame.columns)
     np.testing.assert_allclose(ranker.feature_importances_, local.feature_importances_)
     assert ranker.transform(df).columns == list(ranker.get_feature_names_out())
+    with pytest.raises(ValueError, match="with a Spark DataFrame X, y names its target column"):
+        FeatureRanker(trees=3).fit(df, np.zeros(len(frame)))
 
 
 def test_parse_threshold_reads_select_from_model_strings():
@@ -179,3 +181,19 @@ def test_parse_threshold_reads_select_from_model_strings():
     assert parse_threshold("mean", imp) == 3.0
     assert parse_threshold("2*median", imp) == 4.0
     assert parse_threshold(" 0.5 * mean", imp) == 1.5
+
+
+def test_sparse_input_is_ranked_as_its_dense_matrix(monkeypatch):
+    import scipy.sparse as sp
+
+    from spark_fr import sklearn as sk
+
+    rng = np.random.default_rng(2)
+    dense = np.where(rng.random((60, 5)) < 0.5, 0.0, rng.normal(size=(60, 5)))
+    y = (dense[:, 2] > 0).astype(int)
+    a = FeatureRanker(trees=3, random_state=0).fit(sp.csr_matrix(dense), y).feature_importances_
+    b = FeatureRanker(trees=3, random_state=0).fit(dense, y).feature_importances_
+    np.testing.assert_array_equal(a, b)
+    monkeypatch.setattr(sk, "DENSE_LIMIT", 1000)
+    with pytest.raises(ValueError, match=r"X is a sparse matrix of shape \(60, 5\), 0 MB dense; .* up to 0 MB"):
+        FeatureRanker(trees=3).fit(sp.csr_matrix(dense), y)
