@@ -9,13 +9,16 @@
     model = pipe.fit(df); model.write().save("dbfs:/models/p1"); PipelineModel.load("dbfs:/models/p1")
 
 ``FeatureRanker(...).fit(df)`` returns a :class:`FeatureRankingModel` with the estimator's uid and Params,
-whose ``ranking`` / ``rankingDF`` is the ranking table and whose ``transform`` selects the ``numTopFeatures``
-best features by ``selectionScore`` (joint ranking), like Spark's feature selectors.
+whose ``ranking`` / ``rankingDF`` is the ranking table, ``featureImportances`` a vector aligned with the input,
+and whose ``transform`` selects features by ``selectionMode`` (default: the ``numTopFeatures`` best) in the
+``selectionScore``'s joint ranking, like Spark's feature selectors.
 
 Sketch
 ------
     params       one Param per rank() option (camelCase), and the stage's own             params.py
     fit          the frame to rank (featuresCol, labelCol, names checked) -> rank() -> model  ranker.py
+    task         labelType, or the label's type inferred (one log line)                     label.py
+    selection    selectionMode / selectionThreshold, featureImportances, the shadow feature   selection.py
     transform    the selected features: appended as a vector, or kept as columns         model.py, vectors.py
     persistence  Spark's writers and readers, any Hadoop file system path                 persistence.py
     MLflow       the ranking logged as artifacts under pyspark.ml autologging              tracking.py
@@ -52,6 +55,11 @@ Decisions
   compatibility) transform keeps the targets and the selected columns in rank order, as the first version did;
   selected features inside a vector then need ``outputCol`` (an error says so). A string column cannot go in
   a vector: index it first.
+* **labelType** unset: the label's Spark type, ML attribute and values decide the task, in one log line
+  (:mod:`~spark_fr.estimator.label`); ``task`` set wins.
+* **Selection** (``selectionMode``: numTopFeatures, percentile, threshold, fwe; ``selectionThreshold``) and
+  ``featureImportances``: :mod:`~spark_fr.estimator.selection`. ``explainParams`` groups the Params of the
+  methods not chosen (:meth:`~spark_fr.estimator.params.RankerParams.explainParams`).
 * **selectionScore** unset: genie3 when the fit computed it, else the fit's only score (``relief`` for
   ``method='relief'``).
 * **Persistence** (:mod:`~spark_fr.estimator.persistence`): ``DefaultParamsWriter`` metadata and Parquet

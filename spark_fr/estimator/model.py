@@ -8,6 +8,7 @@ from pyspark.ml.util import MLReadable, MLWritable
 from ..errors import InputError
 from .params import RankerParams
 from .persistence import ModelReader, ModelWriter
+from .selection import joint, select
 from .vectors import append_selected
 
 #: the score a model selects by when ``selectionScore`` is not set and the fit computed it
@@ -66,16 +67,23 @@ class FeatureRankingModel(Model, RankerParams, MLWritable, MLReadable):
 
     @property
     def selectedFeatures(self) -> list:
-        """The ``numTopFeatures`` best features by the selection score (joint ranking), best first."""
-        t = self._table
-        if "score" not in t.columns:
-            raise InputError(f"{type(self).__name__} has no ranking: fit a FeatureRanker to get one")
-        score = self.selection_score()
-        sel = t[(t["score"] == score) & (t["target"] == "__all__")].sort_values("rank", kind="stable")
-        if sel.empty:
-            raise InputError(f"selectionScore '{score}' was not computed by this fit; its scores: "
-                             f"{', '.join(sorted(t['score'].unique())) if len(t) else 'none'}")
-        return list(sel["feature"][: self.getNumTopFeatures()])
+        """The features selected by ``selectionMode`` / ``selectionThreshold`` (default: the ``numTopFeatures``
+        best) in the selection score's joint ranking, best first (:mod:`spark_fr.estimator.selection`)."""
+        return select(self._table, self.metadata, self.selection_score(), self.getOrDefault(self.selectionMode),
+                      self._get("selectionThreshold"), self.getNumTopFeatures())
+
+    @property
+    def featureImportances(self):
+        """The importance of each feature in the selection score's joint ranking, as a
+        :class:`pyspark.ml.linalg.DenseVector` aligned with the input (as RandomForestClassificationModel's):
+        element i is the i-th element of ``featuresCol`` (without it, the i-th ranked column in input order;
+        a model saved by the first version: its features in rank order); 0 for a feature the ranking lacks."""
+        from pyspark.ml.linalg import Vectors
+
+        sel = joint(self._table, self.selection_score())
+        importance = dict(zip(sel["feature"], sel["importance"].astype(float)))
+        names = [s.name for s in self._slots] if self._slots is not None else list(sel["feature"])
+        return Vectors.dense([importance.get(n, 0.0) for n in names])
 
     @property
     def outputFeatures(self) -> list:

@@ -53,6 +53,10 @@ def hierarchy_of(value):
 
 
 _API = frozenset({O.API})
+#: the ranking methods, in the order explainParams names their groups
+METHOD_ORDER = ("ensemble", "boosting", "relief", "reliefe")
+#: selectionMode's values (spark_fr.estimator.selection)
+SELECTION_MODES = ("numTopFeatures", "percentile", "threshold", "fwe")
 #: Params of the pipeline stage (not options of a ranking run, or not in rank()'s form)
 STAGE_OPTIONS = (
     O.Option("labelCol", O.Text(), None, "the target column (one target; targetCols for several)", O.IO, where=_API),
@@ -61,8 +65,18 @@ STAGE_OPTIONS = (
     O.Option("hierarchy", HierarchyValue(), None, "HMLC: a spark_fr.hierarchy.Hierarchy or a Clus class "
              "specification ('01,01/02,02' or 'root/a,a/b'); the single target is a string column of '@'-joined "
              "labels", O.TASK, where=_API),
+    O.Option("labelType", O.Choice(("categorical", "continuous")), None, "the label's type: categorical "
+             "(classification) or continuous (regression), as UnivariateFeatureSelector's (unset: inferred from the "
+             "label's Spark type, ML attribute and values, and logged; task, when set, wins)", O.TASK, where=_API),
+    O.Option("selectionMode", O.Choice(SELECTION_MODES), "numTopFeatures", "how transform selects features: "
+             "numTopFeatures (the best numTopFeatures), percentile (the best fraction selectionThreshold), threshold "
+             "(importance > selectionThreshold, or > a random shadow feature's with 'shadow'), fwe (importance "
+             "significantly above 0 over the trees, family-wise error rate selectionThreshold)", O.RUN, where=_API),
+    O.Option("selectionThreshold", O.RealOrWord(words=("shadow",), description="a number"), None,
+             "the selection mode's value (unset: numTopFeatures, 0.1, 0.0, 0.05 by mode); 'shadow' for threshold",
+             O.RUN, where=_API),
     O.Option("numTopFeatures", O.Integer(lo=1, description="a positive integer"), 10,
-             "features kept by transform", O.RUN, where=_API),
+             "features kept by transform (selectionMode numTopFeatures)", O.RUN, where=_API),
     O.Option("selectionScore", O.Choice(("symbolic", "genie3", "rf", "relief", "reliefe")), None,
              "score whose joint ranking transform uses (unset: genie3, or the fit's only score, e.g. relief)",
              O.RUN, where=_API),
@@ -89,6 +103,37 @@ class RankerParams(Params):
     def __init__(self, *args):
         super().__init__(*args)
         self._setDefault(**{name: opt.default for name, opt in PARAM_OPTIONS.items() if opt.default is not None})
+
+    def explainParam(self, param) -> str:
+        """One Param's name, doc and values, as pyspark's (which fails on a tuple value, e.g. reliefInfluence's
+        default: it formats the value with ``%``)."""
+        param = self._resolveParam(param)
+        values = []
+        if param in self._defaultParamMap:
+            values.append(f"default: {self._defaultParamMap[param]}")
+        if param in self._paramMap:
+            values.append(f"current: {self._paramMap[param]}")
+        return f"{param.name}: {param.doc} ({', '.join(values) or 'undefined'})"
+
+    def explainParams(self) -> str:
+        """The Params of the stage and of the chosen ``method``, one per line; the Params of the other methods
+        (real Params still, saved and usable in a ParamGridBuilder) are named in one line per group of methods.
+
+        Decision: a user of the default method reads the 34 Params it uses and four lines naming the other 21
+        (Relief, ReliefE and boosting), not 55 explanations; ``explainParam(name)`` explains any of them.
+        """
+        method = self._get("method", "ensemble")
+        lines, others = [], {}
+        for p in self.params:
+            methods = PARAM_OPTIONS[p.name].methods if p.name in PARAM_OPTIONS else ()
+            if not methods or method in methods:
+                lines.append(self.explainParam(p))
+            else:
+                group = "/".join(m for m in METHOD_ORDER if m in methods)
+                others.setdefault(group, []).append(p.name)
+        lines += [f"{group} options (unused with method='{method}'; explainParam(name) explains one): "
+                  f"{', '.join(names)}" for group, names in sorted(others.items())]
+        return "\n".join(lines)
 
     def _get(self, name: str, empty=None):
         param = getattr(self, name)

@@ -8,9 +8,11 @@ from pyspark.ml.util import DefaultParamsReadable, DefaultParamsWritable
 
 from ..data.columns import qcol
 from ..errors import InputError
+from .label import task_of
 from .model import FeatureRankingModel
 from .params import RankerParams, check_names
 from .persistence import ParamsWriter
+from .selection import check_threshold, drop_shadow, shadow_column
 from .tracking import log_ranking
 from .vectors import check_unique, locate, named_slots
 
@@ -21,8 +23,9 @@ class FeatureRanker(Estimator, RankerParams, DefaultParamsReadable, DefaultParam
     Parameters are the options of :func:`spark_fr.rank` in camelCase (``targetCols``, ``task``, ``method``,
     ``ensemble``, ``numTrees``, ``scores``, ``perTarget``, ``maxFeatures``, ``minSamplesLeaf``, ``featuresCol``,
     ``shrinkage``, ``reliefNeighbours``, ..., ``seed``) and the stage's own: ``labelCol`` (one target),
-    ``hierarchy`` (HMLC), and ``outputCol`` / ``numTopFeatures`` / ``selectionScore`` for
-    :meth:`FeatureRankingModel.transform`. Values are checked when they are set (one-line
+    ``labelType`` (categorical or continuous; unset: inferred, :mod:`spark_fr.estimator.label`), ``hierarchy``
+    (HMLC), and ``outputCol`` / ``selectionMode`` / ``selectionThreshold`` / ``numTopFeatures`` / ``selectionScore``
+    for :meth:`FeatureRankingModel.transform` (:mod:`spark_fr.estimator.selection`). Values are checked when they are set (one-line
     :class:`spark_fr.errors.InputError`). :mod:`spark_fr.estimator` states the decisions.
     """
 
@@ -67,11 +70,21 @@ class FeatureRanker(Estimator, RankerParams, DefaultParamsReadable, DefaultParam
     def _fit(self, dataset):
         from ..api import rank
 
+        mode, threshold = self.getOrDefault(self.selectionMode), self._get("selectionThreshold")
+        check_threshold(mode, threshold)
         frame = self.ranking_input(dataset)
-        ranking = rank(frame, spark=frame.sparkSession, **self.rank_keywords())
-        table = ranking.to_pandas()
+        keywords = self.rank_keywords()
+        task = task_of(self, frame, self.target_names())
+        if task is not None:
+            keywords["task"] = task
+        shadow = mode == "threshold" and threshold == "shadow"
+        ranked = shadow_column(frame, self._get("seed", 0)) if shadow else frame
+        ranking = rank(ranked, spark=frame.sparkSession, **keywords)
+        table, metadata = ranking.to_pandas(), ranking.metadata
+        if shadow:
+            table, metadata = drop_shadow(table, metadata)
         names = list(dict.fromkeys(table["feature"]))
-        model = FeatureRankingModel(table, ranking.metadata, locate(frame.schema, self.getFeaturesCol(), names))
+        model = FeatureRankingModel(table, metadata, locate(frame.schema, self.getFeaturesCol(), names))
         model._resetUid(self.uid)
         model = self._copyValues(model)
         log_ranking(model)

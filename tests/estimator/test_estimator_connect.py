@@ -96,3 +96,80 @@ def test_a_string_indexer_label_and_null_vectors_on_spark_connect(spark, connect
     pd.testing.assert_frame_equal(table_r, table_c, check_exact=True)
     assert error_r == error_c == ("DataFrame: the vector column 'features' is null in some rows (rows without "
                                   "features): drop them (df.dropna(subset=['features'])) or fill them")
+
+
+def acceptance(spark, base):
+    """Issue 35's acceptance, in either kind of session: VectorAssembler -> FeatureRanker(labelCol of 0/1 doubles,
+    selectionMode='percentile') -> LogisticRegression: classification inferred and logged, fit, save, load,
+    CrossValidator; explainParams works; featureImportances equals the ranking. Returns what the test compares."""
+    import logging
+
+    import numpy as np, pandas as pd
+    from pyspark.ml import Pipeline, PipelineModel
+    from pyspark.ml.classification import LogisticRegression
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.ml.feature import VectorAssembler
+    from pyspark.ml.tuning import CrossValidator, ParamGridBuilder
+    from spark_fr.estimator import FeatureRanker, FeatureRankingModel
+
+    X = [f"x{i}" for i in range(8)]
+    rng = np.random.default_rng(2)
+    pdf = pd.DataFrame(rng.uniform(-1, 1, (120, 8)).round(6), columns=X)
+    pdf["y"] = ((pdf.x3 + pdf.x6) > 0).astype(float)  # 0.0 / 1.0: StringIndexer's and MLlib's form of a class
+    df = spark.createDataFrame(pdf)
+    ranker = FeatureRanker(featuresCol="features", labelCol="y", selectionMode="percentile", selectionThreshold=0.25,
+                           outputCol="selected", numTrees=4, seed=1, scores=["genie3"])
+    pipe = Pipeline(stages=[VectorAssembler(inputCols=X, outputCol="features"), ranker,
+                            LogisticRegression(featuresCol="selected", labelCol="y", maxIter=10)])
+    lines = []
+    handler = logging.Handler()
+    handler.emit = lambda record: lines.append(record.getMessage())
+    logger = logging.getLogger("spark_fr.estimator.label")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        model = pipe.fit(df)
+    finally:
+        logger.removeHandler(handler)
+    fitted = model.stages[1]
+    explained = (FeatureRanker().explainParams(), fitted.explainParams(), len(fitted.extractParamMap()))
+    joint = fitted.ranking.to_pandas().query("score == 'genie3' and target == '__all__'").set_index("feature")
+    importances = fitted.featureImportances.toArray().tolist()
+    assert importances == [float(joint.importance[x]) for x in X]
+
+    model.write().overwrite().save(base + "/pipe")
+    back = PipelineModel.load(base + "/pipe")
+    loaded = back.stages[1]
+    assert isinstance(loaded, FeatureRankingModel) and loaded.featureImportances.toArray().tolist() == importances
+    assert loaded.getOrDefault("selectionMode") == "percentile" and loaded.selectedFeatures == fitted.selectedFeatures
+    a, b = (m.transform(df).select("prediction").toPandas() for m in (model, back))
+    pd.testing.assert_frame_equal(a, b)
+
+    grid = ParamGridBuilder().addGrid(ranker.selectionThreshold, [0.25, 0.5]).build()
+    cv = CrossValidator(estimator=pipe, estimatorParamMaps=grid, numFolds=2, seed=3,
+                        evaluator=BinaryClassificationEvaluator(labelCol="y")).fit(df)
+    best = cv.bestModel.stages[1]
+    return (lines, fitted.ranking.params["task"], fitted.selectedFeatures, fitted.outputFeatures, importances,
+            explained, len(cv.avgMetrics), best.getOrDefault("selectionThreshold"), len(best.outputFeatures))
+
+
+def check_acceptance(result) -> None:
+    lines, task, selected, output, importances, explained, n_metrics, threshold, n_best = result
+    assert lines == ["labelCol 'y': doubles 0.0/1.0 only -> classification (labelType unset); set "
+                     "labelType='continuous' to rank it as regression"]
+    assert task == "classification"
+    assert sorted(selected) == ["x3", "x6"] and output == ["x3", "x6"]  # floor(0.25 * 8) = 2, input order
+    assert len(importances) == 8 and min(importances[3], importances[6]) > max(
+        v for i, v in enumerate(importances) if i not in (3, 6))
+    default, fitted, n_params = explained
+    assert "reliefe options (unused with method='ensemble'" in default and "selectionMode: " in fitted
+    assert n_params >= 39
+    assert n_metrics == 2 and threshold in (0.25, 0.5) and n_best == int(threshold * 8)
+
+
+def test_issue35_acceptance_pipeline_on_a_classic_session(spark, tmp_path):
+    check_acceptance(acceptance(spark, "file://" + str(tmp_path)))
+
+
+def test_issue35_acceptance_pipeline_on_spark_connect(connect, tmp_path):
+    check_acceptance(connect.run(acceptance, "file://" + str(tmp_path)))

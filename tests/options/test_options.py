@@ -126,7 +126,8 @@ def test_estimator_params_are_derived_from_the_table():
     from spark_fr.estimator import STAGE_OPTIONS
 
     expected = {o.param_name for o in O.estimator_options()} | {o.name for o in STAGE_OPTIONS}
-    assert {o.name for o in STAGE_OPTIONS} == {"labelCol", "outputCol", "hierarchy", "numTopFeatures", "selectionScore"}
+    assert {o.name for o in STAGE_OPTIONS} == {"labelCol", "outputCol", "hierarchy", "numTopFeatures", "selectionScore",
+                                                "labelType", "selectionMode", "selectionThreshold"}
     assert names == expected
     assert {"numTrees", "targetCols", "reliefNeighbours", "maxFeatures", "seed"} <= names
     assert ranker.getOrDefault("minSamplesLeaf") == O.option("min_samples_leaf").default
