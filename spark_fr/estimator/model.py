@@ -69,8 +69,8 @@ class FeatureRankingModel(Model, RankerParams, MLWritable, MLReadable):
     def selectedFeatures(self) -> list:
         """The features selected by ``selectionMode`` / ``selectionThreshold`` (default: the ``numTopFeatures``
         best) in the selection score's joint ranking, best first (:mod:`spark_fr.estimator.selection`)."""
-        return select(self._table, self.metadata, self.selection_score(), self.getOrDefault(self.selectionMode),
-                      self._get("selectionThreshold"), self.getNumTopFeatures())
+        return select(self._table, self.metadata, self.selection_score(), self.getSelectionMode(),
+                      self.getSelectionThreshold(), self.getNumTopFeatures())
 
     @property
     def featureImportances(self):

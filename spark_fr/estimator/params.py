@@ -172,6 +172,26 @@ class RankerParams(Params):
         """The score set by ``selectionScore``, or None (the model then picks genie3 or the fit's only score)."""
         return self._get("selectionScore")
 
+    def getLabelType(self):
+        """``labelType``: 'categorical', 'continuous', or None (inferred at fit, :mod:`spark_fr.estimator.label`)."""
+        return self._get("labelType")
+
+    def getSelectionMode(self) -> str:
+        return self.getOrDefault(self.selectionMode)
+
+    def getSelectionThreshold(self):
+        """``selectionThreshold``, or None (the mode's default, :mod:`spark_fr.estimator.selection`)."""
+        return self._get("selectionThreshold")
+
+    def setLabelType(self, value):
+        return self._set(labelType=value)
+
+    def setSelectionMode(self, value):
+        return self._set(selectionMode=value)
+
+    def setSelectionThreshold(self, value):
+        return self._set(selectionThreshold=value)
+
     def setFeaturesCol(self, value):
         return self._set(featuresCol=value)
 

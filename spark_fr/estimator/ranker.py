@@ -70,7 +70,7 @@ class FeatureRanker(Estimator, RankerParams, DefaultParamsReadable, DefaultParam
     def _fit(self, dataset):
         from ..api import rank
 
-        mode, threshold = self.getOrDefault(self.selectionMode), self._get("selectionThreshold")
+        mode, threshold = self.getSelectionMode(), self.getSelectionThreshold()
         check_threshold(mode, threshold)
         frame = self.ranking_input(dataset)
         keywords = self.rank_keywords()

@@ -39,3 +39,11 @@ def test_explain_params_and_extract_param_map_cover_every_param(spark):
     assert explained(model) == lines
     assert {p.name: v for p, v in model.extractParamMap().items()} == \
         {p.name: v for p, v in ranker.extractParamMap().items()}
+
+
+def test_the_new_params_have_spark_ml_getters_and_setters():
+    r = FeatureRanker().setLabelType("categorical").setSelectionMode("fwe").setSelectionThreshold(0.01)
+    assert (r.getLabelType(), r.getSelectionMode(), r.getSelectionThreshold()) == ("categorical", "fwe", 0.01)
+    fresh = FeatureRanker()
+    assert (fresh.getLabelType(), fresh.getSelectionMode(), fresh.getSelectionThreshold()) == \
+        (None, "numTopFeatures", None)
