@@ -87,7 +87,7 @@ def noisy(spark, n=200):
     return spark.createDataFrame(pdf)
 
 
-def test_a_shadow_feature_is_ranked_then_taken_out_and_selects_what_beats_it(spark):
+def test_a_shadow_feature_is_ranked_then_taken_out_and_selects_what_beats_it(spark, tmp_path):
     df = noisy(spark)
     kw = dict(labelCol="y", numTrees=12, seed=5, scores=["genie3"], selectionMode="threshold",
               selectionThreshold="shadow")
@@ -100,6 +100,9 @@ def test_a_shadow_feature_is_ranked_then_taken_out_and_selects_what_beats_it(spa
     assert m.selectedFeatures == above and {"x0", "x1"} <= set(above) and len(above) < 8
     again = FeatureRanker(**kw).fit(df.repartition(3))  # a hash of the rows, not rand(): same shadow
     assert again.metadata["shadow"] == shadow
+    m.save(str(tmp_path / "m"))
+    back = FeatureRankingModel.load(str(tmp_path / "m"))
+    assert back.metadata["shadow"] == shadow and back.selectedFeatures == above
     with pytest.raises(InputError, match="^selectionThreshold 'shadow' is for selectionMode 'threshold', not"):
         FeatureRanker(**{**kw, "selectionMode": "percentile"}).fit(df)
 
