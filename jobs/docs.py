@@ -34,7 +34,9 @@ methods of their own); "`rank()` only" one that only Python takes. Values are ch
 string where a number is expected is an error, `inf` and `nan` are never accepted). An empty default is decided
 at run time (`run.json`'s `params` records what was used). "Methods" are the `--method` values that use the
 option; "all" means every run. `jobs/evaluate.py` passes the ranking options it does not set to every ranking;
-`python jobs/evaluate.py --help` and `python jobs/drift.py --help` list their own options.
+`python jobs/evaluate.py --help` and `python jobs/drift.py --help` list their own options. Every command's `--version` prints spark_fr's version
+(Delta time travel is `--version-as-of` / `--timestamp-as-of`), and `--config NAME` takes a config shipped in the
+package by its name (`--config scheduled`: [install](install.md#build-the-wheel)).
 """
 
 

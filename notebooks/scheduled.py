@@ -7,13 +7,13 @@
 # MAGIC which an upstream change took the effect of `support_calls` away and gave one to `web_visits`. The drift
 # MAGIC report shows what moved, the Fuzzy Jaccard Index (FJI) of the top-k sets, and whether an alert would fire.
 # MAGIC
-# MAGIC * **As a Databricks Job**: task 1 runs `jobs/rank.py --config conf/scheduled.yaml` (your table, the
+# MAGIC * **As a Databricks Job**: task 1 runs `spark-fr-rank --config scheduled` (your table, the
 # MAGIC   rankings table, `--mlflow-experiment`), task 2 runs
 # MAGIC   `jobs/drift.py --table <rankings> --last 2 --top 10 --scores genie3 --fail-above 0.1 --plot <folder>/drift.png`:
 # MAGIC   it exits with code 3 when the drift (1 - the area under the FJI curve) is above 0.1, the task fails, and the
 # MAGIC   job's failure notification is the alert. Set the threshold above what reruns of unchanged data give.
 # MAGIC * **Your own table**: set the widget `input` to a catalog table (`main.sales.features`) and `targets`; both
-# MAGIC   runs then rank it. The seed stays the same from run to run (as in `conf/scheduled.yaml`), so unchanged
+# MAGIC   runs then rank it. The seed stays the same from run to run (as in `--config scheduled`), so unchanged
 # MAGIC   data gives the same ranking (drift 0) and any drift comes from the data.
 # MAGIC * **Jupyter**: `python -m spark_fr.notebook notebooks/scheduled.py scheduled.ipynb`; **plain Python**:
 # MAGIC   `python notebooks/scheduled.py` (the widgets keep their defaults; `SPARK_FR_WIDGET_TREES=20` and the like).

@@ -129,8 +129,10 @@ def rank(data=None, targets=None, task: str = "auto", method: str = "ensemble", 
     data : str, list of str, pyspark.sql.DataFrame or pandas.DataFrame
         A path (ARFF, CSV, Parquet, Delta directory, ``.mat``), several paths of one format, a Spark
         DataFrame, or a pandas DataFrame (read on the driver: :mod:`spark_fr.io.frames`); or None with ``input_table='db.table'`` (a catalog table); or a
-        :class:`spark_fr.data.schema.Dataset` already read (e.g. a training part of :mod:`spark_fr.evaluation`). Delta inputs take ``version``
-        or ``timestamp`` (time travel) and ``where`` (a row filter); ``exclude`` leaves columns out.
+        :class:`spark_fr.data.schema.Dataset` already read (e.g. a training part of :mod:`spark_fr.evaluation`).
+        Delta inputs take ``version_as_of`` or ``timestamp_as_of`` (time travel; the old names ``version`` and
+        ``timestamp`` still work with a FutureWarning until spark_fr 0.3) and ``where`` (a row filter);
+        ``exclude`` leaves columns out.
     targets : str or list of str, optional
         Target columns (comma-separated string or list). Default: the labels of ``labels_xml``, else the
         hierarchical class attribute or the last attribute of an ARFF file.
@@ -186,8 +188,8 @@ def run_ranking(data, targets=None, task: str = "auto", method: str = "ensemble"
     t_start = time.perf_counter()
     show_logs_by_default()  # a notebook or a plain session that configured no logging sees the progress
     _check_data(data, params.get("input_table"))
-    given = {k for k, v in params.items() if v is not None}
     opts = O.check_keywords({"targets": targets, "task": task, "method": method, **params})
+    given = set(opts) - {"targets", "task", "method"}  # the keywords given (their new names: O.RENAMED)
     method = opts.get("method", "ensemble")
     method_params = check_options(opts, method, given)
     semi = bool(opts.get("semi_supervised"))
@@ -265,7 +267,7 @@ def _run(spark, data, opts: dict, method: str, method_params, semi: bool, timing
     dataset = data if isinstance(data, Dataset) else read_dataset(
         spark, data, format=opts.get("format", "auto"), labels_xml=opts.get("labels_xml"),
         targets=opts.get("targets"), features_col=opts.get("features_col"), table=opts.get("input_table"),
-        version=opts.get("version"), timestamp=opts.get("timestamp"), where=opts.get("where"),
+        version=opts.get("version_as_of"), timestamp=opts.get("timestamp_as_of"), where=opts.get("where"),
         exclude=opts.get("exclude"), duplicate_names=opts.get("duplicate_names", "error"))
     if opts.get("hierarchy") is not None:
         _attach_hierarchy(dataset, opts["hierarchy"], opts.get("targets"))
@@ -290,8 +292,8 @@ def _report(data, params, opts, method, method_params, semi, timings, run, datas
     run_params = {"input": dataset.source if from_source else "DataFrame", "task": run.task,
                   "method": method, "targets": list(spec.target_names), "semi_supervised": semi,
                   **method_params.to_dict(), **run.params}
-    for key in ("format", "labels_xml", "features_col", "input_table", "version", "timestamp", "where", "exclude",
-                "duplicate_names", "run_id"):
+    for key in ("format", "labels_xml", "features_col", "input_table", "version_as_of", "timestamp_as_of", "where",
+                "exclude", "duplicate_names", "run_id"):
         if opts.get(key) is not None and (key not in ("format", "duplicate_names") or params.get(key)):
             run_params[key] = opts[key]
     names = run.feature_names

@@ -114,3 +114,13 @@ def main(argv=None) -> int:
     """``jobs/rank.py``: the rank job run by :func:`spark_fr.runner.main` (exit codes in the module
     docstring)."""
     return runner.main(JOB, argv)
+
+
+def console() -> None:
+    """The console script ``spark-fr-rank`` (and ``python -m spark_fr.cli``): :func:`main` as ``jobs/rank.py``
+    runs it."""
+    runner.console(JOB)
+
+
+if __name__ == "__main__":
+    runner.console(JOB)

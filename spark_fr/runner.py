@@ -19,6 +19,10 @@ does the rest, the same way for every job:
                       :mod:`spark_fr.runtime.signals`)
     exit     <- :func:`exit_process`: a run whose lazy session start was abandoned, or that was interrupted or
                 terminated, ends without waiting for the JVM's start or the driver's worker threads
+
+The console scripts of the wheel (``spark-fr-rank``, ``spark-fr-evaluate``, ``spark-fr-drift``) and
+``python -m spark_fr.cli`` (``.evaluation.job``, ``.evaluation.drift_job``) run the same jobs through
+:func:`console`, named as they were invoked.
 """
 from __future__ import annotations
 
@@ -74,11 +78,13 @@ class Job:
 
 # ----- options ----------------------------------------------------------------------------------------------
 def load_config(path: str, job: Job, master: str | None = None) -> dict:
-    """A ``--config`` file's options (:func:`spark_fr.options.load_config`): a local path, a ``file:`` URI, or a
-    URI read through the session's file systems (:func:`spark_fr.io.files.driver_file`; a session is started for
+    """A ``--config`` file's options (:func:`spark_fr.options.load_config`): a local path, a ``file:`` URI, a
+    config shipped with spark_fr by its name (:func:`spark_fr.options.config_path`), or a URI read through the
+    session's file systems (:func:`spark_fr.io.files.driver_file`; a session is started for
     it, with ``--master``)."""
     from .io.files import driver_file
 
+    path = O.config_path(path)  # a bare name: a config shipped with spark_fr (--config scheduled)
     return O.load_config(driver_file(path, "--config", master=master), name=path, options=job.options, job=job.prog)
 
 
@@ -189,6 +195,27 @@ def exit_process(code: int) -> None:
         remove_jvm_log()
         os._exit(code)
     sys.exit(code)
+
+
+def invoked_as(default: str) -> str:
+    """How the user ran the command, for ``--help`` and messages: a console script's name (``spark-fr-rank``) or
+    ``python -m <module>``; ``default`` (``jobs/rank.py``) otherwise."""
+    main_module = sys.modules.get("__main__")
+    spec = getattr(main_module, "__spec__", None)
+    if spec is not None and spec.name and not spec.name.endswith("__main__"):
+        return f"python -m {spec.name}"
+    name = os.path.basename(sys.argv[0] or "")
+    if name and not name.endswith(".py") and name != "-c":
+        return name[:-4] if name.lower().endswith(".exe") else name
+    return default
+
+
+def console(job: Job) -> None:
+    """A console script's or ``python -m``'s run of ``job`` (``spark-fr-rank`` = ``jobs/rank.py``): the same
+    runner, named as invoked (:func:`invoked_as`), ended by :func:`exit_process` as the scripts of ``jobs/``."""
+    from dataclasses import replace
+
+    exit_process(main(replace(job, prog=invoked_as(job.prog))))
 
 
 # ----- errors and exit codes --------------------------------------------------------------------------------

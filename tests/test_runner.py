@@ -109,3 +109,33 @@ def test_the_three_command_lines_are_jobs_of_the_runner(module, tmp_path, capsys
     assert (code, err) == (2, [f"error: {cfg}: unknown option 'not_an_option' of {job.prog}"])
     code, out, err = run(job, ["--log-level", "loud"], capsys)
     assert code == 2 and len(err) == 1 and err[0].startswith("error: --log-level must be one of debug, info"), err
+
+
+# ----- the console scripts and python -m (issue 35, 1) -------------------------------------------------------------
+@pytest.mark.parametrize("module", ["spark_fr.cli", "spark_fr.evaluation.job", "spark_fr.evaluation.drift_job"])
+def test_python_dash_m_runs_the_command_and_names_it_as_invoked(module, tmp_path):
+    """``python -m spark_fr.evaluation.drift_job`` exited 0 doing nothing (spark_fr.cli and .evaluation.job too):
+    each runs its command now (a bad option: one line, exit code 2), named as it was invoked."""
+    import subprocess
+    import sys
+
+    from tests.paths import ROOT
+
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run_ = subprocess.run([sys.executable, "-m", module, "--no-such-option"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert run_.returncode == 2 and run_.stderr.strip().splitlines() == [
+        f"error: unrecognized arguments: --no-such-option (see python -m {module} --help)"], run_.stderr
+
+
+@pytest.mark.parametrize("argv0, prog", [("/venv/bin/spark-fr-rank", "spark-fr-rank"),
+                                         ("C:\\venv\\Scripts\\spark-fr-drift.exe", "spark-fr-drift"),
+                                         ("jobs/rank.py", "jobs/rank.py"), ("-c", "jobs/rank.py")])
+def test_a_console_script_is_named_as_invoked(argv0, prog, monkeypatch):
+    import sys
+    import types
+
+    monkeypatch.setattr(sys, "argv", [argv0])
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))  # a console script's: no spec
+    monkeypatch.setattr(os.path, "basename", lambda p: p.replace("\\", "/").rsplit("/", 1)[-1])
+    assert runner.invoked_as("jobs/rank.py") == prog

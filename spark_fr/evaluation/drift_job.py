@@ -125,5 +125,11 @@ def main(argv=None) -> int:
     return runner.main(JOB, argv)
 
 
-if __name__ == "__main__":  # python -m spark_fr.evaluation.drift_job, as jobs/drift.py
-    runner.exit_process(main())
+def console() -> None:
+    """The console script ``spark-fr-drift`` (and ``python -m spark_fr.evaluation.drift_job``): :func:`main` as
+    ``jobs/drift.py`` runs it."""
+    runner.console(JOB)
+
+
+if __name__ == "__main__":
+    runner.console(JOB)

@@ -198,3 +198,13 @@ def main(argv=None) -> int:
     """``jobs/evaluate.py``: the evaluation run by :func:`spark_fr.runner.main` (exit codes in the module
     docstring)."""
     return runner.main(JOB, argv)
+
+
+def console() -> None:
+    """The console script ``spark-fr-evaluate`` (and ``python -m spark_fr.evaluation.job``): :func:`main` as
+    ``jobs/evaluate.py`` runs it."""
+    runner.console(JOB)
+
+
+if __name__ == "__main__":
+    runner.console(JOB)

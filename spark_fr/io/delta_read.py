@@ -20,9 +20,9 @@ Sketch
     ``delta-spark``;
   - any other reader feature, column mapping by id, or a reader version above 3: one line naming the
     features and what to install (``delta-spark``; or run on Databricks).
-* **The snapshot is pinned.** The version is resolved first (``--version N``, ``--timestamp T``: the last
-  version committed at or before T, else the latest), and that version is read, so the rows and the recorded
-  version agree even while other jobs commit. The run record's ``input_fingerprint`` holds it.
+* **The snapshot is pinned.** The version is resolved first (``--version-as-of N``, ``--timestamp-as-of T``: the
+  last version committed at or before T, else the latest), and that version is read, so the rows and the
+  recorded version agree even while other jobs commit. The run record's ``input_fingerprint`` holds it.
 * **Catalog tables** (``--input-table [catalog.]db.table``): ``spark.table`` on the backquoted parts
   (:mod:`spark_fr.io.tables`); Delta tables of the catalog pin their version the same way (``DESCRIBE
   HISTORY``); time travel on a table that is not Delta is an error.
@@ -37,9 +37,9 @@ Sketch
   table (it would read another path). Decision: ``deltalake`` refuses them (:func:`deltalake_refuses`, one line);
   Spark's Delta reader and writer take the path literally and serve them (the version pinned by ``DESCRIBE
   HISTORY``).
-* ``--timestamp`` before the first commit of the log is one line naming the table and that commit's time, for a
-  path as for a catalog table. Decision: ``--timestamp`` without an offset stays UTC (a commit time; documented
-  so), unlike ``--where`` literals.
+* ``--timestamp-as-of`` before the first commit of the log is one line naming the table and that commit's time,
+  for a path as for a catalog table. Decision: ``--timestamp-as-of`` without an offset stays UTC (a commit time;
+  documented so), unlike ``--where`` literals.
 """
 from __future__ import annotations
 
@@ -86,19 +86,20 @@ class Snapshot:
 
 # ----- time travel ------------------------------------------------------------------------------------------
 def parse_timestamp(text) -> _dt.datetime:
-    """``--timestamp``: an ISO date or date-time (UTC unless it carries an offset)."""
+    """``--timestamp-as-of``: an ISO date or date-time (UTC unless it carries an offset)."""
     s = str(text).strip()
     try:
         value = _dt.datetime.fromisoformat(s.replace(" ", "T", 1) if len(s) > 10 else s)
     except ValueError:
-        raise InputError(f"--timestamp must be an ISO date or date-time (2026-11-26 or 2026-11-26T06:00:00Z), "
+        raise InputError(f"--timestamp-as-of must be an ISO date or date-time (2026-11-26 or "
+                         f"2026-11-26T06:00:00Z), "
                          f"not '{text}'") from None
     return value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
 
 
 def check_time_travel(version, timestamp) -> None:
     if version is not None and timestamp is not None:
-        raise InputError("give --version or --timestamp, not both")
+        raise InputError("give --version-as-of or --timestamp-as-of, not both")
 
 
 def shown_time(t) -> str:
@@ -109,7 +110,8 @@ def shown_time(t) -> str:
 
 
 def _before_first_commit(what: str, timestamp, first) -> InputError:
-    return InputError(f"{what}: no version at --timestamp {timestamp} (the first commit is at {shown_time(first)})")
+    return InputError(f"{what}: no version at --timestamp-as-of {timestamp} (the first commit is at "
+                      f"{shown_time(first)})")
 
 
 # ----- by path ----------------------------------------------------------------------------------------------
@@ -130,11 +132,11 @@ def open_deltalake(path: str, version=None, timestamp=None, what: str | None = N
     latest = dt.version()
     if version is not None:
         if version > latest:
-            raise InputError(f"{what}: --version {version} does not exist (the latest version is {latest})")
+            raise InputError(f"{what}: --version-as-of {version} does not exist (the latest version is {latest})")
         try:
             dt.load_as_version(version)
         except Exception as err:
-            raise InputError(f"{what}: --version {version} cannot be read ({one_line(err)}; its log may have "
+            raise InputError(f"{what}: --version-as-of {version} cannot be read ({one_line(err)}; its log may have "
                              f"been cleaned up)") from None
     elif timestamp is not None:
         at = parse_timestamp(timestamp)
@@ -144,7 +146,7 @@ def open_deltalake(path: str, version=None, timestamp=None, what: str | None = N
         try:
             dt.load_as_version(at)
         except Exception as err:
-            raise InputError(f"{what}: no version at --timestamp {timestamp} ({one_line(err)})") from None
+            raise InputError(f"{what}: no version at --timestamp-as-of {timestamp} ({one_line(err)})") from None
     return dt
 
 
@@ -481,8 +483,8 @@ def read_table(spark, name: str, features_col: str | None = None, *, version=Non
                 raise InputError(f"--input-table {shown}: version {pinned} cannot be read ({one_line(err)})") from None
         snap = Snapshot(shown, pinned, "spark", [], str(timestamp) if timestamp is not None else None)
     elif version is not None or timestamp is not None:
-        raise InputError(f"--input-table {shown} is a {provider or 'non-Delta'} table: --version and --timestamp "
-                         f"need a Delta table")
+        raise InputError(f"--input-table {shown} is a {provider or 'non-Delta'} table: --version-as-of and "
+                         f"--timestamp-as-of need a Delta table")
     if tree is not None:
         df = apply_filter(spark, df, tree, f"table {shown}")
     ds = Dataset(df, columns_of_dataframe(df, features_col), shown)
@@ -520,7 +522,7 @@ def _history_version(spark, ident, what, version, timestamp):
         return None
     if version is not None:
         if version not in {v for v, _ in versions}:
-            raise InputError(f"{what}: --version {version} does not exist (versions "
+            raise InputError(f"{what}: --version-as-of {version} does not exist (versions "
                              f"{versions[0][0]} to {versions[-1][0]})")
         return version
     if timestamp is not None:

@@ -262,8 +262,8 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
         raise InputError("no input: give --input (a path) or --input-table (a catalog table)")
     if not isinstance(source, (str, list, tuple)):
         if version is not None or timestamp is not None or where is not None:
-            raise InputError("--version, --timestamp and --where apply to Delta tables and catalog tables, not to a "
-                             "DataFrame (filter it yourself)")
+            raise InputError("--version-as-of, --timestamp-as-of and --where apply to Delta tables and catalog tables, "
+                             "not to a DataFrame (filter it yourself)")
         if is_pandas_frame(source):  # read on the driver: no Spark job, no JVM for a small frame
             if features_col is not None:
                 raise InputError("features_col applies to a Spark DataFrame's vector column, not to a pandas "
@@ -284,7 +284,8 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
     fmt = fmts.pop()
     path = paths[0]
     if fmt != "delta" and (version is not None or timestamp is not None or where is not None):
-        given = [f for f, v in (("--version", version), ("--timestamp", timestamp), ("--where", where)) if v is not None]
+        given = [f for f, v in (("--version-as-of", version), ("--timestamp-as-of", timestamp), ("--where", where))
+                 if v is not None]
         raise InputError(f"{' and '.join(given)} appl{'y' if len(given) > 1 else 'ies'} to Delta tables and catalog "
                          f"tables; {path} is {fmt}")
     if len(paths) > 1 and fmt not in ("arff", "csv", "parquet"):

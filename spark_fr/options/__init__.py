@@ -19,17 +19,18 @@ Values arrive in two forms and are checked by the option's kind (:mod:`.kinds`):
 option as its command-line flag and quote the value.
 """
 from .command_line import Parser, add_option, build_parser, help_text, job_options, parse_command_line, parse_with
-from .config import SCHEMA_KEYS, defaults_yaml, load_config
+from .config import SCHEMA_KEYS, config_path, defaults_yaml, load_config, shipped_configs
 from .kinds import (Choice, CountOrFraction, Flag, FoldCount, Integer, IntegerOrWord, Kind, Names, Pair, Real,
                     RealOrWord, Text, Word)
 from .params import MethodParams
 from .table import (ALL, API, BOOST, BOOSTING, BOTH, BY_NAME, ENS, ENSEMBLES, GROUPS, IO, JOB, OPTIONS, REL, RELE,
-                    RELIEF, RELIEFE, RUN, TASK, TREES, Option, check_keywords, check_value, defaults,
+                    RELIEF, RELIEFE, RENAMED, RUN, TASK, TREES, Option, check_keywords, check_value, defaults,
                     estimator_options, for_method, option)
 
 __all__ = ["ALL", "API", "BOOST", "BOOSTING", "BOTH", "BY_NAME", "ENS", "ENSEMBLES", "GROUPS", "IO", "JOB", "OPTIONS",
-           "REL", "RELE", "RELIEF", "RELIEFE", "RUN", "SCHEMA_KEYS", "TASK", "TREES", "Choice", "CountOrFraction",
-           "Flag", "FoldCount", "Integer", "IntegerOrWord", "Kind", "MethodParams", "Names", "Option", "Pair", "Parser",
-           "Real", "RealOrWord", "Text", "Word", "add_option", "build_parser", "check_keywords", "check_value",
-           "defaults", "defaults_yaml", "estimator_options", "for_method", "help_text", "job_options", "load_config",
-           "option", "parse_command_line", "parse_with"]
+           "REL", "RELE", "RELIEF", "RELIEFE", "RENAMED", "RUN", "SCHEMA_KEYS", "TASK", "TREES", "Choice",
+           "CountOrFraction", "Flag", "FoldCount", "Integer", "IntegerOrWord", "Kind", "MethodParams", "Names",
+           "Option", "Pair", "Parser", "Real", "RealOrWord", "Text", "Word", "add_option", "build_parser",
+           "check_keywords", "check_value", "config_path", "defaults", "defaults_yaml", "estimator_options",
+           "for_method", "help_text", "job_options", "load_config", "option", "parse_command_line", "parse_with",
+           "shipped_configs"]

@@ -5,7 +5,9 @@ Sketch
 :func:`build_parser` makes the argparse parser of any list of :class:`~spark_fr.options.table.Option` rows (the
 rank job's are those of :data:`~spark_fr.options.table.OPTIONS` the command line takes; ``jobs/evaluate.py``
 and ``jobs/drift.py`` pass their own). Every value defaults to None, so that a config file can fill what the
-command line leaves out; a bad command line is one line (:class:`Parser`).
+command line leaves out; a bad command line is one line (:class:`Parser`). ``--version`` prints
+``spark_fr <version>`` and exits 0 (every job); the old time-travel flags ``--version N`` and ``--timestamp T``
+are one-line errors naming ``--version-as-of`` and ``--timestamp-as-of`` (:func:`check_renamed`).
 """
 from __future__ import annotations
 
@@ -14,7 +16,8 @@ import re
 
 from ..errors import InputError
 from .kinds import Choice, Flag
-from .table import JOB, OPTIONS, Option
+from ..version import __version__
+from .table import JOB, OPTIONS, RENAMED, Option
 
 RANK_DESCRIPTION = "Rank the features of a table for predicting structured targets (spark_fr)."
 RANK_EPILOG = ("Options can also be given in a YAML file (--config); the command line wins.\n"
@@ -31,9 +34,35 @@ class Parser(argparse.ArgumentParser):
         kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
 
+    def parse_known_args(self, args=None, namespace=None):
+        import sys
+
+        args = list(sys.argv[1:] if args is None else args)
+        check_renamed(args, self)
+        return super().parse_known_args(args, namespace)
+
     def error(self, message):
         message = re.sub(r"^argument [^:]+: (?=--)", "", message)  # our own messages name the option already
         raise InputError(f"{message} (see {self.prog} --help)")
+
+
+def check_renamed(args: list, parser: argparse.ArgumentParser) -> None:
+    """The flags of :data:`~spark_fr.options.table.RENAMED` refused in one line naming the new ones, on a command
+    line that has them: ``--version N`` (time travel before; now ``--version`` prints the version and exits 0, so an
+    old scheduled run would silently do nothing) and ``--timestamp T``."""
+    for i, arg in enumerate(map(str, args)):
+        flag, _, value = arg.partition("=")
+        old = flag[2:] if flag.startswith("--") else None
+        new = "--" + RENAMED[old].replace("_", "-") if old in RENAMED else None
+        if new is None or new not in parser._option_string_actions:
+            continue
+        if not value and i + 1 < len(args) and not str(args[i + 1]).startswith("-"):
+            value = str(args[i + 1])
+        if old == "version" and not value:
+            continue  # --version alone: the version (argparse's action)
+        given = f"{flag} {value}".strip()
+        raise InputError(f"{given}: Delta time travel is {f'{new} {value}'.strip()} now; --version alone prints "
+                         f"spark_fr's version (see {parser.prog} --help)")
 
 
 def parse_with(opt: Option):
@@ -85,6 +114,8 @@ def build_parser(prog: str = "jobs/rank.py", options=None, description: str = RA
     groups = {g: p.add_argument_group(g) for g in dict.fromkeys(o.group for o in options)}
     for opt in options:
         add_option(groups[opt.group], opt)
+    p.add_argument("--version", action="version", version=f"spark_fr {__version__}",
+                   help="print spark_fr's version and exit")
     return p
 
 

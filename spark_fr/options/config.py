@@ -7,6 +7,7 @@ dashes or underscores; lists where the command line takes a comma list; null = t
 value of the wrong type or a file that is not a mapping is one line naming the file. A config holding a
 relational schema (its ``tables``) sets ``--schema`` when the job has that option. Fetching a config from a URI is
 the runner's (:mod:`spark_fr.runner`). :func:`defaults_yaml` is the text of ``conf/defaults.yaml``.
+:func:`config_path` finds ``--config NAME``, a config shipped inside the package (``spark_fr/configs/``).
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import os
 
 from ..errors import InputError, one_line
 from .kinds import Choice, Pair
-from .table import GROUPS, JOB, OPTIONS, _task_registry, check_value
+from .table import GROUPS, JOB, OPTIONS, RENAMED, _task_registry, check_value
 
 #: the top-level keys of a relational schema (spark_fr.relational.schema): a config file holding ``tables`` is a
 #: schema, and may hold options too
@@ -68,11 +69,43 @@ def load_config(path: str, name: str | None = None, options=None, job: str | Non
         cfg = {k: v for k, v in cfg.items() if k not in SCHEMA_KEYS}
     for key, value in cfg.items():
         opt = known.get(str(key).replace("-", "_"))
+        if opt is None and RENAMED.get(str(key).replace("-", "_")) in known:
+            new = RENAMED[str(key).replace("-", "_")]
+            raise InputError(f"{shown}: option '{key}' is now '{new}' (--{new.replace('_', '-')}: Delta time travel; "
+                             f"--version prints spark_fr's version)")
         if opt is None or opt.name == "config":
             raise InputError(f"{shown}: unknown option '{key}'" + (f" of {job}" if job else ""))
         if value is not None:  # null = the default
             out[opt.name] = check_value(opt, value, where=f"{shown}: ")
     return out
+
+
+def shipped_configs() -> dict:
+    """The configs shipped inside the package, ``{name: path}``: ``spark_fr/configs/NAME.yaml`` (package data;
+    none when spark_fr is imported from a zip, whose configs are not files)."""
+    folder = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
+    if not os.path.isdir(folder):
+        return {}
+    return {f[:-5]: os.path.join(folder, f) for f in sorted(os.listdir(folder)) if f.endswith(".yaml")}
+
+
+def config_path(given: str) -> str:
+    """``--config``'s file: ``given`` itself when it names an existing file, a path (with a separator), a
+    ``.yaml``/``.yml`` file or a URI; else a bare name is a config shipped with spark_fr (``--config scheduled``:
+    :func:`shipped_configs`), and an unknown name is a one-line error listing the shipped ones.
+
+    Decision: an existing file always wins over a shipped config of the same name (a user's ``scheduled`` file in
+    the working folder is what they meant)."""
+    text = str(given)
+    bare = not any(c in text for c in ("/", os.sep, ":")) and not text.lower().endswith((".yaml", ".yml"))
+    if not bare or os.path.isfile(text):
+        return text
+    shipped = shipped_configs()
+    if text in shipped:
+        return shipped[text]
+    names = ", ".join(shipped) or "none in this installation"
+    raise InputError(f"--config {text}: no such file, and not a config shipped with spark_fr ({names}); give a "
+                     f"YAML file's path or one of those names")
 
 
 def defaults_yaml() -> str:

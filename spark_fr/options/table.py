@@ -102,10 +102,14 @@ OPTIONS = (
     Option("labels_xml", Text(), None, "Mulan label file (multi-label classification)", IO, estimator=None),
     Option("input_table", Text(), None, "catalog table to rank, [catalog.]db.table (backquote parts with other "
            "characters); replaces --input", IO, estimator=None),
-    Option("version", Integer(lo=0, description="an integer >= 0"), None, "Delta input (path or catalog table): read "
-           "this version of the table (time travel)", IO, estimator=None, default_help="the latest"),
-    Option("timestamp", Text(), None, "Delta input: read the version committed at or before this time (ISO date or "
-           "date-time; UTC unless an offset is given)", IO, estimator=None, default_help="the latest"),
+    # Decision: time travel is named as Spark's Delta reader options versionAsOf / timestampAsOf (and Delta SQL's
+    # VERSION AS OF / TIMESTAMP AS OF); --version prints spark_fr's version (DESIGN.md). RENAMED keeps the old names.
+    Option("version_as_of", Integer(lo=0, description="an integer >= 0"), None, "Delta input (path or catalog "
+           "table): read this version of the table (time travel; Spark's versionAsOf)", IO, estimator=None,
+           default_help="the latest"),
+    Option("timestamp_as_of", Text(), None, "Delta input: read the version committed at or before this time (ISO "
+           "date or date-time; UTC unless an offset is given; Spark's timestampAsOf)", IO, estimator=None,
+           default_help="the latest"),
     Option("where", Text(), None, "Delta or catalog table input: rank only the rows matching this filter, e.g. "
            "\"country = 'SI' AND day >= DATE '2026-11-01'\" (comparisons, IN (...), IS [NOT] NULL, AND, OR, NOT; "
            "checked against the table's columns, never passed to SQL as text; filters on partition columns read "
@@ -300,6 +304,12 @@ OPTIONS = (
            where=frozenset({JOB}), estimator=None, default_help="off"),
 )
 BY_NAME = {o.name: o for o in OPTIONS}
+#: options renamed, old name -> new name. Decision: rank()'s keywords keep the old names for one release with a
+#: FutureWarning (check_keywords), as scikit-learn and pyspark deprecate; a config key or a command-line flag of an
+#: old name is a one-line error naming the new one (a scheduled job fails at once rather than run otherwise).
+RENAMED = {"version": "version_as_of", "timestamp": "timestamp_as_of"}
+#: the release that drops the old names of RENAMED
+RENAMED_UNTIL = "0.3"
 GROUPS = (IO, TASK, ENSEMBLES, BOOSTING, RELIEF, RELIEFE, RUN)
 
 
@@ -335,7 +345,7 @@ def check_keywords(params: dict, where: str = API) -> dict:
         An unknown keyword (with the closest known one) or a value of the wrong type or range.
     """
     out = {}
-    for key, value in params.items():
+    for key, value in _renamed(params, where).items():
         opt = BY_NAME.get(key)
         if opt is None or where not in opt.where:
             known = sorted(o.name for o in OPTIONS if where in o.where)
@@ -346,6 +356,27 @@ def check_keywords(params: dict, where: str = API) -> dict:
             raise InputError(f"unknown parameter '{key}'{hint}")
         if value is not None:
             out[key] = check_value(opt, value)
+    return out
+
+
+def _renamed(params: dict, where: str) -> dict:
+    """``params`` with the old names of :data:`RENAMED` replaced by the new ones (rank()'s keywords: a
+    FutureWarning each; both names given: a one-line error)."""
+    if where != API or not any(k in RENAMED for k in params):
+        return params
+    import warnings
+
+    out = dict(params)
+    for old, new in RENAMED.items():
+        if old not in out:
+            continue
+        value = out.pop(old)
+        if out.get(new) is not None and value is not None:
+            raise InputError(f"give {new}= (or its deprecated name {old}=), not both")
+        warnings.warn(f"rank({old}=...) is deprecated and will be removed in spark_fr {RENAMED_UNTIL}: use "
+                      f"{new}=... (Delta time travel)", FutureWarning, stacklevel=5)  # rank()'s caller
+        if value is not None:
+            out[new] = value
     return out
 
 

@@ -57,6 +57,8 @@ SETUP = ("python3", "-m", "venv", ".venv")
 OTHER_TESTS = {
     "python jobs/package.py --output dist/spark_fr.zip":
         "test_archive_holds_sources_and_a_numba_cache",  # tests/end_to_end/test_package.py builds it (a minute)
+    "python -m pip wheel . --no-deps -w dist":  # tests/end_to_end/test_package.py builds it from a copy
+        "test_the_wheel_holds_the_package_its_shipped_configs_and_three_entry_points",
 }
 #: commands that cannot run here: {command as written: why}
 NOT_HERE = {
@@ -66,7 +68,8 @@ NOT_HERE = {
         "a standalone cluster and HDFS; tests/end_to_end/test_package.py's "
         "test_local_cluster_with_the_archive_and_a_bare_executor_python runs the archive on a local-cluster master",
     "spark-submit --packages io.delta:delta-spark_4.2_2.13:4.4.0 jobs/rank.py --input-table main.sales.features "
-    "--version 42 --exclude customer_id --targets churn --output-table main.ml.feature_rankings --run-id 2026-11-26":
+    "--version-as-of 42 --exclude customer_id --targets churn --output-table main.ml.feature_rankings "
+    "--run-id 2026-11-26":
         "Databricks' catalog (Unity Catalog tables); tests/io/test_delta_lake.py's "
         "test_the_job_from_a_catalog_table_to_a_catalog_table runs the job between catalog Delta tables",
     "spark-submit jobs/drift.py --table main.ml.feature_rankings --last 2 --top 20 --fail-above 0.3 "
@@ -97,6 +100,12 @@ NOT_HERE = {
         "suite small",
     "python jobs/benchmark.py --suite tall --rows 100000 --trees 20":
         "a benchmark (minutes, every peer a process); test_tall_suite (marker peers) runs the suite smaller",
+    "databricks fs cp dist/spark_fr-0.1.0-py3-none-any.whl dbfs:/Volumes/main/ml/wheels/":
+        "a Databricks workspace; tests/end_to_end/test_package.py's "
+        "test_the_wheel_with_pyspark_client_only_runs_the_databricks_job installs the wheel into a new venv",
+    "databricks jobs create --json @jobs/databricks/scheduled_job.json":
+        "a Databricks workspace; tests/end_to_end/test_package.py's "
+        "test_the_wheel_with_pyspark_client_only_runs_the_databricks_job runs the job's tasks from that JSON",
     "python jobs/benchmark.py --check":
         "the benchmark harness's own tests (marker peers, minutes: every peer a process); "
         "test_check_runs_the_peers_tests_the_default_run_leaves_out checks what it selects",
@@ -104,7 +113,8 @@ NOT_HERE = {
 #: exit codes other than 0
 EXPECTED: dict = {}
 #: commands run more than once where they stand: a schedule's task 1 runs every day, and drift needs two runs
-REPEAT = {"spark-submit jobs/rank.py --config conf/scheduled.yaml": 2}
+REPEAT = {"spark-submit jobs/rank.py --config scheduled --input ../shared/datasets/mtr_enb/enb.arff --targets Y1,Y2 "
+          "--output out/scheduled/rankings --plot out/scheduled/ranking.png": 2}
 
 
 # ----- reading the commands ------------------------------------------------------------------------------------
@@ -376,8 +386,10 @@ def _parser(script: str):
     return runpy.run_path(str(ROOT / script), run_name="docs")["parse_args"]  # benchmark.py, package.py
 
 
-@pytest.mark.parametrize("command", sorted(set(OTHER_TESTS) | set(NOT_HERE)), ids=lambda c: c[:80])
+@pytest.mark.parametrize("command", sorted(c.text for c in COMMANDS if c.job and c.text in set(OTHER_TESTS) | set(
+    NOT_HERE)), ids=lambda c: c[:80])
 def test_commands_run_elsewhere_parse(command, monkeypatch):
+    """The jobs' commands run elsewhere parse (pip's and the databricks CLI's are not jobs)."""
     c = next(c for c in COMMANDS if c.text == command)
     script, args, _ = c.job
     monkeypatch.chdir(ROOT)

@@ -197,7 +197,7 @@ def test_time_travel_and_where_give_the_rows_of_that_version(spark, lake):
     names, rows, fp = read_here(spark, lake["lake"], version=0)  # before the rename, the drop and the delete
     assert names == list(written.columns) and fp["delta_version"] == 0
     same_rows(written, rows)
-    # --timestamp: the version committed at or before it (v1, the rename)
+    # --timestamp-as-of: the version committed at or before it (v1, the rename)
     names, rows, fp = read_here(spark, lake["lake"], timestamp=lake["timestamps"][1])
     assert fp["delta_version"] == 1 and "signal" in names and "x3" in names
     now = lake["truth"]["now"]
@@ -212,9 +212,9 @@ def test_time_travel_and_where_give_the_rows_of_that_version(spark, lake):
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    ({"version": 9}, "--version 9 does not exist (the latest version is 3)"),
-    ({"version": 1, "timestamp": "2026-01-01"}, "give --version or --timestamp, not both"),
-    ({"timestamp": "yesterday"}, "--timestamp must be an ISO date"),
+    ({"version": 9}, "--version-as-of 9 does not exist (the latest version is 3)"),
+    ({"version": 1, "timestamp": "2026-01-01"}, "give --version-as-of or --timestamp-as-of, not both"),
+    ({"timestamp": "yesterday"}, "--timestamp-as-of must be an ISO date"),
     ({"where": "x3 > 0"}, "--where: column 'x3' is not in"),
     ({"where": "Signal > 0"}, "(did you mean 'signal'?)"),
     ({"where": "signal > 'a'"}, "column 'signal' of"),
@@ -254,7 +254,8 @@ def test_catalog_tables_two_and_three_part_names_with_time_travel(spark, lake):
     assert fp["delta_version"] == 0 and len(rows) == (written.region == "us").sum() and set(rows.region) == {"us"}
     assert lake["ours"]["flat"][2] == {"table": "db.flat", "provider": "parquet"}
     for table, message in [("db.nope", "--input-table db.nope: no such table"),
-                           ("db.flat", "db.flat is a parquet table: --version and --timestamp need a Delta table"),
+                           ("db.flat", "db.flat is a parquet table: --version-as-of and --timestamp-as-of need a "
+                                       "Delta table"),
                            ("a.b.c.d", "at most 3 parts"), ("db.`x", "unclosed backquote")]:
         got = lake["errors"][table]
         assert got[0] == "error" and message in got[1], got
@@ -291,7 +292,7 @@ def test_the_job_ranks_the_logical_columns_and_a_rerun_replaces_its_rows(spark, 
                                         "reader_features": ["columnMapping", "deletionVectors"]}
     assert run["params"]["exclude"] == ["id"] and run["params"]["run_id"] == "2026-11-26"
     # a relational ranking's rows (level, lineage) go into the same table
-    code, _, err = run_job(args[:-2] + ["--run-id", "other", "--version", "0", "--exclude", "id,x3"], capsys)
+    code, _, err = run_job(args[:-2] + ["--run-id", "other", "--version-as-of", "0", "--exclude", "id,x3"], capsys)
     assert code == 0, err
     relational = relational_ranking()
     from spark_fr.io.writers import Publication
@@ -428,7 +429,8 @@ def case_job(spark, argv):
 
 
 def test_the_job_from_a_catalog_table_to_a_catalog_table(delta, lake):
-    args = ["--input-table", "db.features", "--version", "0", "--exclude", "id", "--targets", "y", "--trees", 6,
+    args = ["--input-table", "db.features", "--version-as-of", "0", "--exclude", "id", "--targets", "y", "--trees",
+            6,
             "--scores", "genie3", "--output-table", "spark_catalog.db.ranked", "--run-id", "d1"]
     code, err, rows = delta.run(case_job, args)
     assert code == 0, err

@@ -1,5 +1,5 @@
-"""Issue 37 (6, 7, 10): one time-zone rule for both Delta readers, ``--timestamp`` before the first commit, and the
-inputs that used to fail badly (a percent-escape in a Delta path, a ``--where`` of thousands of terms or deep
+"""Issue 37 (6, 7, 10): one time-zone rule for both Delta readers, ``--timestamp-as-of`` before the first commit, and
+the inputs that used to fail badly (a percent-escape in a Delta path, a ``--where`` of thousands of terms or deep
 nesting, an integer beyond 64 bits, ``1e400``).
 
 Spark's Delta reader (the ``delta`` worker session, tests/conftest.py) is the truth: a time without a zone, in a
@@ -207,7 +207,8 @@ def _error(fn):
 
 def case_edges(spark, root, paths):
     """In the Delta session: a percent-escape in an input and an output path (Spark's reader and writer take it
-    literally), --timestamp before the first commit (path and catalog table), the filters of issue 37's item 10."""
+    literally), --timestamp-as-of before the first commit (path and catalog table), the filters of issue 37's item
+    10."""
     from spark_fr.io.delta_table import run_records
     from spark_fr.io.readers import read_dataset
     from spark_fr.io.writers import Publication
@@ -253,20 +254,20 @@ def test_a_timestamp_before_the_first_commit_is_one_line_on_both_readers_and_a_c
     # a path's versions are pinned by deltalake (the commit's own timestamp, commitInfo); a catalog table's by
     # DESCRIBE HISTORY (Delta's commit file time): each message names the time its reader goes by
     first = shown(min(DeltaTable(path).history(), key=lambda c: c["version"])["timestamp"])
-    expected = f"{path}: no version at --timestamp 2000-01-01 (the first commit is at {first})"
+    expected = f"{path}: no version at --timestamp-as-of 2000-01-01 (the first commit is at {first})"
     assert edges["before_first"] == expected  # Spark's reader (the version pinned by deltalake)
     assert _error(lambda: read_dataset(spark, path, timestamp="2000-01-01")) == expected  # deltalake's path
-    assert edges["catalog_before_first"] == (f"--input-table tz.hours: no version at --timestamp 2000-01-01 (the first "
-                                             f"commit is at {shown(edges['first_commit'])})")
-    assert "no version at --timestamp 2000-01-01 (the first commit is at 20" in edges["escaped_before_first"]
+    assert edges["catalog_before_first"] == (f"--input-table tz.hours: no version at --timestamp-as-of 2000-01-01 "
+                                             f"(the first commit is at {shown(edges['first_commit'])})")
+    assert "no version at --timestamp-as-of 2000-01-01 (the first commit is at 20" in edges["escaped_before_first"]
     # at or after the first commit it still reads: the version of that moment
     assert read_dataset(spark, path, timestamp=first).extra["fingerprint"]["delta_version"] == 0
 
 
 def test_the_job_refuses_a_timestamp_before_the_first_commit(timed, capsys):
     code, _, err = run_job(["--input", timed["paths"]["naive"], "--targets", "y", "--exclude", "id",
-                            "--timestamp", "1999-12-31T23:00:00Z", "--trees", 4], capsys)
-    assert code == 2 and "no version at --timestamp 1999-12-31T23:00:00Z (the first commit is at" in err
+                            "--timestamp-as-of", "1999-12-31T23:00:00Z", "--trees", 4], capsys)
+    assert code == 2 and "no version at --timestamp-as-of 1999-12-31T23:00:00Z (the first commit is at" in err
 
 
 def test_a_percent_escape_in_a_delta_path(spark, edges, tmp_path, capsys):

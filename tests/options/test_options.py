@@ -143,3 +143,75 @@ def test_defaults_yaml_lists_every_job_option():
     for opt in O.OPTIONS:
         if O.JOB in opt.where and opt.name != "config":
             assert f"\n{opt.name}: " in text, opt.name
+
+
+# ----- --version is the version; time travel has names of its own (issue 35, 1) ---------------------------------
+def _jobs():
+    from spark_fr import cli
+    from spark_fr.evaluation import drift_job, job
+
+    return {"rank": cli.JOB, "evaluate": job.JOB, "drift": drift_job.JOB}
+
+
+@pytest.mark.parametrize("name", ["rank", "evaluate", "drift"])
+def test_version_prints_the_package_version_and_exits_0(name, capsys):
+    import tomllib
+    from pathlib import Path
+
+    from spark_fr import runner
+    from spark_fr.version import __version__
+
+    with pytest.raises(SystemExit) as done:
+        runner.main(_jobs()[name], ["--version"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out == f"spark_fr {__version__}\n"
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text())
+    assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {"attr": "spark_fr.version.__version__"}
+
+
+@pytest.mark.parametrize("argv, line", [
+    (["--version", "0"], "error: --version 0: Delta time travel is --version-as-of 0 now; --version alone prints "
+                         "spark_fr's version (see jobs/rank.py --help)"),
+    (["--version=0"], "error: --version 0: Delta time travel is --version-as-of 0 now; --version alone prints "
+                      "spark_fr's version (see jobs/rank.py --help)"),
+    (["--timestamp", "2026-11-26"], "error: --timestamp 2026-11-26: Delta time travel is --timestamp-as-of "
+                                    "2026-11-26 now; --version alone prints spark_fr's version (see jobs/rank.py "
+                                    "--help)"),
+])
+def test_the_old_time_travel_flags_are_one_line_naming_the_new_ones(argv, line, capsys):
+    """``--version 0`` used to read version 0: it must neither print the version and exit 0 (a scheduled run would
+    silently do nothing) nor read the latest version."""
+    from spark_fr import runner
+
+    code = runner.main(_jobs()["rank"], ["--input", "lake/features", "--targets", "y", *argv])
+    assert code == 2 and capsys.readouterr().err.strip().splitlines() == [line]
+
+
+def test_time_travel_options_are_named_as_spark_names_them():
+    parsed = O.parse_command_line(["--version-as-of", "3", "--timestamp-as-of", "2026-11-26"])
+    assert parsed == {"version_as_of": 3, "timestamp_as_of": "2026-11-26"}
+    assert "version" not in O.BY_NAME and "timestamp" not in O.BY_NAME
+
+
+def test_rank_keeps_its_old_time_travel_keywords_for_one_release_with_a_future_warning(spark, tmp_path):
+    """rank(version=0) reads version 0 as before, with a FutureWarning naming version_as_of (scikit-learn's and
+    pyspark's way to rename); both names at once are one line."""
+    import pandas as pd
+    from deltalake import write_deltalake
+
+    import spark_fr
+
+    path = str(tmp_path / "lake")
+    frame = pd.DataFrame({"x1": [float(i % 7) for i in range(40)], "x2": [float(i % 3) for i in range(40)]})
+    frame["y"] = frame.x1 * 2.0
+    write_deltalake(path, frame)
+    write_deltalake(path, frame.assign(y=frame.x2), mode="append")
+    with pytest.warns(FutureWarning, match=r"rank\(version=\.\.\.\) is deprecated .* use version_as_of="):
+        old = spark_fr.rank(path, targets="y", version=0, trees=4, scores="genie3", spark=spark)
+    new = spark_fr.rank(path, targets="y", version_as_of=0, trees=4, scores="genie3", spark=spark)
+    assert old.metadata["n_rows"] == new.metadata["n_rows"] == 40
+    assert old.metadata["params"]["version_as_of"] == 0 and old.metadata["input_fingerprint"]["delta_version"] == 0
+    pd.testing.assert_frame_equal(old.to_pandas()[["feature", "importance", "rank"]],
+                                  new.to_pandas()[["feature", "importance", "rank"]])
+    with pytest.raises(InputError, match=r"give version_as_of= \(or its deprecated name version=\), not both"):
+        spark_fr.rank(path, targets="y", version=0, version_as_of=1, spark=spark)
