@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..runtime.progress import Progress
 from ..tasks.sparse_columns import SparseLabels, stack_rows
 from .binning import encode_matrix, stack_bins
 from .columns import BatchValues, category_indices, numeric_array
 from .plan import EncodingPlan
 from .rowkeys import content_keys, distinct_keys
+from .stats import tracked
 
 
 
@@ -164,10 +166,7 @@ def collect_encoded(prep, feature_names: list, spark=None) -> EncodedData:
     """Encode a :class:`spark_fr.data.prepare.PreparedInput` and collect it on the driver in canonical order."""
     t0 = time.perf_counter()
     plan = prep.plan
-    if prep.local:
-        blocks = list(encode_blocks(prep.batches, plan))
-    else:
-        blocks = block_parts(prep, spark).collect()
+    blocks = encoded_blocks(prep, spark)
     T = blocks[0]["Y"].shape[1] if blocks else len(prep.encoder.names)
     keys = np.concatenate([b["keys"] for b in blocks]) if blocks else np.empty(0, np.uint64)
     Y = stack_rows([b["Y"] for b in blocks]) if blocks else np.empty((0, T))
@@ -184,6 +183,21 @@ def collect_encoded(prep, feature_names: list, spark=None) -> EncodedData:
     return EncodedData(feature_names, bins, np.array([b.nominal for b in bins], bool), codes, scaled, prep.usable, Y,
                        distinct_keys(content), content, prep, "driver" if prep.local else "executors",
                        prep.timings)
+
+
+def encoded_blocks(prep, spark=None) -> list:
+    """The blocks of every batch, on the driver, with progress against the columns (as the statistics pass:
+    the columns x the fraction of the driver's batches, or of the Spark tasks, done)."""
+    n_cols = len(prep.plan.features) + len(prep.plan.targets)
+    with Progress(n_cols, "encoding", unit="columns", brief=True) as progress:
+        if prep.local:
+            blocks, n_batches = [], max(len(prep.batches), 1)
+            with progress.tracking(lambda: n_cols * len(blocks) // n_batches):
+                blocks.extend(encode_blocks(prep.batches, prep.plan))
+            progress.advance(n_cols)
+            return blocks
+        with tracked(spark, progress, n_cols):
+            return block_parts(prep, spark).collect()
 
 
 def block_parts(prep, spark=None):

@@ -33,7 +33,7 @@ from . import validate
 from .blocks import collect_encoded
 from .plan import EncodingPlan, feature_bins, feature_scaling, target_columns
 from .schema import Dataset, TaskSpec
-from .stats import batch_stats, collect_stats
+from .stats import collect_stats, driver_stats
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ def column_statistics(spark, source, dataset: Dataset, cols: list, n_features: i
     string_cols = [c.kind in ("nominal", "hierarchical") and c.index is None for c in cols]
     if local:
         batches = source.driver_batches()
-        return batch_stats(batches, cols, string_cols, vsize, dataset.error_column, sample_rows, n_features), batches
+        return driver_stats(batches, cols, string_cols, vsize, dataset.error_column, sample_rows, n_features), batches
     return collect_stats(spark, source, cols, string_cols, vsize, dataset.error_column, sample_rows, n_features), None
 
 

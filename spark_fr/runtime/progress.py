@@ -17,7 +17,11 @@ boosting rounds, cross-validation folds), which never changes while it runs::
   last line when the loop ends.
 * **One total.** Units done in the driver and in Spark count towards the same total; ``done`` never goes down
   (a poll that lags behind is ignored) and never exceeds the total.
-* **ETA** = elapsed x (total - done) / done, from the units done so far (unknown before the first).
+* **ETA** = elapsed x (total - done) / done, from the units done so far. Before the first unit the line says
+  ``ETA after the first trees`` (when it will know), never a bare "unknown": Spark tasks that each grow a group
+  of trees finish their first trees together, a minute or more after the start.
+* **Units** (``unit``): a pass whose total is counted in something other than its label reads
+  ``statistics: 1,200 / 5,000 columns (24 %), 40 s elapsed, ETA 2 min 10 s``.
 * **Structured.** Each line is an INFO record of the ``spark_fr.progress`` logger whose ``progress`` attribute
   holds the numbers (``label``, ``done``, ``total``, ``percent``, ``elapsed_s``, ``eta_s``, ``final``): a
   notebook handler can draw a bar from them instead of printing the text.
@@ -70,11 +74,20 @@ class Progress:
     clock : callable
         Monotonic clock in seconds (tests pass a fake one).
     logger : logging.Logger
+    unit : str, optional
+        What the total counts when the label does not say it ('columns'): ``label: done / total unit``.
+    brief : bool
+        Log no last line for a loop that ended before its first periodic line (a pass that most runs finish
+        in a moment, such as the statistics pass: a long one reports, a short one stays out of the log).
     """
 
-    def __init__(self, total: int, label: str, every: float | None = None, clock=time.monotonic, logger=None):
+    def __init__(self, total: int, label: str, every: float | None = None, clock=time.monotonic, logger=None,
+                 unit: str | None = None, brief: bool = False):
         self.total = max(int(total), 0)
         self.label = label
+        self.unit = unit
+        self.brief = brief
+        self._lines = 0         # lines logged
         self.every = report_every() if every is None else float(every)
         self.clock = clock
         self.logger = logger or log
@@ -125,21 +138,27 @@ class Progress:
         eta = elapsed * (total - done) / done if done > 0 else None
         percent = 100.0 * done / total if total else 100.0
         return {"label": self.label, "done": done, "total": total, "percent": percent, "elapsed_s": elapsed,
-                "eta_s": 0.0 if final else eta, "final": final}
+                "eta_s": 0.0 if final else eta, "final": final, "unit": self.unit}
 
     @staticmethod
     def format(state: dict) -> str:
-        """``trees 40 / 100 (40 %), 12 s elapsed, ETA 18 s``."""
-        text = (f"{state['label']} {state['done']} / {state['total']} ({state['percent']:.0f} %), "
-                f"{_duration(state['elapsed_s'])} elapsed")
+        """``trees 40 / 100 (40 %), 12 s elapsed, ETA 18 s``; with a unit,
+        ``statistics: 1,200 / 5,000 columns (24 %), ...``."""
+        unit = state.get("unit")
+        counts = (f"{state['label']}: {state['done']:,} / {state['total']:,} {unit}" if unit
+                  else f"{state['label']} {state['done']} / {state['total']}")
+        text = f"{counts} ({state['percent']:.0f} %), {_duration(state['elapsed_s'])} elapsed"
         if state["final"]:
             return text + ", done"
-        return text + (f", ETA {_duration(state['eta_s'])}" if state["eta_s"] is not None else ", ETA unknown")
+        if state["eta_s"] is None:
+            return text + f", ETA after the first {unit or state['label']}"
+        return text + f", ETA {_duration(state['eta_s'])}"
 
     def report(self, final: bool = False) -> dict:
         """Log one line now; returns its numbers."""
         state = self.state(final)
         self.logger.info("%s", self.format(state), extra={"progress": state})
+        self._lines += 1
         return state
 
     def _run(self):
@@ -159,7 +178,7 @@ class Progress:
         if self._thread is not None:
             self._thread.join(timeout=2)
             self._thread = None
-        if completed and self.total > 0:
+        if completed and self.total > 0 and (self._lines or not self.brief):
             self.report(final=self.done >= self.total)
 
     def __enter__(self) -> "Progress":

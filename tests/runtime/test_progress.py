@@ -113,3 +113,28 @@ def test_progress_lines_keep_one_total_and_appear_while_the_spark_job_runs(spark
     assert ranking.metadata["executed_on"] == "spark" and ranking.metadata["session"] == "classic"
     assert ranking.metadata["tree_groups"] == 6
     assert ranking.top("genie3").feature.iloc[0] == "x0"
+
+
+def test_before_the_first_unit_the_eta_says_when_it_will_be_known_and_units_read_as_a_count(caplog):
+    clock = Clock()
+    with caplog.at_level(logging.INFO, logger="spark_fr.progress"):
+        trees = Progress(100, "trees", every=3600, clock=clock).start()
+        clock.now += 61
+        assert Progress.format(trees.state()) == "trees 0 / 100 (0 %), 1 min 01 s elapsed, ETA after the first trees"
+        columns = Progress(5000, "statistics", every=3600, clock=clock, unit="columns").start()
+        clock.now += 40
+        columns.advance(1200)
+        assert Progress.format(columns.state()) == ("statistics: 1,200 / 5,000 columns (24 %), 40 s elapsed, "
+                                                    "ETA 2 min 07 s")
+        # brief: a loop that ended before its first periodic line logs nothing; one that reported logs its end
+        quick = Progress(10, "statistics", every=3600, clock=clock, unit="columns", brief=True).start()
+        quick.advance(10)
+        quick.stop()
+        assert not caplog.records
+        slow = Progress(10, "statistics", every=3600, clock=clock, unit="columns", brief=True).start()
+        slow.report()
+        slow.advance(10)
+        slow.stop()
+    assert [r.getMessage() for r in caplog.records] == [
+        "statistics: 0 / 10 columns (0 %), 0 s elapsed, ETA after the first columns",
+        "statistics: 10 / 10 columns (100 %), 0 s elapsed, done"]
