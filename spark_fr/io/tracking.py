@@ -36,7 +36,9 @@ Decisions
 * MLflow 3 refuses a file store (``file:...`` or a plain path) unless ``MLFLOW_ALLOW_FILE_STORE=true``. We do
   not set it: MLflow has put the file store in maintenance mode on purpose, and opting in is the user's choice.
   Its refusal is one line of ours saying what to do (set the variable, or use a database such as
-  ``sqlite:///mlflow.db`` or a tracking server), not MLflow's paragraph.
+  ``sqlite:///mlflow.db`` or a tracking server), not MLflow's paragraph. A database store needs the full
+  ``mlflow`` package (SQLAlchemy); ``mlflow-skinny``, which the ``mlflow`` extra installs, has none, and the line
+  says so rather than suggest what then fails.
 * The MLflow client API is used with explicit run ids: a run of ours never nests under, ends or changes a run
   the caller has active (a notebook's).
 * The ranking is published first, then logged: the table in the lake is the record of the run, MLflow its
@@ -99,7 +101,8 @@ def check_failure(experiment: str, uri: str, err: BaseException) -> str:
     where = f"--mlflow-experiment {experiment}"
     if "MLFLOW_ALLOW_FILE_STORE" in text:
         return (f"{where}: MLflow 3 uses a file store ({uri}) only when asked: set MLFLOW_ALLOW_FILE_STORE=true to "
-                f"use it, or set MLFLOW_TRACKING_URI to a database (e.g. sqlite:///mlflow.db) or a tracking server")
+                f"use it, or set MLFLOW_TRACKING_URI to a tracking server (or to a database such as "
+                f"sqlite:///mlflow.db with the full mlflow package: mlflow-skinny has no database stores)")
     network = ("Max retries exceeded", "NewConnectionError", "ConnectionError", "ConnectTimeout", "ReadTimeout",
                "timed out", "Failed to resolve", "Connection refused")
     if any(s in text for s in network):
