@@ -1,7 +1,16 @@
-"""Build the archive that ships spark_fr to a cluster's executors: ``--py-files`` with a numba cache inside.
+"""Build the archive that ships spark_fr to a cluster's executors: ``--py-files`` with a numba cache inside; or,
+with ``--wheel``, spark_fr's wheel with that cache inside (``pip install`` it: the first run loads the kernels).
 
     python jobs/package.py --output dist/spark_fr.zip [--python /path/to/executor/python] [--no-numba-cache]
     spark-submit --master ... --py-files dist/spark_fr.zip jobs/rank.py --input ... [options]
+    python jobs/package.py --wheel [--output dist]       # dist/spark_fr-<version>-py3-none-any.whl
+    pip install dist/spark_fr-*.whl                      # %pip install on Databricks, or a cluster's init script
+
+The numba cache is compiled for any x86-64 (``--cpu generic``, the default; ``--cpu host``: this machine's CPU
+family only), and the processes that import spark_fr from the archive or the installed wheel compile for that
+target too, so that the cache is found on every machine of a cluster (spark_fr/runtime/numba_cache.py: one rule
+for zips and installed wheels; ``spark_fr/_numba_cache.json`` beside the cache says what it was built for). Measured on a
+2-core machine: kernels compiled for the generic target ... (see issue 36's notes).
 
 The zip holds the package's sources (``spark_fr/**.py``, fixed timestamps: the same sources give the same
 bytes) and, unless ``--no-numba-cache``, the numba cache of every method's kernels (``spark_fr/_numba_cache/``),
@@ -10,8 +19,8 @@ Python) importing spark_fr from the zip. Executors need numpy, numba, pandas, py
 which a Spark installation puts on their path), not spark_fr: they import it from the archive, copy the shipped
 cache into their numba cache folder and load the kernels instead of compiling them
 (``spark_fr/runtime/numba_cache.py``). Build the cache with a Python like the executors' (same Python minor
-version and numba version) on a machine with the same CPU family; otherwise it is a cache miss and executors
-compile, as without it.
+version and numba version; with ``--cpu host``, on a machine of the executors' CPU family too); otherwise it is a
+cache miss and executors compile, as without it.
 
 Bad options are one line on standard error (exit code 2), found before any work: an ``--output`` that is not a
 local ``.zip`` path (a URI such as ``dbfs:/...`` is refused: write the archive here, then copy it; ``file:`` URIs
@@ -56,30 +65,42 @@ class PackageError(Exception):
         super().__init__(message)
         self.code = code
 
+# every method's warm-up with every value of the run options it takes (the ensemble's --missing: fractional trees,
+# the default, route with kernels of their own), so that no run of these methods compiles
 WARM_UP = """
-import json, sys, numba
+import itertools, json, platform, sys, numba
 from numba.misc.numba_sysinfo import get_sysinfo
 import spark_fr
-from spark_fr import api
-from spark_fr.runtime import numba_cache
+from spark_fr import api, options
+from spark_fr.runtime import numba_cache, warmups
 assert spark_fr.__file__.startswith(sys.argv[1]), spark_fr.__file__
 for method in sys.argv[2].split(","):
     api.warm_up(method)
+    entry = warmups.registered()[method]
+    for values in itertools.product(*(options.option(name).kind.choices for name in entry.options)):
+        warmups.warm(method, **dict(zip(entry.options, values)))
 info = numba_cache.install()
 print(json.dumps({"root": info["root"], "python": sys.version.split()[0], "numba": numba.__version__,
-                  "cpu": numba.config.CPU_NAME or get_sysinfo().get("CPU Name", "?")}))
+                  "cpu": numba.config.CPU_NAME or get_sysinfo().get("CPU Name", "?"), "machine": platform.machine()}))
 """
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description="Build the --py-files archive of spark_fr (with a numba cache).")
-    p.add_argument("--output", default="dist/spark_fr.zip", help="the zip to write (default dist/spark_fr.zip)")
+    p.add_argument("--output", default=None,
+                   help="the zip to write (default dist/spark_fr.zip); with --wheel, the wheel's folder (default dist)")
     p.add_argument("--python", default=sys.executable,
                    help="the Python that compiles the shipped numba cache: one like the executors' (same Python "
-                        "minor version, numba version and CPU family); default this Python")
+                        "minor version and numba version); default this Python")
     p.add_argument("--methods", default="ensemble,relief,boosting",
                    help="the methods whose kernels the shipped cache holds (default all: ensemble,relief,boosting)")
     p.add_argument("--no-numba-cache", action="store_true", help="ship the sources only (executors compile)")
+    p.add_argument("--cpu", choices=("generic", "host"), default="generic",
+                   help="the CPU the shipped numba cache is compiled for: generic (default: any x86-64; processes "
+                        "that import spark_fr compile for it too) or host (this machine's CPU family only)")
+    p.add_argument("--wheel", action="store_true",
+                   help="build a wheel with the numba cache inside instead of the zip (--output: its folder, default "
+                        "dist/); pip install it, and its first run loads the kernels instead of compiling them")
     return p.parse_args(argv)
 
 
@@ -130,15 +151,21 @@ def seed_from_checkout(cache: Path, output: Path) -> int:
     return copied
 
 
-def warm_cache(output: Path, python: str, methods: str) -> tuple:
+def warm_cache(output: Path, python: str, methods: str, cpu: str = "generic") -> tuple:
     """Compile every method's kernels with ``python`` importing spark_fr from ``output``, into a fresh cache
-    folder; returns (the cache files as (path, name inside the archive), what compiled them)."""
+    folder, for ``cpu`` ('generic': any x86-64, ``NUMBA_CPU_NAME=generic``; 'host': this machine's CPU); returns
+    (the cache files as (name inside the archive, bytes), ``spark_fr/_numba_cache.json`` last, what compiled them).
+    Decision: 'generic' by default, the wheel's and the zip's: numba's index keys every entry by the CPU, and a
+    cluster's machines are not the build machine (spark_fr/runtime/numba_cache.py)."""
     import json
 
     with tempfile.TemporaryDirectory(prefix="spark_fr-numba-") as cache:
-        if os.path.realpath(python) == os.path.realpath(sys.executable):
-            seed_from_checkout(Path(cache), output)
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "PYTHONHOME", "NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES")}
+        if cpu == "generic":
+            env.update(NUMBA_CPU_NAME="generic", NUMBA_CPU_FEATURES="")
+        elif os.path.realpath(python) == os.path.realpath(sys.executable):
+            seed_from_checkout(Path(cache), output)  # the checkout's cache is the host's
         env.update(PYTHONPATH=str(output), NUMBA_CACHE_DIR=cache, PYTHONNOUSERSITE="1")
         run = subprocess.run([python, "-c", WARM_UP, str(output), methods], env=env, cwd=cache, capture_output=True,
                              text=True)
@@ -150,6 +177,10 @@ def warm_cache(output: Path, python: str, methods: str) -> tuple:
         files = sorted((p, SHIPPED + p.relative_to(root).as_posix()) for p in root.rglob("*")
                        if p.is_file() and p.suffix in (".nbi", ".nbc"))
         contents = [(name, path.read_bytes()) for path, name in files]
+    target = {"cpu_name": cpu, "cpu_features": "" if cpu == "generic" else None, "machine": built["machine"],
+              "python": built["python"], "numba": built["numba"], "built_on": built["cpu"],
+              "sources": Path(built["root"]).name[len(PACKAGE) + 1:]}  # refused by other sources
+    contents.append((SHIPPED.rstrip("/") + ".json", (json.dumps(target, sort_keys=True) + "\n").encode()))
     return contents, built
 
 
@@ -237,12 +268,12 @@ def build(args, output: Path, start: float) -> int:
         n_sources = write_sources(tmp, ROOT / PACKAGE)
         note = "no numba cache"
         if not args.no_numba_cache:
-            cache, built = warm_cache(tmp, args.python, args.methods)
+            cache, built = warm_cache(tmp, args.python, args.methods, args.cpu)
             with zipfile.ZipFile(tmp, "a") as zf:
                 for name, data in cache:
                     zf.writestr(_entry(name), data)
             note = (f"numba cache of {args.methods}: {len(cache)} files for Python {built['python']}, "
-                    f"numba {built['numba']}, CPU {built['cpu']}")
+                    f"numba {built['numba']}, CPU {built['cpu']} ({built['machine']})")
         os.replace(tmp, output)
         done = True
     except OSError as err:
@@ -259,6 +290,105 @@ def build(args, output: Path, start: float) -> int:
     return 0
 
 
+# ----- the wheel: pip install it, and the first run loads the kernels --------------------------------------------
+def check_wheel_folder(given: str) -> Path:
+    """``--output`` of ``--wheel``: a local folder (made if missing) where the wheel is written."""
+    if URI.match(given) and not given.lower().startswith("file:"):
+        raise PackageError(f"--output {given}: the wheel is written on this machine: give a local folder")
+    folder = Path(given[5:] if given.lower().startswith("file:") else given).expanduser().resolve()
+    if folder.exists() and not folder.is_dir():
+        raise PackageError(f"--output {given}: {folder} is a file; with --wheel give the wheel's folder")
+    parent = folder
+    while not parent.exists():
+        parent = parent.parent
+    if not parent.is_dir() or not os.access(parent, os.W_OK | os.X_OK):
+        raise PackageError(f"--output {given}: {parent} is not a writable folder")
+    return folder
+
+
+def stage_project(stage: Path) -> None:
+    """Copy the project's files (git's list when this is a checkout; else all but caches and builds) to ``stage``:
+    the wheel is built there, so the checkout gets no ``build/`` or ``*.egg-info``."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True)
+    if listed.returncode == 0 and listed.stdout:
+        names = [n for n in listed.stdout.decode().split("\0") if n and (ROOT / n).is_file()]
+    else:
+        skip = {".git", ".venv", "build", "dist", "__pycache__", "_numba_cache"}
+        names = [p.relative_to(ROOT).as_posix() for p in ROOT.rglob("*")
+                 if p.is_file() and not skip & set(p.relative_to(ROOT).parts)]
+    for name in names:
+        target = stage / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, target)
+
+
+def wheel_sources(wheel: Path, archive: Path) -> int:
+    """The wheel's ``spark_fr/**.py`` as a zip at ``archive`` (the kernels compile from exactly the sources the
+    installed package holds: the same sources hash). Returns their count."""
+    with zipfile.ZipFile(wheel) as whl, zipfile.ZipFile(archive, "w") as zf:
+        names = sorted(n for n in whl.namelist() if n.startswith(PACKAGE + "/") and n.endswith(".py"))
+        for name in names:
+            zf.writestr(_entry(name), whl.read(name))
+    return len(names)
+
+
+def add_to_wheel(wheel: Path, files: list) -> None:
+    """Rewrite ``wheel`` with ``files`` ((name, bytes)) added and its ``RECORD`` listing them (hash and size)."""
+    import base64
+    import hashlib
+
+    def digest(data: bytes) -> str:
+        return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+    tmp = wheel.with_name(f".{wheel.name}.{os.getpid()}.tmp")
+    try:
+        with zipfile.ZipFile(wheel) as old, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as new:
+            record = next(n for n in old.namelist() if n.endswith(".dist-info/RECORD"))
+            for info in old.infolist():
+                if info.filename != record:
+                    new.writestr(info, old.read(info))
+            lines = old.read(record).decode().splitlines()
+            for name, data in files:
+                new.writestr(_entry(name), data)
+                lines.insert(len(lines) - 1, f"{name},sha256={digest(data)},{len(data)}")
+            new.writestr(old.getinfo(record), "\n".join(lines) + "\n")
+        os.replace(tmp, wheel)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def build_wheel(args, folder: Path, start: float) -> int:
+    """Build spark_fr's wheel (``pip wheel``), compile the kernels' numba cache for its sources and add it as
+    ``spark_fr/_numba_cache/`` (see spark_fr/runtime/numba_cache.py: installed, spark_fr copies it into the user's
+    numba cache on import). The wheel is written to ``folder``; a wheel of the same name there is replaced."""
+    with tempfile.TemporaryDirectory(prefix="spark_fr-wheel-") as tmp:
+        stage, built_dir = Path(tmp) / "project", Path(tmp) / "dist"
+        stage_project(stage)
+        run = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(built_dir),
+                              str(stage)], capture_output=True, text=True)
+        wheels = sorted(built_dir.glob(f"{PACKAGE}-*.whl"))
+        if run.returncode != 0 or len(wheels) != 1:
+            tail = (run.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise PackageError(f"pip wheel failed: {tail}", code=1)
+        wheel = wheels[0]
+        note = "no numba cache"
+        if not args.no_numba_cache:
+            archive = Path(tmp) / "sources.zip"
+            wheel_sources(wheel, archive)
+            cache, built = warm_cache(archive, args.python, args.methods, args.cpu)
+            add_to_wheel(wheel, cache)
+            note = (f"numba cache of {args.methods}: {len(cache)} files for Python {built['python']}, numba "
+                    f"{built['numba']}, CPU {args.cpu if args.cpu == 'generic' else built['cpu']} ({built['machine']})")
+        folder.mkdir(parents=True, exist_ok=True)
+        output = folder / wheel.name
+        shutil.copy(wheel, folder / f".{wheel.name}.part")
+        os.replace(folder / f".{wheel.name}.part", output)
+    print(f"{output}: {note}; {output.stat().st_size / 1e6:.1f} MB in {time.monotonic() - start:.1f} s")
+    print(f"install it with: pip install {output}")
+    return 0
+
+
 def _terminated(signum, frame):
     raise SystemExit(143)  # unwinds through build()'s clean-up
 
@@ -271,7 +401,11 @@ def main(argv=None) -> int:
         unknown = sorted(set(args.methods.split(",")) - set(METHODS))
         if unknown:
             raise PackageError(f"--methods {args.methods}: unknown {', '.join(unknown)} ({', '.join(METHODS)})")
-        output = check_output(args.output)
+        if args.wheel:
+            folder = check_wheel_folder(args.output or "dist")
+            args.python = check_python(args.python)
+            return build_wheel(args, folder, start)
+        output = check_output(args.output or "dist/spark_fr.zip")
         if not args.no_numba_cache:
             args.python = check_python(args.python)
         return build(args, output, start)

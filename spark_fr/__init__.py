@@ -12,7 +12,7 @@ except ImportError:  # pyspark is not a dependency (docs/install.md): say which 
 
 from .runtime import numba_cache as _numba_cache  # noqa: E402
 
-_numba_cache.install()  # before any kernel is defined: one numba cache when imported from a zip (--py-files)
+_numba_cache.install()  # before any kernel is defined: one numba cache rule for a zip (--py-files) and a wheel
 
 from .errors import InputError  # noqa: E402
 from .runtime.logs import set_verbosity  # noqa: E402

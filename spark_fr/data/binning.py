@@ -200,6 +200,14 @@ def cut_matrix(bins: list) -> np.ndarray:
     return cuts
 
 
+def warm_up_encoding() -> None:
+    """Compile (or load from numba's cache) :func:`encode_matrix`'s kernel for the encoding pass's arrays (a
+    column-major matrix, as :func:`spark_fr.data.blocks.encode_features` fills it): the methods' warm-ups call it, so
+    that a shipped cache holds it and the pass's Spark tasks do not compile it."""
+    for k in (2, 1):  # numba types a one-column matrix as C-contiguous, a wider one as Fortran
+        encode_matrix(np.zeros((2, k), order="F"), np.full((k, MAX_BINS), np.inf))
+
+
 def encode_matrix(M: np.ndarray, cuts: np.ndarray) -> np.ndarray:
     """Codes (k, m) uint8 of the columns of ``M`` (m, k) by their numeric bins: :meth:`FeatureBins.encode`
     of every column at once (``cuts`` from :func:`cut_matrix`)."""

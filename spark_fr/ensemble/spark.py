@@ -90,8 +90,10 @@ def _merge_folds(a: dict, b: dict) -> dict:
 def warm_up_kernels(missing: str = "learned") -> None:
     """Compile (or load from numba's cache) the tree kernels in this process on a tiny problem (grown with
     ``--missing missing``: fractional trees predict with their own kernels)."""
+    from ..data.binning import warm_up_encoding
     from .local import rank_arrays
 
+    warm_up_encoding()  # the encoding pass's kernel (Spark tasks)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
     X[0, 0] = np.nan

@@ -4,5 +4,6 @@ The methods register their numba warm-up here (:mod:`spark_fr.runtime.warmups`):
 """
 from ..runtime import warmups
 
-warmups.register("relief", "spark_fr.relief.warmup", "warm_up_kernels")
-warmups.register("reliefe", "spark_fr.relief.warmup", "warm_up_kernels")
+# compile_seconds: CPU seconds from an empty numba cache, measured on a 2-core machine (2026-11-29), rounded up
+warmups.register("relief", "spark_fr.relief.warmup", "warm_up_kernels", compile_seconds=45)
+warmups.register("reliefe", "spark_fr.relief.warmup", "warm_up_kernels", compile_seconds=45)

@@ -24,6 +24,9 @@ from .sparse_update import T_COSINE, SparseRule
 def warm_up_kernels() -> None:
     """Run every kernel once: Relief (broadcast and tall, per-target, missing and nominal values) and ReliefE
     (classification and MLC, embedded or not, fixed and adaptive k, broadcast and tall)."""
+    from ..data.binning import warm_up_encoding
+
+    warm_up_encoding()  # the encoding pass's kernel (Spark tasks)
     _warm_up_relief()
     _warm_up_reliefe()
 

@@ -2,10 +2,12 @@
 
 Sketch
 ------
-    register(name, module, function, options)   a method's package says where its warm-up is (``spark_fr.relief``:
+    register(name, module, function, options, compile_seconds)
+                                                 a method's package says where its warm-up is (``spark_fr.relief``:
                                                  'relief', 'reliefe'; ``spark_fr.ensemble``: 'ensemble',
-                                                 'boosting'), and which run options it takes (the ensemble's
-                                                 ``missing``: fractional trees have kernels of their own)
+                                                 'boosting'), which run options it takes (the ensemble's
+                                                 ``missing``: fractional trees have kernels of their own) and about
+                                                 how long its kernels take to compile (the log line of a compile)
     warm(name, **values)                         imports the module and runs the warm-up, once per process for each
                                                  set of values: it compiles the kernels (or loads them from numba's
                                                  cache) on a tiny problem; later calls return at once
@@ -15,7 +17,8 @@ A warm-up runs on the driver before the work: the command line's runs warm while
 starts in the background), and a method warms before its Spark jobs, so that the Python workers find the kernels
 in numba's cache instead of compiling them concurrently (``jobs/package.py`` ships that cache). Decision: a
 warm-up runs once per process and set of values (a notebook's second run has its kernels compiled already); the
-registry imports nothing of spark_fr, so it stands on the ground floor under every method.
+registry imports nothing of spark_fr but its neighbour :mod:`spark_fr.runtime.numba_cache` (which says, in one
+log line, that a warm-up compiles and about how long it takes), so it stands on the ground floor under every method.
 """
 from __future__ import annotations
 
@@ -23,15 +26,19 @@ import importlib
 import threading
 from dataclasses import dataclass
 
+from . import numba_cache
+
 
 @dataclass(frozen=True)
 class WarmUp:
-    """Where a method's warm-up is: ``module.function(**values)``, and the run options it takes (``options``)."""
+    """Where a method's warm-up is: ``module.function(**values)``, the run options it takes (``options``) and about
+    how many seconds its kernels take to compile from an empty cache (``compile_seconds``)."""
 
     name: str
     module: str
     function: str
     options: tuple = ()
+    compile_seconds: float | None = None
 
 
 _REGISTRY: dict = {}
@@ -39,10 +46,12 @@ _DONE: set = set()
 _LOCK = threading.RLock()  # a warm-up may warm another
 
 
-def register(name: str, module: str, function: str, options: tuple = ()) -> WarmUp:
+def register(name: str, module: str, function: str, options: tuple = (),
+             compile_seconds: float | None = None) -> WarmUp:
     """Register the warm-up of ``name`` (a ranking method): ``module.function``, taking the run options ``options``
-    as keywords. Registering a name again replaces its entry."""
-    entry = WarmUp(name, module, function, tuple(options))
+    as keywords, its kernels compiling in about ``compile_seconds`` (the log line's estimate when they do).
+    Registering a name again replaces its entry."""
+    entry = WarmUp(name, module, function, tuple(options), compile_seconds)
     _REGISTRY[name] = entry
     return entry
 
@@ -66,7 +75,9 @@ def warm(name: str, **values) -> bool:
     with _LOCK:
         if key in _DONE:
             return False
-        getattr(importlib.import_module(entry.module), entry.function)(**values)
+        numba_cache.watch_compiles()
+        with numba_cache.expecting(name, entry.compile_seconds):
+            getattr(importlib.import_module(entry.module), entry.function)(**values)
         _DONE.add(key)
     return True
 
