@@ -30,15 +30,15 @@ which numba's per-module check does not see. A source checkout keeps numba's in-
 would recompile every kernel after any edit).
 
 Decision: the shipped cache is compiled for a portable target (``NUMBA_CPU_NAME=generic``: x86-64 with SSE2;
-``spark_fr/_numba_cache.json`` beside the files says so), because numba's index key holds the CPU name and
-features and a cluster's machines are not the build machine (trees grow 7-13 % slower than with the machine's own
-code, measured; the first run of a fresh install no longer compiles for 30-90 s on every node). A process that
-imports spark_fr before numba compiled anything, with neither ``NUMBA_CPU_NAME`` nor ``NUMBA_CPU_FEATURES`` set,
-compiles for that target too: spark_fr sets both in its environment (its Python workers and child processes
-follow; numba code of the user's own in the same process is compiled for it too). ``SPARK_FR_NUMBA_CPU=host`` (or a ``NUMBA_CPU_NAME`` of the user's) keeps native
-code: then the shipped cache is a miss and the kernels compile once for the machine (the log line says so). A
-numba or Python version the shipped cache was not built for is a miss as well: numba compiles and adds the entry,
-as it would without it.
+``spark_fr/_numba_cache.json`` beside the files says so), because numba's index key holds the CPU name and features
+and a cluster's machines are not the build machine (trees grow 7-13 % slower than with the machine's own code,
+measured; the first run of a fresh install no longer compiles for 30-90 s on every node). A process that imports
+spark_fr before numba compiled anything, with neither ``NUMBA_CPU_NAME`` nor ``NUMBA_CPU_FEATURES`` set, compiles
+for that target too: spark_fr sets both in its environment (its Python workers and child processes follow; numba
+code of the user's own in the same process is compiled for it too). ``SPARK_FR_NUMBA_CPU=host`` (or a
+``NUMBA_CPU_NAME`` of the user's) keeps native code: then the shipped cache is a miss and the kernels compile once
+for the machine (the log line says so). A numba or Python version the shipped cache was not built for is a miss as
+well: numba compiles and adds the entry, as it would without it.
 """
 from __future__ import annotations
 
