@@ -57,6 +57,8 @@ SETUP = ("python3", "-m", "venv", ".venv")
 OTHER_TESTS = {
     "python jobs/package.py --output dist/spark_fr.zip":
         "test_archive_holds_sources_and_a_numba_cache",  # tests/end_to_end/test_package.py builds it (a minute)
+    "python jobs/package.py --wheel":  # tests/end_to_end/test_cold_start.py builds it (environment marker)
+        "test_the_first_run_of_a_fresh_wheel_costs_at_most_10_s_of_cpu_more_than_the_second",
     "python -m pip wheel . --no-deps -w dist":  # tests/end_to_end/test_package.py builds it from a copy
         "test_the_wheel_holds_the_package_its_shipped_configs_and_three_entry_points",
 }
