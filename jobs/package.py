@@ -56,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "spark_fr"
 SHIPPED = f"{PACKAGE}/_numba_cache/"
 EPOCH = (2020, 1, 1, 0, 0, 0)  # fixed entry times: the same sources make the same archive
-METHODS = ("ensemble", "relief", "boosting")
+METHODS = ("ensemble", "relief", "reliefe", "boosting")
 URI = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):")  # two letters at least: not a Windows drive
 
 
@@ -94,8 +94,8 @@ def parse_args(argv=None):
     p.add_argument("--python", default=sys.executable,
                    help="the Python that compiles the shipped numba cache: one like the executors' (same Python "
                         "minor version and numba version); default this Python")
-    p.add_argument("--methods", default="ensemble,relief,boosting",
-                   help="the methods whose kernels the shipped cache holds (default all: ensemble,relief,boosting)")
+    p.add_argument("--methods", default=",".join(METHODS),
+                   help=f"the methods whose kernels the shipped cache holds (default all: {','.join(METHODS)})")
     p.add_argument("--no-numba-cache", action="store_true", help="ship the sources only (executors compile)")
     p.add_argument("--cpu", choices=("generic", "host"), default="generic",
                    help="the CPU the shipped numba cache is compiled for: generic (default: any x86-64; processes "

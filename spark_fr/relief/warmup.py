@@ -1,10 +1,13 @@
-"""Compile (or load from numba's cache) every Relief and ReliefE kernel in this process, on tiny problems.
+"""Compile (or load from numba's cache) the Relief or the ReliefE kernels in this process, on tiny problems.
 
 Called on the driver before a Spark job, so that the Python workers find the kernels in numba's cache
 instead of compiling them concurrently. The shard kernel (:mod:`spark_fr.relief.shard`) compiles once per
-neighbourhood backend and update rule, so the warm-up runs each pair the runs use: dense rows and merged
-candidates with the dense rule (Relief, broadcast and tall), the embedded space and known neighbours with the
-sparse rule (ReliefE, broadcast and tall), and the candidate search of dense and sparse blocks.
+neighbourhood backend and update rule, so each warm-up runs the pairs its method uses: Relief's
+(:func:`warm_up_relief`) dense rows and merged candidates with the dense rule (broadcast and tall) and the
+candidate search of dense blocks; ReliefE's (:func:`warm_up_reliefe`) the embedded space and known neighbours
+with the sparse rule (broadcast and tall) and the candidate search of sparse blocks. Decision: one warm-up per
+method (a Relief run loading ReliefE's kernels too cost its process 0.2 s of CPU, measured in
+docs/benchmarks/2026-11-29.md); ``jobs/package.py`` ships both.
 """
 from __future__ import annotations
 
@@ -21,13 +24,20 @@ from .shard import relief_shard
 from .sparse_update import T_COSINE, SparseRule
 
 
-def warm_up_kernels() -> None:
-    """Run every kernel once: Relief (broadcast and tall, per-target, missing and nominal values) and ReliefE
-    (classification and MLC, embedded or not, fixed and adaptive k, broadcast and tall)."""
+def warm_up_relief() -> None:
+    """Run Relief's kernels once (broadcast and tall, per-target, missing and nominal values) and the encoding's."""
     from ..data.binning import warm_up_encoding
 
     warm_up_encoding()  # the encoding pass's kernel (Spark tasks)
     _warm_up_relief()
+
+
+def warm_up_reliefe() -> None:
+    """Run ReliefE's kernels once (classification and MLC, embedded or not, fixed and adaptive k, broadcast and
+    tall) and the encoding's."""
+    from ..data.binning import warm_up_encoding
+
+    warm_up_encoding()
     _warm_up_reliefe()
 
 
