@@ -54,7 +54,80 @@ def _named_on_command_line(item, args) -> bool:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Deselect the ``peers`` tests unless ``-m`` names the marker or the command line names the test."""
+    """Deselect the ``peers`` tests unless ``-m`` names the marker or the command line names the test; in a
+    pytest-xdist worker, note the modules that use a session process (:func:`_note_session_modules`)."""
+    _deselect_peers(config, items)
+    _note_session_modules(config, items)
+
+
+# ----- two workers (pytest-xdist: ``-n 2 --dist loadfile`` in pyproject.toml's addopts) ----------------------
+# Decision: the suite runs in two pytest-xdist worker processes: much of it waits (JVM and process starts, py4j
+# round trips, Spark's scheduling), so two workers on two cores finish sooner. Each worker has its own ``spark``
+# session, its own temporary directory (tmp_path_factory's basetemp is per worker) and ports Spark picks free.
+# ``--dist loadfile`` runs a module's tests on one worker (its module fixtures built once); the scheduler below
+# also keeps every module that uses the Delta or the Connect session process on one worker, so the suite starts
+# one Delta and one Connect JVM, not one per worker. (xdist's own ``--dist loadgroup`` cannot do it under pytest 9:
+# it renames the items' ``_nodeid``, which pytest 9 no longer reads.) ``-n 0`` runs everything in one process
+# (--pdb, debugging a fixture); the modules are then run in their usual order.
+SESSION_FIXTURES = ("delta", "connect")  # fixtures holding a spawned session process: one worker holds them all
+_SESSION_MODULES = "session_modules_{}.json"  # written by each worker into the run's base temporary directory
+
+
+def _note_session_modules(config, items) -> None:
+    """In a worker: write the modules whose tests use a fixture of :data:`SESSION_FIXTURES` (by argument, or by
+    ``request.getfixturevalue``) for the scheduler (:func:`pytest_xdist_make_scheduler`)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is None or not config.option.basetemp:
+        return
+    import inspect
+    import re
+
+    dynamic = re.compile(r"getfixturevalue\(\s*[\"'](%s)[\"']" % "|".join(SESSION_FIXTURES))
+    modules, sources = set(), {}
+    for item in items:
+        module = item.nodeid.split("::", 1)[0]
+        if module not in sources:
+            try:
+                sources[module] = bool(dynamic.search(inspect.getsource(item.module)))
+            except (AttributeError, OSError, TypeError):
+                sources[module] = False
+        if sources[module] or any(name in getattr(item, "fixturenames", ()) for name in SESSION_FIXTURES):
+            modules.add(module)
+    path = Path(config.option.basetemp).parent / _SESSION_MODULES.format(workerinput["workerid"])
+    path.write_text(json.dumps(sorted(modules)))
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (optional: pytest runs without xdist)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile``, with the modules that use a session process as one unit of work, given out first."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    base = config._tmp_path_factory.getbasetemp()  # the workers' basetemps are below it (xdist's workermanage)
+
+    class ModuleScheduling(LoadScopeScheduling):
+        sessions: set | None = None
+
+        def _split_scope(self, nodeid: str) -> str:
+            if self.sessions is None:  # first called once every worker has collected (and written its file)
+                self.sessions = set()
+                for path in base.glob(_SESSION_MODULES.format("*")):
+                    self.sessions.update(json.loads(path.read_text()))
+            module = nodeid.split("::", 1)[0]
+            return "sessions" if module in self.sessions else module
+
+        def _assign_work_unit(self, node):
+            if "sessions" in self.workqueue:  # the longest unit: first, so that it does not end the run alone
+                self.workqueue.move_to_end("sessions", last=False)
+            super()._assign_work_unit(node)
+
+    return ModuleScheduling(config, log)
+
+
+def _deselect_peers(config, items) -> None:
+    """Deselect the ``peers`` tests (the default run) unless ``-m`` names the marker or the command line names the
+    test."""
     if PEERS in (config.getoption("markexpr") or ""):
         return
     keep, dropped = [], []
