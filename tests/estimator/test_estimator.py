@@ -86,8 +86,9 @@ def test_estimator_mistakes_are_one_line_input_errors(spark):
         assert message in str(err.value) and "\n" not in str(err.value), str(err.value)
     with pytest.raises(InputError, match="spark must be a SparkSession, not str"):
         spark_fr.rank(df, targets="y1", spark="local[2]")
-    with pytest.raises(InputError, match="not DataFrame of shape \\(300, 8\\)$"):
-        spark_fr.rank(df.toPandas(), targets="y1", spark=spark)
+    # a pandas DataFrame is data rank() reads (issue 35, tests/io/test_frames.py); what it does not read is one line
+    with pytest.raises(InputError, match="or a pandas DataFrame, not ndarray of shape \\(300, 8\\)$"):
+        spark_fr.rank(df.toPandas().to_numpy(), targets="y1", spark=spark)
 
 
 # ----- issue 21: the Estimator in Pipelines ------------------------------------------------------------------
