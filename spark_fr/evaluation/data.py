@@ -36,7 +36,7 @@ from ..data.blocks import encode_batch, feature_value_counts
 from ..data.prepare import prepare
 from ..data.rowkeys import distinct_keys
 from ..data.schema import Dataset, TaskSpec, resolve
-from ..data.source import BatchSource
+from ..io import frames
 from ..errors import InputError
 from ..io.readers import read_dataset
 
@@ -46,21 +46,9 @@ log = logging.getLogger(__name__)
 BATCH_ROWS = 65_536
 
 
-class ArrowSource(BatchSource):
-    """An Arrow table held on the driver as a batch source (:mod:`spark_fr.data.source`)."""
-
-    def __init__(self, table: pa.Table):
-        self.table = table
-
-    def narrow(self, columns):
-        keep = list(dict.fromkeys(c.column for c in columns))
-        return ArrowSource(self.table.select(keep)), columns
-
-    def size_estimate(self):
-        return int(self.table.nbytes)
-
-    def driver_batches(self):
-        return self.table.to_batches(max_chunksize=BATCH_ROWS)
+class ArrowSource(frames.ArrowSource):
+    """An evaluation's Arrow table held on the driver (:class:`spark_fr.io.frames.ArrowSource`), whose Spark tasks
+    run over the driver's batches themselves."""
 
     def map(self, spark, fn):
         from ..runtime.engine import engine_for, session_of
@@ -141,7 +129,7 @@ class EvaluationData:
             table = _hide_targets(table, self.columns[self.n_features:], np.asarray(hide, bool))
         ds = self.dataset
         return Dataset(None, list(self.columns), f"{self.source} ({label})" if label else self.source,
-                       label_names=ds.label_names, hierarchy=ds.hierarchy, batches=ArrowSource(table),
+                       label_names=ds.label_names, hierarchy=ds.hierarchy, batches=ArrowSource(table, BATCH_ROWS),
                        extra={"fingerprint": {"evaluation": self.source, "rows": int(len(rows))}})
 
     def scaled_by(self, train_rows: np.ndarray) -> np.ndarray:
@@ -251,7 +239,7 @@ def read_evaluation_data(spark, data, test=None, *, targets=None, task: str = "a
         table = pa.concat_tables([table, table_t])
     D = len(spec.features)
     combined = Dataset(None, cols, ds.source, label_names=ds.label_names, hierarchy=ds.hierarchy,
-                       batches=ArrowSource(table))
+                       batches=ArrowSource(table, BATCH_ROWS))
     cspec = TaskSpec(cols[:D], cols[D:], spec.task, False)
     prep = prepare(combined, cspec, outputs=("scaled",), spark=spark)
     try:

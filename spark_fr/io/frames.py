@@ -111,18 +111,19 @@ def read_frame(frame, duplicate_names: str = "error") -> Dataset:
 class ArrowSource(BatchSource):
     """An Arrow table held by the driver as a batch source (see :mod:`spark_fr.data.source`)."""
 
-    def __init__(self, table: pa.Table):
+    def __init__(self, table: pa.Table, batch_rows: int = BATCH_ROWS):
         self.table = table
+        self.batch_rows = batch_rows
 
     def narrow(self, columns):
         names = list(dict.fromkeys(c.column for c in columns))
-        return ArrowSource(self.table.select(names)), columns
+        return type(self)(self.table.select(names), self.batch_rows), columns
 
     def size_estimate(self):
         return int(self.table.nbytes)
 
     def driver_batches(self):
-        return self.table.to_batches(max_chunksize=BATCH_ROWS)
+        return self.table.to_batches(max_chunksize=self.batch_rows)
 
     def map(self, spark, fn):
         """Spark tasks over the table as a Spark DataFrame (a frame too large for the driver's passes)."""
