@@ -12,6 +12,7 @@ import pytest
 
 from spark_fr.runtime.session import with_jvm_options  # the tests' JVM runs as a launched one does
 from tests.paths import DATASETS, JOB, ROOT, SHARED  # noqa: F401 (ROOT, SHARED: shared with the test modules)
+from tests.scheduling import RECORD_ENV, DurationRecorder, longest_first, read_record
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -99,7 +100,8 @@ def _note_session_modules(config, items) -> None:
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # before xdist's own (optional: pytest runs without xdist)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist loadfile``, with the modules that use a session process as one unit of work, given out first."""
+    """``--dist loadfile``, with the modules that use a session process as one unit of work, the units given out
+    longest first by their recorded time (tests/scheduling.py)."""
     if config.getvalue("dist") != "loadfile":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -117,12 +119,39 @@ def pytest_xdist_make_scheduler(config, log):
             module = nodeid.split("::", 1)[0]
             return "sessions" if module in self.sessions else module
 
+        ordered = False
+
         def _assign_work_unit(self, node):
-            if "sessions" in self.workqueue:  # the longest unit: first, so that it does not end the run alone
-                self.workqueue.move_to_end("sessions", last=False)
+            if not self.ordered:  # the queue is complete at the first call: longest unit first (tests/scheduling.py)
+                longest_first(self.workqueue, read_record())
+                self.ordered = True
             super()._assign_work_unit(node)
 
     return ModuleScheduling(config, log)
+
+
+_RECORDER: DurationRecorder | None = None
+
+
+def pytest_configure(config):
+    """With ``SPARK_FR_TEST_DURATIONS=record``, the controlling process records each module's time
+    (tests/scheduling.py)."""
+    global _RECORDER
+    if os.environ.get(RECORD_ENV) == "record" and not hasattr(config, "workerinput"):
+        _RECORDER = DurationRecorder()
+
+
+def pytest_runtest_logreport(report):
+    if _RECORDER is not None:
+        _RECORDER.add(report)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Write the record after a whole run (no paths, ``-k`` or ``-m`` given): a part would shrink it."""
+    config = session.config
+    whole = config.args_source == pytest.Config.ArgsSource.TESTPATHS
+    if _RECORDER is not None and whole and not config.option.keyword and not config.option.markexpr:
+        _RECORDER.write()
 
 
 def _deselect_peers(config, items) -> None:

@@ -1,0 +1,41 @@
+"""The suite's own scheduling (tests/scheduling.py): units go out longest first by the recorded module times."""
+import json
+from collections import OrderedDict
+from types import SimpleNamespace
+
+from tests.scheduling import UNKNOWN_SECONDS_PER_TEST, DurationRecorder, longest_first, read_record, unit_seconds
+
+
+def _queue(units: dict) -> OrderedDict:
+    """xdist's work queue: unit -> {nodeid: done}."""
+    return OrderedDict((u, {f"{m}::t{i}": False for m, n in mods for i in range(n)}) for u, mods in units.items())
+
+
+def test_units_go_out_longest_first_by_the_record_and_unknown_modules_by_their_tests():
+    record = {"tests/a/test_short.py": 3.0, "tests/b/test_long.py": 90.0, "tests/d/test_delta.py": 50.0,
+              "tests/d/test_connect.py": 45.0}
+    queue = _queue({"tests/a/test_short.py": [("tests/a/test_short.py", 40)],        # many tests, short
+                    "tests/b/test_long.py": [("tests/b/test_long.py", 2)],           # few tests, long
+                    "tests/c/test_new.py": [("tests/c/test_new.py", 20)],            # not recorded: 20 x 0.5 s
+                    "sessions": [("tests/d/test_delta.py", 5), ("tests/d/test_connect.py", 5)]})
+    longest_first(queue, record)
+    assert list(queue) == ["sessions", "tests/b/test_long.py", "tests/c/test_new.py", "tests/a/test_short.py"]
+    assert unit_seconds(queue["tests/c/test_new.py"], record) == 20 * UNKNOWN_SECONDS_PER_TEST
+    assert unit_seconds(queue["sessions"], record) == 95.0
+
+
+def test_without_a_record_the_order_is_by_tests_and_ties_keep_their_order(tmp_path):
+    assert read_record(tmp_path / "missing.json") == {}
+    queue = _queue({"x": [("tests/x.py", 2)], "y": [("tests/y.py", 9)], "z": [("tests/z.py", 2)]})
+    longest_first(queue, read_record(tmp_path / "missing.json"))
+    assert list(queue) == ["y", "x", "z"]
+
+
+def test_the_recorder_sums_setup_call_and_teardown_per_module(tmp_path):
+    recorder = DurationRecorder(tmp_path / "record.json")
+    for nodeid, seconds in (("tests/a.py::t[1]", 1.25), ("tests/a.py::t[1]", 2.0), ("tests/a.py::u", 0.5),
+                            ("tests/b.py::v", 4.0)):
+        recorder.add(SimpleNamespace(nodeid=nodeid, duration=seconds))
+    recorder.write()
+    assert json.loads((tmp_path / "record.json").read_text()) == {"tests/a.py": 3.8, "tests/b.py": 4.0}
+    assert read_record(tmp_path / "record.json") == {"tests/a.py": 3.8, "tests/b.py": 4.0}
