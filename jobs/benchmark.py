@@ -57,6 +57,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     ap.add_argument("--workdir", default="/tmp/spark_fr_benchmark", help="data and per-run outputs")
     ap.add_argument("--json", help="write the results as JSON to this path")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per run before it is killed")
+    ap.add_argument("--max-memory-gb", type=float,
+                    help="peak RSS (GB) of a run's process tree above which it is killed and reported as out of memory, "
+                         "a line of the table (tall and wide suites; default 3/4 of the machine's memory)")
     ap.add_argument("--check", action="store_true",
                     help=f"run the benchmark's own tests instead of a suite (python -m pytest -m {MARKER}: every suite "
                          "end to end at a tiny size with its real peers; a few minutes)")

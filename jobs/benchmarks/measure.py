@@ -14,7 +14,10 @@ processes shorter than a poll are missed). The wall time runs from the start of 
 interpreter or JVM start-up, reading the input and writing the result are included. The 1-minute load
 average before and after each run, and :func:`environment`, tell how busy the (shared) machine was. The command
 runs in its own process group: a run past its time limit, or past its memory limit (``max_rss_mb``, checked at
-every poll), is killed with its whole tree (a Spark peer's JVM included), and ``killed`` says why.
+every poll), is killed with its whole tree (a Spark peer's JVM included), and ``killed`` says why;
+:func:`classify` turns that, or an out-of-memory error in the run's standard error, into the status the suites
+print ("did not finish: out of memory (over 18.0 GB)"): a peer that did not finish is a line in a table, not a
+crash of the benchmark.
 """
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ from pathlib import Path
 SAMPLE_EVERY_S = 0.2
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+#: what a run that died of an out-of-memory error leaves in its standard error (Python, the JVM, C++, NumPy)
+OOM_MARKERS = ("MemoryError", "OutOfMemoryError", "Cannot allocate memory", "std::bad_alloc",
+               "Unable to allocate")
 
 
 def _children_map() -> dict:
@@ -151,6 +157,40 @@ def _kill_tree(proc) -> None:
     except OSError:
         pass
     proc.kill()
+
+
+def classify(res: dict, timeout: float, max_gb: float | None) -> str:
+    """``ok``, ``did not finish: timeout (N s)``, ``did not finish: out of memory (...)`` or ``failed (exit N)``.
+
+    Parameters
+    ----------
+    res : dict
+        :func:`run_measured`'s facts.
+    timeout : float
+        The run's time limit (s).
+    max_gb : float or None
+        The run's memory limit (GB), None if it had none.
+
+    Returns
+    -------
+    str
+        A run killed by the OOM killer (exit -9 or 137) or whose standard error ends with one of
+        :data:`OOM_MARKERS` is out of memory too.
+    """
+    if res["returncode"] == 0 and not res.get("killed"):
+        return "ok"
+    if res.get("killed") == "timeout":
+        return f"did not finish: timeout ({timeout:.0f} s)"
+    if res.get("killed") == "memory":
+        return f"did not finish: out of memory (over {max_gb:.1f} GB)" if max_gb else "did not finish: out of memory"
+    if res["returncode"] in (-9, 137) or any(m in res.get("stderr_tail", "") for m in OOM_MARKERS):
+        return f"did not finish: out of memory (exit {res['returncode']})"
+    return f"failed (exit {res['returncode']})"
+
+
+def total_memory_gb() -> float:
+    """The machine's physical memory in GB."""
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
 
 
 def environment() -> dict:

@@ -7,8 +7,9 @@ A :class:`Peer` pairs ``command(run_dir)`` (the command line of one run writing 
 starts it, ``jobs/rank.py`` with CSV output (:func:`rank_command`, read by :func:`spark_fr_top`, or by
 :func:`spark_fr_reader` for several scores at once); every
 other peer is a script of ``jobs/peers/`` (:func:`script_command`) writing ``result.json`` (read by
-:func:`json_top`). The suites build their peers from these pieces; :func:`check_available` drops the
-peers whose software is missing, with a message.
+:func:`json_top`). A peer named ``<program>_d<D>`` (:func:`depth_peer`: ``spark_fr_d12``, ``xgboost_d20``) is
+that program's forest at depth D. The suites build their peers from these pieces; :func:`check_available`
+drops the peers whose software is missing, with a message.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import csv
 import importlib.metadata as md
 import importlib.util
 import json
+import re
 import shutil
 import sys
 from dataclasses import dataclass
@@ -25,6 +27,13 @@ from typing import Callable
 from .paths import CLUS_TOOLS, PEER_SCRIPTS, RANK_JOB
 
 RESULT = "result.json"
+#: a forest program at a depth: ``spark_fr_d12``, ``xgboost_d20``, ``lightgbm_d12``
+DEPTH_PEER = re.compile(r"^(spark_fr|xgboost|lightgbm)_d([1-9][0-9]*)$")
+#: the forest peers that are a script of jobs/peers/
+FOREST_SCRIPTS = {"sklearn": "sklearn_forest.py", "xgboost": "xgboost_forest.py", "lightgbm": "lightgbm_forest.py"}
+#: module -> what to install, the versions the benchmark ran with (pyproject.toml's test extra, tests/constraints.txt);
+#: xgboost-cpu is XGBoost without its CUDA build and the NCCL wheel it pulls in (the peers run on CPUs)
+PINNED = {"xgboost": "xgboost-cpu==3.2.0", "lightgbm": "lightgbm==4.7.0"}
 
 
 @dataclass
@@ -154,8 +163,26 @@ def json_top(run_dir: Path) -> tuple:
     return order, res
 
 
+def depth_peer(name: str) -> tuple | None:
+    """``(program, depth)`` of a peer named ``<program>_d<D>`` (:data:`DEPTH_PEER`), else None.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    tuple of (str, int) or None
+    """
+    found = DEPTH_PEER.match(name)
+    return (found.group(1), int(found.group(2))) if found else None
+
+
 def _missing(name: str) -> str | None:
     """Why the peer ``name`` cannot run here, or None if it can (or needs nothing beyond spark_fr)."""
+    program = (depth_peer(name) or (name,))[0]
+    if program in PINNED and importlib.util.find_spec(program) is None:
+        return f"{name} skipped: {program} is not installed (pip install {PINNED[program]})"
     if name == "clus":
         if shutil.which("java") is None:
             return "clus skipped: java is not on PATH"
@@ -187,7 +214,8 @@ def check_available(names: list) -> tuple:
     Parameters
     ----------
     names : list of str
-        Peer kinds (``clus``, ``sklearn``, ``skrebate``; others are always kept).
+        Peer kinds (``clus``, ``sklearn``, ``skrebate``, ``xgboost``, ``lightgbm`` and their ``_d<D>`` forms; others
+        are always kept).
 
     Returns
     -------

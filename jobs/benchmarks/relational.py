@@ -80,7 +80,6 @@ whatever its data (the JVM's start and first compilations). Reported, never asse
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import statistics
 import sys
@@ -88,7 +87,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .measure import environment, machine_line, run_measured
+from .measure import classify, environment, machine_line, run_measured, total_memory_gb
 from .options import comma_list, fill_defaults, parse_peers
 from .paths import PEER_SCRIPTS, ROOT
 from .relational_data import FORMATS, make_formats, make_relational
@@ -106,8 +105,6 @@ RESULT = "result.json"
 #: peer timings kept (medians) from the peers' result.json
 TIMINGS = ("spark_start_s", "generate_s", "write_s", "import_s", "read_s", "entityset_s", "dfs_s", "session_s",
            "frames_s")
-OOM_MARKERS = ("MemoryError", "OutOfMemoryError", "Cannot allocate memory", "std::bad_alloc",
-               "Unable to allocate")
 
 
 @dataclass
@@ -148,11 +145,6 @@ def make_peers(names: list) -> list:
               "spark_fr_local1": ("spark_fr_relational.py", "--engine", "spark", "--master", "local[1]"),
               "featuretools": ("featuretools_dfs.py",), "featuretools_like": ("featuretools_dfs.py", "--like-spark-fr")}
     return [RelPeer(n, _peer_command(*makers[n])) for n in names]
-
-
-def total_memory_gb() -> float:
-    """The machine's physical memory in GB."""
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2 ** 30
 
 
 def add_arguments(parser) -> None:
@@ -220,31 +212,6 @@ def check_arguments(args, error) -> None:
         args.relational_max_memory_gb = round(0.75 * total_memory_gb(), 1)
     elif args.relational_max_memory_gb <= 0:
         error("--relational-max-memory-gb must be positive")
-
-
-def classify(res: dict, timeout: float, max_gb: float) -> str:
-    """``ok``, ``did not finish: timeout (N s)``, ``did not finish: out of memory (...)`` or ``failed (exit N)``.
-
-    Parameters
-    ----------
-    res : dict
-        :func:`measure.run_measured`'s facts.
-    timeout : float
-    max_gb : float
-
-    Returns
-    -------
-    str
-    """
-    if res["returncode"] == 0 and not res.get("killed"):
-        return "ok"
-    if res.get("killed") == "timeout":
-        return f"did not finish: timeout ({timeout:.0f} s)"
-    if res.get("killed") == "memory":
-        return f"did not finish: out of memory (over {max_gb:.1f} GB)"
-    if res["returncode"] in (-9, 137) or any(m in res.get("stderr_tail", "") for m in OOM_MARKERS):
-        return f"did not finish: out of memory (exit {res['returncode']})"
-    return f"failed (exit {res['returncode']})"
 
 
 def run_case(peers: list, schema: Path, depth, repeats: int, workdir: Path, timeout: float, max_gb: float,

@@ -5,7 +5,8 @@ Sketch
 :func:`peer_table` is the one table of peers (runs, median wall time and range, the suite's own columns,
 peak memory, planted features on top); :func:`format_table` (ensemble) and :func:`format_relief_table`
 choose its extra columns. Ratios are ``peer / spark_fr`` of medians (> 1: spark_fr is faster), reported
-and never asserted; :func:`pair_ratios` gives them for any pairs of peers (wall time and peak memory).
+and never asserted; :func:`pair_ratios` gives them for any pairs of peers (wall time and peak memory; "> x"
+with the reason when the peer did not finish, :func:`not_finished_note`).
 :func:`memory_rows` and :func:`format_memory_table` show how peak memory grows with the
 rows. :func:`write_json` writes a suite's report.
 """
@@ -40,7 +41,7 @@ def peer_table(summary: dict, k: int, name_width: int, extra: list) -> str:
     lines = [head, "-" * len(head)]
     for name, s in summary.items():
         if not s.get("runs_ok"):
-            lines.append(f"{name:<{name_width}}{0:>5}  (every run failed)")
+            lines.append(f"{name:<{name_width}}{0:>5}  {not_finished_note(s)}")
             continue
         rng = f"({s['min_wall_s']:.1f}-{s['max_wall_s']:.1f})"
         lines.append(f"{name:<{name_width}}{s['runs_ok']:>5}{s['median_wall_s']:>15.1f}{rng:>17}"
@@ -48,6 +49,32 @@ def peer_table(summary: dict, k: int, name_width: int, extra: list) -> str:
                      + f"{s['median_peak_rss_mb'] / 1024:>13.2f}"
                      + (f"{'yes' if s['top_planted_every_run'] else 'NO':>18}" if k else ""))
     return "\n".join(lines)
+
+
+def not_finished_note(s: dict) -> str:
+    """Why a peer has no successful run, with the time and memory it had reached.
+
+    Parameters
+    ----------
+    s : dict
+        A peer's summary without a successful run (:func:`rounds.PeerResult.summary`).
+
+    Returns
+    -------
+    str
+        ``did not finish: out of memory (over 18.0 GB) after 212 s, at 18.03 GB``, or ``failed (exit 1)``
+        (``(every run failed)`` for a summary without a status).
+    """
+    status = s.get("status") or "(every run failed)"
+    if not status.startswith("did not finish") or s.get("reached_wall_s") is None:
+        return status
+    return f"{status} after {s['reached_wall_s']:.0f} s, at {(s.get('reached_peak_rss_mb') or 0) / 1024:.2f} GB"
+
+
+def per_tree_column(s: dict) -> str:
+    """The ``s / tree`` column of a peer's summary: its median seconds per tree (``rounds.add_per_tree``), or -."""
+    value = s.get("median_per_tree_s")
+    return f"{value:.3f}" if value is not None else "-"
 
 
 def format_table(summary: dict, k: int) -> str:
@@ -128,7 +155,10 @@ def pair_ratios(summary: dict, pairs: list) -> list:
     Returns
     -------
     list of dict
-        ``peer``, ``reference``, ``wall`` and ``peak_rss`` (> 1: the reference is faster / smaller).
+        ``peer``, ``reference``, ``wall`` and ``peak_rss`` (> 1: the reference is faster / smaller); a peer that
+        did not finish (:func:`measure.classify`) beside a reference that did gives ``wall`` and ``peak_rss``
+        None, ``wall_at_least`` (the time it had reached over the reference's median), ``status``, and the
+        reference's ``reference_wall_s`` and ``reference_peak_rss_mb``.
     """
     out = []
     for peer, ref in pairs:
@@ -136,6 +166,11 @@ def pair_ratios(summary: dict, pairs: list) -> list:
         if s.get("runs_ok") and r.get("runs_ok"):
             out.append({"peer": peer, "reference": ref, "wall": _ratio(s["median_wall_s"], r["median_wall_s"]),
                         "peak_rss": _ratio(s["median_peak_rss_mb"], r["median_peak_rss_mb"])})
+        elif r.get("runs_ok") and s.get("status", "").startswith("did not finish"):
+            out.append({"peer": peer, "reference": ref, "wall": None, "peak_rss": None,
+                        "wall_at_least": _ratio(s.get("reached_wall_s"), r["median_wall_s"]),
+                        "status": not_finished_note(s), "reference_wall_s": r["median_wall_s"],
+                        "reference_peak_rss_mb": r["median_peak_rss_mb"]})
     return out
 
 
@@ -145,7 +180,9 @@ RATIO_LABELS = (("wall", "wall"), ("algorithm", "algorithm"), ("call", "over ran
 
 def format_pair_ratios(ratios: list) -> str:
     """One line per :func:`pair_ratios` entry: ``peer / reference: wall 2.10x, peak RSS 0.50x`` (with
-    ``algorithm`` and ``over rank() call`` between them for entries that have those keys).
+    ``algorithm`` and ``over rank() call`` between them for entries that have those keys); a peer that did not
+    finish: ``peer / reference: wall > 1.40x (peer did not finish: out of memory (over 8.0 GB) after 95 s, at
+    8.01 GB; reference 68.2 s, 1.10 GB)``.
 
     Parameters
     ----------
@@ -158,9 +195,14 @@ def format_pair_ratios(ratios: list) -> str:
     def x(v):
         return f"{v:.2f}x" if v is not None else "n/a"
 
-    return "\n".join(f"{r['peer']} / {r['reference']}: "
-                     + ", ".join(f"{label} {x(r[key])}" for key, label in RATIO_LABELS if key in r)
-                     for r in ratios)
+    def line(r):
+        if "status" in r:                                   # the peer did not finish, the reference did
+            return (f"{r['peer']} / {r['reference']}: wall > {x(r['wall_at_least'])} ({r['peer']} {r['status']}; "
+                    f"{r['reference']} {r['reference_wall_s']:.1f} s, {r['reference_peak_rss_mb'] / 1024:.2f} GB)")
+        return f"{r['peer']} / {r['reference']}: " + ", ".join(f"{label} {x(r[key])}" for key, label in RATIO_LABELS
+                                                               if key in r)
+
+    return "\n".join(line(r) for r in ratios)
 
 
 def format_ratio(r: dict) -> str:

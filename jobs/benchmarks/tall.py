@@ -1,4 +1,5 @@
-"""Tall suite (``--suite tall``): spark_fr on a tall multi-target table against scikit-learn and Spark MLlib.
+"""Tall suite (``--suite tall``): spark_fr on a tall multi-target table against scikit-learn, XGBoost, LightGBM and
+Spark MLlib.
 
 What is measured
 ----------------
@@ -11,8 +12,8 @@ rows need about 200 MB while they are written). Each peer then ranks its feature
     ``python jobs/rank.py --input tall.parquet --targets t1,..,tT --trees N --scores genie3,symbolic,rf``:
     all three scores, fully grown trees (``--min-samples-leaf`` 2, sqrt features per node), mode ``auto``
     (broadcast up to 1024 MB of encoded data, partitioned above: 10^7 rows x 50 features are partitioned).
-``spark_fr_d5``
-    The same with ``--max-depth 5`` (MLlib's depth).
+``spark_fr_d5``, ``spark_fr_d12``, any ``spark_fr_d<D>``
+    The same with ``--max-depth D`` (5: MLlib's depth; 12: the depth XGBoost is compared at).
 ``spark_fr_partitioned``
     The same as ``spark_fr`` with ``--ensemble-mode partitioned``: rows shuffled to their tree groups. Its
     ranking is bit-identical to broadcast mode's; only time and memory differ. (``--max-broadcast-mb 256``
@@ -28,6 +29,18 @@ rows need about 200 MB while they are written). Each peer then ranks its feature
     once (multi-output trees); impurity importance. Skipped, with a note, when the fitted forest would not
     fit in memory (fully grown trees hold about 0.55 nodes per training row, ``64 + 8 T`` bytes each: about
     5 GB at 10^6 rows and 100 trees, 50 GB at 10^7); ``--no-memory-check`` runs it anyway.
+``xgboost``, ``xgboost_d12``, any ``xgboost_d<D>``
+    ``jobs/peers/xgboost_forest.py``: XGBoost's histogram random forest, one boosting round of N parallel
+    multi-output trees (``multi_strategy="multi_output_tree"``, all targets in every tree, as spark_fr and
+    scikit-learn), sqrt features per node, ``subsample`` 0.632 (the distinct rows of a bootstrap), at least 2
+    rows per leaf, ``nthread=2``; total-gain importance. ``xgboost`` grows fully (``max_depth=0``, no
+    limit), ``xgboost_d<D>`` to depth D. Deep trees are where XGBoost's time and memory go: a run past ``--max-memory-gb`` is killed and reported as out of
+    memory, with the time and memory it had reached (``xgboost_d20 / spark_fr_d20: wall > 1.40x (xgboost_d20
+    did not finish: out of memory ...; spark_fr_d20 68.2 s, 1.10 GB)``).
+``lightgbm``, ``lightgbm_d12``, any ``lightgbm_d<D>``
+    ``jobs/peers/lightgbm_forest.py``: LightGBM's ``boosting="rf"``, the same sampling, ``num_leaves`` 2^D
+    (131072, LightGBM's largest, at full depth); it has no multi-output trees, so one forest per target,
+    timed together, the gain importances averaged over the targets.
 ``mllib``
     ``jobs/peers/mllib_forest.py``: Spark MLlib ``RandomForestRegressor`` on ``--tall-mllib-target`` (t1:
     MLlib's trees take one label), ``maxDepth=5``, ``numTrees=N``, ``featureSubsetStrategy="sqrt"``,
@@ -40,32 +53,37 @@ rows need about 200 MB while they are written). Each peer then ranks its feature
 run: wall time of the whole command, peak RSS of its process tree (driver, executors, Python workers),
 spark_fr's ensemble mode and timings, and the top-k (k = planted) of every score against the planted
 features. The table gives medians over ``--repeats`` rounds (1), the ratio to ``spark_fr``, and below it
-the ratios of chosen pairs (scikit-learn / spark_fr, MLlib / spark_fr at depth 5, partitioned /
-broadcast). Reported, never asserted. Examples::
+the ratios of chosen pairs (scikit-learn, XGBoost and LightGBM / spark_fr at the same depth, MLlib / spark_fr
+at depth 5, partitioned / broadcast). The column ``s / tree`` is the forest's time over its trees: spark_fr's
+trees phase (``run.json``), the peers' fit (the libraries time no single tree). Reported, never asserted.
+Examples::
 
     python jobs/benchmark.py --suite tall --json out/tall.json                       # 10^6 x 50 x 3, 100 trees
     python jobs/benchmark.py --suite tall --rows 10000000 --tall-max-samples 0.1 --json out/tall_1e7.json
     python jobs/benchmark.py --suite tall --rows 100000 --trees 20 --peers spark_fr,mllib
+    python jobs/benchmark.py --suite tall --trees 20 --peers spark_fr_d12,xgboost_d12,lightgbm_d12,spark_fr_d20,xgboost_d20
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from .measure import environment, machine_line
-from .options import fill_defaults, parse_peers
-from .peers import Peer, announce, check_available, json_top, rank_command, script_command, spark_fr_reader
-from .rounds import planted_by_score, run_rounds, summarise
-from .tables import format_pair_ratios, pair_ratios, peer_table, write_json
+from .measure import environment, machine_line, total_memory_gb
+from .options import comma_list, fill_defaults, parse_peers
+from .peers import (FOREST_SCRIPTS, Peer, announce, check_available, depth_peer, json_top, rank_command, script_command,
+                    spark_fr_reader)
+from .rounds import add_per_tree, exit_code, planted_by_score, run_rounds, summarise
+from .tables import format_pair_ratios, pair_ratios, peer_table, per_tree_column, write_json
 from .tall_data import make_tall
 
-SUMMARY = "tall MTR table (Parquet): spark_fr vs scikit-learn and Spark MLlib, broadcast vs partitioned"
-PEERS = ("spark_fr", "spark_fr_d5", "sklearn", "mllib", "spark_fr_partitioned", "spark_fr_connect",
-         "spark_fr_connect_partitioned")
-#: the peers run when --peers is not given
-DEFAULT_PEERS = PEERS[:5]
+SUMMARY = ("tall MTR table (Parquet): spark_fr vs scikit-learn, XGBoost, LightGBM and Spark MLlib, broadcast vs "
+           "partitioned")
+PEERS = ("spark_fr", "spark_fr_d5", "sklearn", "mllib", "spark_fr_partitioned", "xgboost", "lightgbm", "spark_fr_d12",
+         "xgboost_d12", "lightgbm_d12", "spark_fr_connect", "spark_fr_connect_partitioned")
+#: the peers run when --peers is not given (any <program>_d<D> of peers.DEPTH_PEER may be named too)
+DEFAULT_PEERS = PEERS[:10]
 SCORES = ("genie3", "symbolic", "rf")
-PAIRS = (("sklearn", "spark_fr"), ("mllib", "spark_fr_d5"), ("spark_fr_partitioned", "spark_fr"),
-         ("spark_fr_d5", "spark_fr"), ("spark_fr_connect", "spark_fr"),
+PAIRS = (("sklearn", "spark_fr"), ("xgboost", "spark_fr"), ("lightgbm", "spark_fr"), ("mllib", "spark_fr_d5"),
+         ("spark_fr_partitioned", "spark_fr"), ("spark_fr_d5", "spark_fr"), ("spark_fr_connect", "spark_fr"),
          ("spark_fr_connect_partitioned", "spark_fr_partitioned"))
 #: bytes per node of a fitted scikit-learn regression tree: the node record, plus 8 per output
 SKLEARN_NODE_BYTES, SKLEARN_NODES_PER_ROW = 64, 0.55
@@ -105,8 +123,12 @@ def check_arguments(args, error) -> None:
     error : callable
         ``error(message)`` exits with a usage error.
     """
-    fill_defaults(args, rows=1_000_000, features=50, targets=3, trees=100, repeats=1)
-    parse_peers(args, PEERS, ",".join(DEFAULT_PEERS), error)
+    fill_defaults(args, rows=1_000_000, features=50, targets=3, trees=100, repeats=1,
+                  max_memory_gb=round(0.75 * total_memory_gb(), 1))
+    at_depth = tuple(n for n in comma_list(args.peers or "") if depth_peer(n))
+    parse_peers(args, PEERS + at_depth, ",".join(DEFAULT_PEERS), error)
+    if args.max_memory_gb <= 0:
+        error("--max-memory-gb must be positive")
     if min(args.rows, args.targets, args.trees, args.repeats, args.tall_planted) < 1:
         error("--rows, --targets, --trees, --repeats and --tall-planted must be positive")
     if args.tall_planted > args.features:
@@ -158,7 +180,7 @@ def make_peers(names: list, data: Path, truth: dict, args) -> list:
     Parameters
     ----------
     names : list of str
-        Peer names from :data:`PEERS`, in the order they run.
+        Peer names from :data:`PEERS` or ``<program>_d<D>`` (:func:`peers.depth_peer`), in the order they run.
     data : Path
         The Parquet table.
     truth : dict
@@ -177,23 +199,54 @@ def make_peers(names: list, data: Path, truth: dict, args) -> list:
     reader = spark_fr_reader(SCORES, k)
     shape = ("--features", str(truth["p"]), "--targets", str(len(targets)), "--trees", trees, "--seed", "1")
     rate = None if m is None else (m if isinstance(m, float) else min(1.0, m / truth["n"]))
+    leaf = ("--min-samples-leaf", "2")
+
+    def forest(name, program, *depth):
+        if program == "spark_fr":
+            return Peer(name, rank_command(data, ",".join(targets), *spark_fr, *depth), reader)
+        return Peer(name, script_command(FOREST_SCRIPTS[program], data, *shape, *leaf, *depth, *sub), json_top)
+
     makers = {
-        "spark_fr": lambda: Peer("spark_fr", rank_command(data, ",".join(targets), *spark_fr), reader),
-        "spark_fr_d5": lambda: Peer("spark_fr_d5", rank_command(data, ",".join(targets), *spark_fr, "--max-depth", "5"),
-                                    reader),
+        "spark_fr": lambda: forest("spark_fr", "spark_fr"),
+        "xgboost": lambda: forest("xgboost", "xgboost"),
+        "lightgbm": lambda: forest("lightgbm", "lightgbm"),
         "spark_fr_partitioned": lambda: Peer("spark_fr_partitioned", rank_command(
             data, ",".join(targets), *spark_fr, "--ensemble-mode", "partitioned"), reader),
         "spark_fr_connect": lambda: Peer("spark_fr_connect", under_connect(rank_command(
             data, ",".join(targets), *spark_fr)), reader),
         "spark_fr_connect_partitioned": lambda: Peer("spark_fr_connect_partitioned", under_connect(rank_command(
             data, ",".join(targets), *spark_fr, "--ensemble-mode", "partitioned")), reader),
-        "sklearn": lambda: Peer("sklearn", script_command("sklearn_forest.py", data, *shape, "--min-samples-leaf", "2",
-                                                          *sub), json_top),
+        "sklearn": lambda: forest("sklearn", "sklearn"),
         "mllib": lambda: Peer("mllib", script_command("mllib_forest.py", data, *shape, "--max-depth", "5",
                                                       "--target", args.tall_mllib_target,
                                                       *(("--subsampling-rate", str(rate)) if rate else ())), json_top),
     }
-    return [makers[n]() for n in names]
+
+    def make(name):
+        if name in makers:
+            return makers[name]()
+        program, depth = depth_peer(name)
+        return forest(name, program, "--max-depth", str(depth))
+
+    return [make(n) for n in names]
+
+
+def pairs(names: list) -> list:
+    """The ratios the suite prints: :data:`PAIRS`, then every XGBoost and LightGBM forest at a depth over spark_fr's
+    at the same depth (``xgboost_d12 / spark_fr_d12``).
+
+    Parameters
+    ----------
+    names : list of str
+        The peers run.
+
+    Returns
+    -------
+    list of tuple of (str, str)
+    """
+    at_depth = [(n, f"spark_fr_d{depth_peer(n)[1]}") for n in names
+                if depth_peer(n) and depth_peer(n)[0] != "spark_fr"]
+    return list(PAIRS) + at_depth
 
 
 def under_connect(command):
@@ -206,8 +259,8 @@ def under_connect(command):
 
 
 def format_tall_table(summary: dict, k: int) -> str:
-    """The suite's table: :func:`tables.peer_table` with the ratio to spark_fr, the ensemble mode and the
-    planted features found by every score (``G``enie3, ``S``ymbolic, ``R``F, ``I``mpurity).
+    """The suite's table: :func:`tables.peer_table` with the ratio to spark_fr, the seconds per tree, the ensemble
+    mode and the planted features found by every score (``G``enie3, ``S``ymbolic, ``R``F, ``I``mpurity).
 
     Parameters
     ----------
@@ -225,7 +278,7 @@ def format_tall_table(summary: dict, k: int) -> str:
     def hits(s):
         return " ".join(f"{score[0].upper()}{n}" for score, n in s.get("planted_by_score", {}).items())
 
-    return peer_table(summary, k, 22, [("ratio vs spark_fr", 19, ratio),
+    return peer_table(summary, k, 22, [("ratio vs spark_fr", 19, ratio), ("s / tree", 10, per_tree_column),
                                        ("mode", 13, lambda s: s.get("ensemble_mode") or "-"),
                                        (f"planted in top-{k}", 18, hits)])
 
@@ -241,7 +294,8 @@ def run(args) -> int:
     Returns
     -------
     int
-        0, or 1 if some peer failed in every round (or none can run here).
+        0, or 1 if some peer failed in every round or a spark_fr peer never finished (or none can run here); a
+        peer that did not finish (out of memory, timeout) is a line of the table, not a failure.
     """
     workdir = Path(args.workdir).resolve()
     names, notes = check_available(args.peers)
@@ -259,13 +313,15 @@ def run(args) -> int:
           f"{','.join(planted)}; {written})")
     env_before = environment()
     print(machine_line(env_before, f"{args.repeats} rounds of {', '.join(names)} with {args.trees} trees"))
-    results = run_rounds(make_peers(names, data, truth, args), args.repeats, workdir / "tall", planted, args.timeout)
-    summary = summarise(results, planted, reference="spark_fr")
+    results = run_rounds(make_peers(names, data, truth, args), args.repeats, workdir / "tall", planted, args.timeout,
+                         max_gb=args.max_memory_gb)
+    add_per_tree(results, args.trees)
+    summary = summarise(results, planted, reference="spark_fr", medians=("per_tree_s",))
     for name, res in results.items():
         summary[name]["planted_by_score"] = planted_by_score(res, planted)
         modes = sorted({r["ensemble_mode"] for r in res.ok_runs() if r.get("ensemble_mode")})
         summary[name]["ensemble_mode"] = ",".join(modes) or None
-    ratios = pair_ratios(summary, PAIRS)
+    ratios = pair_ratios(summary, pairs(names))
     print()
     print(format_tall_table(summary, len(planted)))
     print(format_pair_ratios(ratios))
@@ -276,4 +332,4 @@ def run(args) -> int:
                                "data": {"path": str(data), "planted": planted, "truth": truth},
                                "environment": {"before": env_before, "after": env_after}, "skipped": notes,
                                "summary": summary, "ratios": ratios, "runs": {n: r.runs for n, r in results.items()}})
-    return 1 if any(not s.get("runs_ok") for s in summary.values()) else 0
+    return exit_code(summary)

@@ -1,5 +1,5 @@
-"""Wide suite (``--suite wide``): spark_fr on a wide classification table (Parquet and ARFF) against CLUS and
-scikit-learn.
+"""Wide suite (``--suite wide``): spark_fr on a wide classification table (Parquet and ARFF) against CLUS,
+scikit-learn, XGBoost and LightGBM.
 
 What is measured
 ----------------
@@ -25,12 +25,21 @@ random-forest trees (sqrt features per node, at least 2 rows per leaf), as a sep
     ``jobs/peers/sklearn_forest.py --classifier``: the Parquet table read with pyarrow,
     ``RandomForestClassifier(n_estimators=N, max_features="sqrt", min_samples_leaf=2, n_jobs=2)``, impurity
     (Gini) importance.
+``xgboost``
+    ``jobs/peers/xgboost_forest.py --classifier``: XGBoost's histogram random forest, one round of N parallel
+    multi-output trees over the three classes (``multi:softprob``, ``multi_strategy="multi_output_tree"``),
+    sqrt features per node, ``subsample`` 0.632, full depth (``max_depth=0``); total-gain importance.
+``lightgbm``
+    ``jobs/peers/lightgbm_forest.py --classifier``: LightGBM's ``boosting="rf"``, ``multiclass`` (one tree
+    per class and round), the same sampling, ``num_leaves`` 131072; gain importance.
 
 Per run: wall time of the whole command (start-up, reading, writing included), peak RSS of its process
 tree, and the planted features among the top-k (k = planted) of every score. With 20,000 features and
 sqrt(20,000) = 142 candidates per node, a node sees a planted feature only about once in fifteen times:
 recovery is a count out of k, not a yes/no. The table has medians over ``--repeats`` rounds (1), the
-ratio to ``spark_fr``, and below it the ratios of chosen pairs. Reported, never asserted. Examples::
+ratio to ``spark_fr``, the seconds per tree (``s / tree``: spark_fr's trees phase, the peers' fit, over the
+trees), and below it the ratios of chosen pairs; a run past ``--max-memory-gb`` is a line saying so. Reported,
+never asserted. Examples::
 
     python jobs/benchmark.py --suite wide --json out/wide.json                        # 2,000 x 20,000
     python jobs/benchmark.py --suite wide --features 5000 --peers spark_fr,sklearn
@@ -39,18 +48,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .measure import environment, machine_line
+from .measure import environment, machine_line, total_memory_gb
 from .options import fill_defaults, parse_peers
-from .peers import Peer, announce, check_available, json_top, rank_command, script_command, spark_fr_reader
-from .rounds import planted_by_score, run_rounds, summarise
-from .tables import format_pair_ratios, pair_ratios, peer_table, write_json
+from .peers import (FOREST_SCRIPTS, Peer, announce, check_available, json_top, rank_command, script_command,
+                    spark_fr_reader)
+from .rounds import add_per_tree, exit_code, planted_by_score, run_rounds, summarise
+from .tables import format_pair_ratios, pair_ratios, peer_table, per_tree_column, write_json
 from .wide_data import make_wide
 
-SUMMARY = "wide classification table (Parquet and ARFF): spark_fr vs CLUS and scikit-learn"
-PEERS = ("spark_fr", "spark_fr_arff", "spark_fr_patches", "clus", "sklearn")
+SUMMARY = "wide classification table (Parquet and ARFF): spark_fr vs CLUS, scikit-learn, XGBoost and LightGBM"
+PEERS = ("spark_fr", "spark_fr_arff", "spark_fr_patches", "clus", "sklearn", "xgboost", "lightgbm")
 SCORES = ("genie3", "symbolic")
 PAIRS = (("spark_fr_arff", "spark_fr"), ("spark_fr_patches", "spark_fr"), ("clus", "spark_fr"), ("sklearn", "spark_fr"),
-         ("clus", "spark_fr_arff"), ("clus", "spark_fr_patches"))
+         ("clus", "spark_fr_arff"), ("clus", "spark_fr_patches"), ("xgboost", "spark_fr"), ("lightgbm", "spark_fr"))
 
 
 def add_arguments(parser) -> None:
@@ -75,12 +85,15 @@ def check_arguments(args, error) -> None:
     error : callable
         ``error(message)`` exits with a usage error.
     """
-    fill_defaults(args, rows=2000, features=20000, trees=100, repeats=1)
+    fill_defaults(args, rows=2000, features=20000, trees=100, repeats=1,
+                  max_memory_gb=round(0.75 * total_memory_gb(), 1))
     parse_peers(args, PEERS, ",".join(PEERS), error)
     if min(args.rows, args.trees, args.repeats, args.wide_planted) < 1:
         error("--rows, --trees, --repeats and --wide-planted must be positive")
     if args.wide_planted > args.features:
         error(f"--wide-planted ({args.wide_planted}) must be at most --features ({args.features})")
+    if args.max_memory_gb <= 0:
+        error("--max-memory-gb must be positive")
 
 
 def clus_reader(k: int):
@@ -132,13 +145,16 @@ def make_peers(names: list, parquet: Path, arff: Path, truth: dict, trees: int) 
         "clus": lambda: Peer("clus", script_command("clus_forest.py", arff, *shape, "--task", "cls"), clus_reader(k)),
         "sklearn": lambda: Peer("sklearn", script_command("sklearn_forest.py", parquet, *shape, "--classifier",
                                                           "--min-samples-leaf", "2"), json_top),
+        **{name: (lambda name=name: Peer(name, script_command(FOREST_SCRIPTS[name], parquet, *shape, "--classifier",
+                                                              "--min-samples-leaf", "2"), json_top))
+           for name in ("xgboost", "lightgbm")},
     }
     return [makers[name]() for name in names]
 
 
 def format_wide_table(summary: dict, k: int) -> str:
-    """The suite's table: :func:`tables.peer_table` with the ratio to spark_fr and the planted features in
-    the top-k of every score (``G``enie3, ``S``ymbolic, ``I``mpurity).
+    """The suite's table: :func:`tables.peer_table` with the ratio to spark_fr, the seconds per tree and the
+    planted features in the top-k of every score (``G``enie3, ``S``ymbolic, ``I``mpurity).
 
     Parameters
     ----------
@@ -156,7 +172,8 @@ def format_wide_table(summary: dict, k: int) -> str:
     def hits(s):
         return " ".join(f"{score[0].upper()}{n}/{k}" for score, n in s.get("planted_by_score", {}).items())
 
-    return peer_table(summary, k, 15, [("ratio vs spark_fr", 19, ratio), (f"planted in top-{k}", 18, hits)])
+    return peer_table(summary, k, 15, [("ratio vs spark_fr", 19, ratio), ("s / tree", 10, per_tree_column),
+                                       (f"planted in top-{k}", 18, hits)])
 
 
 def run(args) -> int:
@@ -170,7 +187,7 @@ def run(args) -> int:
     Returns
     -------
     int
-        0, or 1 if some peer failed in every round (or none can run here).
+        0, or 1 if some peer failed in every round or a spark_fr peer never finished (or none can run here).
     """
     workdir = Path(args.workdir).resolve()
     names, notes = check_available(args.peers)
@@ -184,8 +201,9 @@ def run(args) -> int:
     env_before = environment()
     print(machine_line(env_before, f"{args.repeats} rounds of {', '.join(names)} with {args.trees} trees"))
     results = run_rounds(make_peers(names, parquet, arff, truth, args.trees), args.repeats, workdir / "wide",
-                         planted, args.timeout)
-    summary = summarise(results, planted, reference="spark_fr")
+                         planted, args.timeout, max_gb=args.max_memory_gb)
+    add_per_tree(results, args.trees)
+    summary = summarise(results, planted, reference="spark_fr", medians=("per_tree_s",))
     for name, res in results.items():
         summary[name]["planted_by_score"] = planted_by_score(res, planted)
     ratios = pair_ratios(summary, PAIRS)
@@ -200,4 +218,4 @@ def run(args) -> int:
                                         "truth": truth},
                                "environment": {"before": env_before, "after": env_after}, "skipped": notes,
                                "summary": summary, "ratios": ratios, "runs": {n: r.runs for n, r in results.items()}})
-    return 1 if any(not s.get("runs_ok") for s in summary.values()) else 0
+    return exit_code(summary)

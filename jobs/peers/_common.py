@@ -1,5 +1,6 @@
-"""What the peer scripts share: reading a dense ARFF file with pandas or a Parquet table with pyarrow,
-ordering features by importance, running CLUS through the shared ``run_clus.py``, parsing a Relief iteration
+"""What the peer scripts share: reading a dense ARFF file with pandas or a Parquet table with pyarrow (features
+first, targets last), the per-node feature fraction of the boosting libraries' forests, ordering features by
+importance, running CLUS through the shared ``run_clus.py``, parsing a Relief iteration
 count, writing the result.
 
 Sketch
@@ -118,6 +119,96 @@ def read_parquet_columns(path: str) -> tuple:
 
     table = pq.read_table(path)
     return table.column_names, [col.to_numpy() for col in table.columns]
+
+
+def read_table(path: str, classifier: bool) -> tuple:
+    """The column names and one array per column, from ARFF (pandas) or Parquet (pyarrow).
+
+    Parameters
+    ----------
+    path : str
+    classifier : bool
+        Read the ARFF file without forcing every column to float64 (the class column is text).
+
+    Returns
+    -------
+    tuple of (list of str, list of numpy.ndarray)
+    """
+    import numpy as np
+
+    if is_parquet(path):
+        return read_parquet_columns(path)
+    names, data = read_arff(path, dtype=None if classifier else np.float64)
+    return names, [data[i].to_numpy() for i in range(len(names))]
+
+
+def read_features_targets(path: str, features: int | None, targets: int, classifier: bool) -> tuple:
+    """The feature names, the feature matrix and the targets of a table whose targets follow its features.
+
+    Parameters
+    ----------
+    path : str
+        A dense ARFF file or a Parquet table.
+    features : int or None
+        The number of leading feature columns (None: every column before the targets).
+    targets : int
+        The number of target columns after the features (1 for ``classifier``).
+    classifier : bool
+        One target of class labels, returned as it is; else the targets as float64.
+
+    Returns
+    -------
+    tuple of (list of str, numpy.ndarray, numpy.ndarray)
+        ``names``, ``X`` (rows x features, the columns' own type: float32 stays float32) and ``Y`` (rows x
+        targets float64, or the class column).
+    """
+    import numpy as np
+
+    names, columns = read_table(path, classifier)
+    p = len(names) - targets if features is None else features
+    X = np.column_stack(columns[:p])
+    Y = columns[p] if classifier else np.column_stack(columns[p:p + targets]).astype(np.float64)
+    return names[:p], X, Y
+
+
+def bootstrap_share(rows: int, max_samples=None) -> float:
+    """The expected share of distinct rows in ``m`` draws with replacement out of ``rows``: ``1 - exp(-m / n)``.
+
+    Parameters
+    ----------
+    rows : int
+    max_samples : int, float or None
+        ``m``: a count, a fraction of ``rows``, or None for ``rows`` (the bootstrap: 0.632).
+
+    Returns
+    -------
+    float
+        In (0, 1).
+    """
+    import math
+
+    m = rows if max_samples is None else (max_samples * rows if isinstance(max_samples, float) else max_samples)
+    return 1.0 - math.exp(-m / rows)
+
+
+def node_fraction(features: int) -> float:
+    """The per-node feature fraction that makes XGBoost and LightGBM draw ``floor(sqrt(features))`` features.
+
+    XGBoost draws ``int(fraction * features)`` (truncated, in float32) and LightGBM ``round(fraction *
+    features)``: a quarter above the count gives the count in both.
+
+    Parameters
+    ----------
+    features : int
+
+    Returns
+    -------
+    float
+        In (0, 1].
+    """
+    import math
+
+    return min(1.0, (max(1, math.isqrt(features)) + 0.25) / features)
 
 
 def order_by_importance(names: list, importance) -> list:

@@ -18,29 +18,7 @@ from __future__ import annotations
 import sys
 import time
 
-from _common import (count_or_fraction, is_parquet, order_by_importance, peer_parser, read_arff, read_parquet_columns,
-                     write_result)
-
-
-def read_table(path: str, classifier: bool) -> tuple:
-    """The column names and one array per column, from ARFF (pandas) or Parquet (pyarrow).
-
-    Parameters
-    ----------
-    path : str
-    classifier : bool
-        Read the ARFF file without forcing every column to float64 (the class column is text).
-
-    Returns
-    -------
-    tuple of (list of str, list of numpy.ndarray)
-    """
-    import numpy as np
-
-    if is_parquet(path):
-        return read_parquet_columns(path)
-    names, data = read_arff(path, dtype=None if classifier else np.float64)
-    return names, [data[i].to_numpy() for i in range(len(names))]
+from _common import count_or_fraction, order_by_importance, peer_parser, read_features_targets, write_result
 
 
 def rank(path: str, features: int | None, targets: int, trees: int, seed: int, n_jobs: int,
@@ -68,22 +46,17 @@ def rank(path: str, features: int | None, targets: int, trees: int, seed: int, n
     dict
         ``order``, ``importance``, ``read_s``, ``fit_s`` (see the module docstring).
     """
-    import numpy as np
     from sklearn.ensemble import RandomForestClassifier, RandomForestRegressor
 
     t0 = time.perf_counter()
-    names, columns = read_table(path, classifier)
-    p = len(names) - targets if features is None else features
-    X = np.column_stack(columns[:p])
-    Y = columns[p] if classifier else np.column_stack(columns[p:p + targets]).astype(np.float64)
-    del columns
+    names, X, Y = read_features_targets(path, features, targets, classifier)
     t1 = time.perf_counter()
     forest = RandomForestClassifier if classifier else RandomForestRegressor
     model = forest(n_estimators=trees, max_features="sqrt", min_samples_leaf=min_samples_leaf,
                    max_samples=max_samples, n_jobs=n_jobs, random_state=seed).fit(X, Y)
     t2 = time.perf_counter()
     imp = model.feature_importances_
-    order = order_by_importance(names[:p], imp)
+    order = order_by_importance(names, imp)
     return {"order": [names[i] for i in order], "importance": {names[i]: float(imp[i]) for i in order},
             "read_s": round(t1 - t0, 3), "fit_s": round(t2 - t1, 3)}
 

@@ -41,7 +41,8 @@ def _missing(*peers):
 def test_each_suite_has_its_own_defaults(bench):
     tall = bench.parse_args(["--suite", "tall"])
     assert (tall.rows, tall.features, tall.targets, tall.trees, tall.repeats) == (1_000_000, 50, 3, 100, 1)
-    assert tall.peers == ["spark_fr", "spark_fr_d5", "sklearn", "mllib", "spark_fr_partitioned"]
+    assert tall.peers == ["spark_fr", "spark_fr_d5", "sklearn", "mllib", "spark_fr_partitioned", "xgboost", "lightgbm",
+                          "spark_fr_d12", "xgboost_d12", "lightgbm_d12"]
     wide = bench.parse_args(["--suite", "wide", "--peers", "spark_fr,clus"])
     assert (wide.rows, wide.features, wide.wide_planted, wide.peers) == (2000, 20000, 10, ["spark_fr", "clus"])
     scaling = bench.parse_args(["--suite", "scaling", "--plot"])
@@ -245,10 +246,12 @@ def test_wide_suite(bench, tmp_path, capsys):
     planted = report["data"]["planted"]
     assert len(planted) == 10 and planted[0] == "x56"
     summary = report["summary"]
-    assert list(summary) == ["spark_fr", "spark_fr_arff", "spark_fr_patches", "clus", "sklearn"]
+    forests = [p for p in ("xgboost", "lightgbm") if not _missing(p)]  # where installed
+    assert list(summary) == ["spark_fr", "spark_fr_arff", "spark_fr_patches", "clus", "sklearn", *forests]
     for name, scores in (("spark_fr", {"genie3", "symbolic"}), ("spark_fr_arff", {"genie3", "symbolic"}),
                          ("spark_fr_patches", {"genie3", "symbolic"}),
-                         ("clus", {"genie3", "symbolic"}), ("sklearn", {"impurity"})):
+                         ("clus", {"genie3", "symbolic"}), ("sklearn", {"impurity"}),
+                         *((f, {"impurity"}) for f in forests)):
         s = summary[name]
         assert s["runs_ok"] == 1 and set(s["planted_by_score"]) == scores, name
         assert all(0 <= n <= 10 for n in s["planted_by_score"].values())
@@ -259,7 +262,8 @@ def test_wide_suite(bench, tmp_path, capsys):
     runs_dir = tmp_path / "wide" / "runs"
     assert _ranking(runs_dir / "spark_fr_r1") == _ranking(runs_dir / "spark_fr_arff_r1")
     assert [r["peer"] for r in report["ratios"]] == ["spark_fr_arff", "spark_fr_patches", "clus", "sklearn", "clus",
-                                                     "clus"]
+                                                     "clus", *forests]
+    assert all(summary[name].get("median_per_tree_s", 0) > 0 for name in ("spark_fr", "sklearn", *forests))
     assert runs["spark_fr_patches"][0]["tops"] != runs["spark_fr"][0]["tops"]  # patches change the ensemble
     assert "planted in top-10" in printed
 
