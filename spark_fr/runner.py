@@ -277,6 +277,14 @@ def main(job: Job, argv=None) -> int:
             return EXIT_TERMINATED
 
 
+def _as_input_error(err: Exception) -> Exception:
+    """``err``, or the one-line InputError of a pyspark error that is the user's setup
+    (:func:`spark_fr.runtime.client_only.known_input_error`)."""
+    from .runtime.client_only import known_input_error
+
+    return known_input_error(err) or err
+
+
 def _main(job: Job, argv) -> int:
     try:
         opts, given = resolve(job, argv)
@@ -297,6 +305,7 @@ def _main(job: Job, argv) -> int:
         if received():  # an error of a clean-up that the signal cut short: the run was terminated
             print("error: terminated (SIGTERM)", file=stream)
             return EXIT_TERMINATED
+        err = _as_input_error(err)
         if isinstance(err, (InputError, FileNotFoundError)):
             print(f"error: {one_line(err)}", file=stream)
             return EXIT_BAD_INPUT

@@ -35,6 +35,8 @@ Sketch
   :class:`ConnectError` (an ``InputError``: exit code 2) naming the address and gRPC's reason, instead of
   pyspark's retries (at least 10 minutes, by design, meant for a server that restarts). Decision: only the
   first connection is checked this way; a server lost during the run is left to pyspark's retries.
+* ``pyspark-client`` only (no JVM) and no ``SPARK_REMOTE``: a run that needs a session gets one line saying to set
+  ``SPARK_REMOTE`` or to pass a session (:mod:`spark_fr.runtime.client_only`), not ``[CONNECT_URL_NOT_SET]``.
 """
 from __future__ import annotations
 
@@ -51,6 +53,7 @@ import threading
 import time
 
 from ..errors import InputError
+from .client_only import check_local_spark
 
 MASTER_URL = re.compile(r"^(local(\[(\*|[1-9]\d*)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|spark://\S+|yarn|"
                         r"k8s://\S+|mesos://\S+)$")
@@ -473,6 +476,8 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
     JavaError
         A new local or cluster session is needed and the Java it would run is missing or too old
         (:func:`check_java`).
+    spark_fr.runtime.client_only.ClientOnlyError
+        A new local or cluster session is needed and this pyspark is ``pyspark-client`` only.
     spark_fr.errors.InputError
         ``master`` is not a Spark master URL.
     """
@@ -483,6 +488,8 @@ def get_spark(master: str | None = None, app_name: str = "spark_fr", conf: dict 
         return active
     if remote_url() is not None:
         return _connect_session(remote_url(), app_name, conf, quiet)
+    if not _under_spark_submit():
+        check_local_spark()  # pyspark-client only: SPARK_REMOTE is needed, not Java (checked before it)
     builder = SparkSession.builder.appName(app_name)
     if _under_spark_submit():
         from pyspark import SparkConf

@@ -448,6 +448,20 @@ RUNTIMES = {
 }
 
 
+def check_needs_spark_remote(venv: Path, folder: Path, env: dict) -> None:
+    """``pyspark-client`` only and no ``SPARK_REMOTE``: a run that needs Spark (its trees in Spark tasks) is one line
+    saying to set it (spark_fr.runtime.client_only), exit code 2, nothing written."""
+    from spark_fr.runtime.client_only import CLIENT_ONLY
+
+    folder.mkdir()
+    day1, _ = days(folder)
+    run = subprocess.run([str(venv / "bin" / "spark-fr-rank"), "--input", str(day1), "--targets", "y", "--output",
+                          str(folder / "out")], capture_output=True, text=True, timeout=900,
+                         env={**env, "SPARK_FR_DRIVER_MAX_SECONDS": "0"})
+    assert run.returncode == 2 and run.stderr.splitlines()[-1] == f"error: {CLIENT_ONLY}", run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and not (folder / "out").exists()
+
+
 def freeze(python: Path) -> dict:
     lines = subprocess.run([str(python), "-m", "pip", "freeze", "--all"], capture_output=True, text=True,
                            check=True).stdout.splitlines()
@@ -478,6 +492,7 @@ def test_the_wheel_in_a_runtime_runs_the_databricks_job(name, wheel, request, tm
     assert subprocess.run([str(vpy), "-m", "pip", "check"], capture_output=True).returncode == 0
     env = venv_env()
     if remote:
+        check_needs_spark_remote(venv, tmp_path / "no_remote", env)
         port, token = request.getfixturevalue("connect").run(_connect_address)
         env.update(SPARK_REMOTE=f"sc://localhost:{port}", SPARK_CONNECT_AUTHENTICATE_TOKEN=token or "")
     version = subprocess.run([str(venv / "bin" / "spark-fr-rank"), "--version"], capture_output=True, text=True,
