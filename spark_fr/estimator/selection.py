@@ -83,6 +83,24 @@ def select(table: pd.DataFrame, metadata: dict, score: str, mode: str, value, nu
     return list(sel["feature"][fwe_p_values(sel, metadata, score) < value / len(sel)])
 
 
+def applied_rule(metadata: dict, score: str, mode: str, value, num_top: int) -> dict:
+    """The rule a model selects by, as recorded with its selection (MLflow's ``selection.json``):
+    ``selectionMode`` and ``selectionThreshold`` as applied (a mode's default when unset; numTopFeatures: the count
+    taken), and for ``'shadow'`` the shadow feature's importance it compares with (``shadowImportance``).
+
+    Decision: the record holds the applied value, not the Param's unset None, so that it alone says which rule
+    selected the features."""
+    check_threshold(mode, value)
+    if mode == "numTopFeatures":
+        applied = int(value) if value is not None else int(num_top)
+    else:
+        applied = DEFAULT_THRESHOLD[mode] if value is None else value
+    rule = {"selectionMode": mode, "selectionThreshold": applied}
+    if applied == "shadow":
+        rule["shadowImportance"] = _threshold(metadata, score, "shadow")
+    return rule
+
+
 def _threshold(metadata: dict, score: str, value) -> float:
     if value != "shadow":
         return float(value)

@@ -8,7 +8,8 @@ is active (autologging starts one around ``fit``), also logs, under ``spark_fr/<
 
 * ``ranking.csv``: the ranking table (the output contract's columns);
 * ``run.json``: the run metadata (parameters as resolved, timings, versions);
-* ``selection.json``: the selection score, the selected features (best first) and ``outputCol``'s order.
+* ``selection.json``: the selection score, the rule that selected (``selectionMode``, ``selectionThreshold`` as
+  applied), the number selected, the selected features (best first) and ``outputCol``'s order.
 
 On Spark Connect pyspark.ml autologging does not work (``mlflow.pyspark.ml.autolog()`` reads the session's
 ``sparkContext``, which a Connect client has not). There a fit logs what it can to the run the caller has
@@ -29,6 +30,7 @@ import logging
 import sys
 
 from ..errors import one_line
+from .selection import applied_rule
 
 log = logging.getLogger(__name__)
 
@@ -83,9 +85,18 @@ def _log_artifacts(mlflow, model) -> None:
     base = f"spark_fr/{model.uid}"
     mlflow.log_text(model.ranking.to_pandas().to_csv(index=False), f"{base}/ranking.csv")
     mlflow.log_dict(json.loads(json.dumps(model.metadata, default=str)), f"{base}/run.json")
-    mlflow.log_dict({"selectionScore": model.selection_score(), "numTopFeatures": model.getNumTopFeatures(),
-                     "selectedFeatures": model.selectedFeatures, "outputFeatures": model.outputFeatures},
-                    f"{base}/selection.json")
+    mlflow.log_dict(selection_record(model), f"{base}/selection.json")
+
+
+def selection_record(model) -> dict:
+    """``selection.json``: the selection score, the rule (``selectionMode``, ``selectionThreshold`` as applied,
+    ``shadowImportance`` for a shadow; :func:`spark_fr.estimator.selection.applied_rule`), ``numTopFeatures``,
+    the number of features selected, the selected features (best first) and ``outputCol``'s order."""
+    score, selected = model.selection_score(), model.selectedFeatures
+    rule = applied_rule(model.metadata, score, model.getSelectionMode(), model.getSelectionThreshold(),
+                        model.getNumTopFeatures())
+    return {"selectionScore": score, **rule, "numTopFeatures": model.getNumTopFeatures(),
+            "numSelected": len(selected), "selectedFeatures": selected, "outputFeatures": model.outputFeatures}
 
 
 def _log_params_and_metrics(mlflow, model) -> None:

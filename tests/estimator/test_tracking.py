@@ -1,8 +1,11 @@
 """spark_fr.estimator.tracking on Spark Connect: pyspark.ml autologging fails there, so a fit logs its own Params,
 metrics and ranking to the caller's active MLflow run and says once, in one line, what it cannot log. (Under
-classic autologging: tests/estimator/test_estimator.py::test_mlflow_pyspark_ml_autologging_sees_the_ranking.)"""
+classic autologging: tests/estimator/test_estimator.py::test_mlflow_pyspark_ml_autologging_sees_the_ranking.)
+selection.json records the rule that selected (mode, its parameter as applied, the count), on a classic session."""
+import json
 import logging
 import os
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -68,3 +71,56 @@ def test_a_fit_on_connect_logs_its_params_metrics_and_ranking_to_the_active_run(
     assert len(out["logged"]) == 1 and "\n" not in out["logged"][0], out["logged"]
     assert out["logged"][0].startswith("MLflow on Spark Connect: pyspark.ml autologging does not work there")
     assert out["run_id"] in out["logged"][0]
+
+
+# ----- selection.json: the rule that selected, on a classic session (issue 35 (2)) ----------------------------------
+def test_selection_json_records_the_mode_its_parameter_and_the_count(spark, tmp_path, monkeypatch):
+    """A classic session's autologging: a fit selecting by a shadow feature records selectionMode 'threshold',
+    selectionThreshold 'shadow' with the shadow's importance it was compared with, and the count selected; the
+    other modes record their applied parameter (a mode's default when unset)."""
+    import mlflow
+    import mlflow.pyspark.ml
+    from pyspark.ml.feature import VectorAssembler
+
+    from spark_fr.estimator import FeatureRanker
+    from spark_fr.estimator.tracking import selection_record
+
+    rng = np.random.default_rng(3)
+    pdf = pd.DataFrame(rng.uniform(-1, 1, (120, 6)), columns=[f"x{i}" for i in range(6)])
+    pdf["y"] = ((pdf.x1 + pdf.x4) > 0).astype(int)
+    df = VectorAssembler(inputCols=list(pdf.columns[:6]), outputCol="features").transform(spark.createDataFrame(pdf))
+    monkeypatch.setenv("MLFLOW_ALLOW_FILE_STORE", "true")
+    mlflow.set_tracking_uri("file://" + str(tmp_path / "mlruns"))
+    mlflow.pyspark.ml.autolog(log_models=False, log_datasets=False, silent=True)
+    try:
+        ranker = FeatureRanker(featuresCol="features", labelCol="y", numTrees=8, seed=1, scores=["genie3"],
+                               selectionMode="threshold", selectionThreshold="shadow")
+        model = ranker.fit(df)
+        run = mlflow.last_active_run()
+    finally:
+        mlflow.pyspark.ml.autolog(disable=True)
+    logged = mlflow.MlflowClient().download_artifacts(run.info.run_id, f"spark_fr/{model.uid}/selection.json",
+                                                      str(tmp_path))
+    record = json.loads(Path(logged).read_text())
+    shadow = model.metadata["shadow"]["importance"]["genie3"]
+    assert record["selectionMode"] == "threshold" and record["selectionThreshold"] == "shadow"
+    assert record["shadowImportance"] == pytest.approx(shadow, rel=1e-12)
+    assert record["numSelected"] == len(record["selectedFeatures"]) == len(model.selectedFeatures) > 0
+    assert record["selectedFeatures"] == model.selectedFeatures and record["selectionScore"] == "genie3"
+    assert set(model.selectedFeatures) >= {"x1", "x4"}
+    # the other modes, on the same fitted model: the parameter applied (a mode's default when unset) and the count
+    rules = {}
+    for params in ({}, {"selectionThreshold": 2.0}, {"selectionMode": "percentile"},
+                   {"selectionMode": "threshold", "selectionThreshold": 0.01}, {"selectionMode": "fwe"}):
+        other = model.copy()
+        other.clear(other.selectionThreshold)
+        r = selection_record(other._set(**{"selectionMode": "numTopFeatures", **params}))
+        assert r["numSelected"] == len(r["selectedFeatures"])
+        rules[(r["selectionMode"], r["selectionThreshold"])] = r["numSelected"]
+    table = model.ranking.to_pandas()
+    joint = table[(table.score == "genie3") & (table.target == "__all__")]
+    assert set(rules) == {("numTopFeatures", 10), ("numTopFeatures", 2), ("percentile", 0.1), ("threshold", 0.01),
+                          ("fwe", 0.05)}
+    assert rules[("numTopFeatures", 10)] == 6 and rules[("numTopFeatures", 2)] == 2  # 6 features ranked
+    assert rules[("percentile", 0.1)] == 0  # floor(0.1 x 6), Spark's rule
+    assert rules[("threshold", 0.01)] == int((joint.importance > 0.01).sum())
