@@ -25,7 +25,7 @@ times the shares). For classes (and MLC labels) CLUS adds the leaves' class *cou
 its leaves' prototypes (class distributions, label frequencies), so a leaf counts by its share alone, the
 prediction a row would get from the leaves' distributions in the proportions it reaches them. The RF score of
 a fractional tree re-routes, from the root, the rows that reach a node testing the permuted feature
-(:func:`rows_reaching_feature`).
+(:func:`rows_by_path_feature` too).
 """
 from __future__ import annotations
 
@@ -81,77 +81,69 @@ def apply_tree_permuted(XR, rows, perm_rows, pf, starts, tests):
 # ---- (feature, row) pairs, gathered as rows are routed, then grouped by feature --------------------------
 
 @njit(**KERNEL)
-def _new_pairs(m):
-    """Room for (feature, position, node) triples."""
-    return np.empty(16 * m + 16, np.int64), np.empty(16 * m + 16, np.int64), np.empty(16 * m + 16, np.int64)
-
-
-@njit(**INLINE)
-def _room(pairs, n_pairs):
-    """``pairs``, or a copy with twice the room when it is full."""
-    if n_pairs < pairs[0].shape[0]:
-        return pairs
-    grown = (np.empty(2 * n_pairs, np.int64), np.empty(2 * n_pairs, np.int64), np.empty(2 * n_pairs, np.int64))
-    grown[0][:n_pairs] = pairs[0]
-    grown[1][:n_pairs] = pairs[1]
-    grown[2][:n_pairs] = pairs[2]
-    return grown
-
-
-@njit(**INLINE)
-def _note(pairs, n_pairs, seen, counts, f, i, node):
-    """Note that the path of row position i reaches ``node``, which tests f, if it is the first node of the path
-    testing f (``seen[f]`` is the last position noted for f); returns (pairs, n_pairs)."""
-    if seen[f] == i:
-        return pairs, n_pairs
-    seen[f] = i
-    pairs = _room(pairs, n_pairs)
-    pairs[0][n_pairs] = f
-    pairs[1][n_pairs] = i
-    pairs[2][n_pairs] = node
-    counts[f + 1] += 1
-    return pairs, n_pairs + 1
-
-
-@njit(**KERNEL)
-def _by_feature(pairs, n_pairs, counts):
-    """The pairs grouped by feature (CSR over the features, ``counts[f + 1]`` pairs of feature f, in the order
-    they were found): (indptr, positions, nodes)."""
-    indptr = np.cumsum(counts)
-    fill = indptr[:-1].copy()
-    positions = np.empty(n_pairs, np.int64)
-    nodes = np.empty(n_pairs, np.int64)
-    for p in range(n_pairs):
-        f = pairs[0][p]
-        positions[fill[f]] = pairs[1][p]
-        nodes[fill[f]] = pairs[2][p]
-        fill[f] += 1
-    return indptr, positions, nodes
-
-
-@njit(**KERNEL)
 def rows_by_path_feature(XR, rows, tests, n_features):
-    """For every feature, the positions (in ``rows``) of the rows whose path tests that feature.
+    """For every feature, the positions (in ``rows``) of the rows whose path tests that feature, and the first node
+    of the path that does; a fractional tree's row goes down both branches at a missing value (``left_share`` not
+    empty), a learned tree's where the node sends it.
 
-    Permuting feature f can only change the leaf of these rows, so the permutation score re-routes them
-    alone, each from the first node of its path that tests the feature. Returns CSR arrays (indptr (D+1,),
-    positions, first_nodes) and the unpermuted leaf of every row.
+    Permuting feature f can only change the leaves of these rows, so the permutation score re-routes them alone:
+    a learned tree's from the first node of the path testing f, a fractional tree's from the root. Returns CSR
+    arrays (indptr (D + 1,), positions, first_nodes) and the leaf of every row (a learned tree's only).
+
+    Decision: one kernel for both kinds of tree, its loop written out in full: noting a pair through a helper
+    that takes or returns the arrays cost atomic reference counts at every step of every path (1.6-2.4x the
+    kernel's time, 300,000 rows at full depth).
     """
+    feature, left, right, nominal = tests.feature, tests.left, tests.right, tests.nominal  # see route_fractional
+    both_ways = tests.left_share.shape[0] > 0
     m = rows.shape[0]
     seen = np.full(n_features, -1, np.int64)
     counts = np.zeros(n_features + 1, np.int64)
-    pairs = _new_pairs(m)
+    pair_f = np.empty(16 * m + 16, np.int64)  # (feature, position, node) of each pair found
+    pair_i = np.empty(16 * m + 16, np.int64)
+    pair_n = np.empty(16 * m + 16, np.int64)
     n_pairs = 0
     leaves = np.empty(m, np.int32)
+    stack = np.empty(feature.shape[0] + 1, np.int64)
     for i in range(m):
         r = rows[i]
-        node = 0
-        while tests.feature[node] >= 0:
-            f = tests.feature[node]
-            pairs, n_pairs = _note(pairs, n_pairs, seen, counts, f, i, node)
-            node = next_node(tests, node, XR[r, f])
-        leaves[i] = node
-    indptr, positions, first_nodes = _by_feature(pairs, n_pairs, counts)
+        sp = 1
+        stack[0] = 0
+        while sp > 0:
+            sp -= 1
+            node = stack[sp]
+            while feature[node] >= 0:
+                f = feature[node]
+                if seen[f] != i:  # the first node of the path testing f
+                    seen[f] = i
+                    if n_pairs == pair_f.shape[0]:  # twice the room
+                        pair_f = np.concatenate((pair_f, np.empty_like(pair_f)))
+                        pair_i = np.concatenate((pair_i, np.empty_like(pair_i)))
+                        pair_n = np.concatenate((pair_n, np.empty_like(pair_n)))
+                    pair_f[n_pairs] = f
+                    pair_i[n_pairs] = i
+                    pair_n[n_pairs] = node
+                    n_pairs += 1
+                    counts[f + 1] += 1
+                code = XR[r, f]
+                if both_ways and code == MISSING:  # the right branch waits on the stack
+                    stack[sp] = right[node]
+                    sp += 1
+                    node = left[node]
+                elif goes_left(tests, node, code, nominal[f]):
+                    node = left[node]
+                else:
+                    node = right[node]
+            leaves[i] = node
+    indptr = np.cumsum(counts)  # the pairs grouped by feature, in the order they were found
+    fill = indptr[:-1].copy()
+    positions = np.empty(n_pairs, np.int64)
+    first_nodes = np.empty(n_pairs, np.int64)
+    for p in range(n_pairs):
+        f = pair_f[p]
+        positions[fill[f]] = pair_i[p]
+        first_nodes[fill[f]] = pair_n[p]
+        fill[f] += 1
     return indptr, positions, first_nodes, leaves
 
 
@@ -194,8 +186,11 @@ def route_fractional(XR, rows, perm_rows, pf, tests):
     props : float64
         Row i reaches ``leaves[indptr[i]:indptr[i + 1]]`` (left branches first) with these proportions.
     """
+    # the tree's arrays as locals, each row's step through goes_left: reading them through ``tests`` at every
+    # step (and next_node's second missing-value check) made the kernel 1.5x slower (10^6 rows, full depth)
+    feature, left, right, share, nominal = tests.feature, tests.left, tests.right, tests.left_share, tests.nominal
     m = rows.shape[0]
-    n_nodes = tests.feature.shape[0]
+    n_nodes = feature.shape[0]
     indptr = np.zeros(m + 1, np.int64)
     cap = m + 16
     leaves = np.empty(cap, np.int32)
@@ -212,17 +207,19 @@ def route_fractional(XR, rows, perm_rows, pf, tests):
             sp -= 1
             node = stack_node[sp]
             p = stack_prop[sp]
-            while tests.feature[node] >= 0:
-                f = tests.feature[node]
+            while feature[node] >= 0:
+                f = feature[node]
                 code = XR[perm_rows[i], f] if f == pf else XR[r, f]
                 if code == MISSING:  # both ways: the right branch waits on the stack
-                    stack_node[sp] = tests.right[node]
-                    stack_prop[sp] = p * (1.0 - tests.left_share[node])
+                    stack_node[sp] = right[node]
+                    stack_prop[sp] = p * (1.0 - share[node])
                     sp += 1
-                    p = p * tests.left_share[node]
-                    node = tests.left[node]
+                    p = p * share[node]
+                    node = left[node]
+                elif goes_left(tests, node, code, nominal[f]):
+                    node = left[node]
                 else:
-                    node = next_node(tests, node, code)
+                    node = right[node]
             if k == cap:
                 cap *= 2
                 grown_l = np.empty(cap, np.int32)
@@ -236,38 +233,6 @@ def route_fractional(XR, rows, perm_rows, pf, tests):
             k += 1
         indptr[i + 1] = k
     return indptr, leaves[:k], props[:k]
-
-
-@njit(**KERNEL)
-def rows_reaching_feature(XR, rows, tests, n_features):
-    """For every feature, the positions (in ``rows``) of the rows that reach a node testing it (going down
-    both branches at a missing value): CSR arrays (indptr (D + 1,), positions)."""
-    m = rows.shape[0]
-    n_nodes = tests.feature.shape[0]
-    seen = np.full(n_features, -1, np.int64)
-    counts = np.zeros(n_features + 1, np.int64)
-    pairs = _new_pairs(m)
-    n_pairs = 0
-    stack = np.empty(n_nodes + 1, np.int64)
-    for i in range(m):
-        r = rows[i]
-        sp = 1
-        stack[0] = 0
-        while sp > 0:
-            sp -= 1
-            node = stack[sp]
-            while tests.feature[node] >= 0:
-                f = tests.feature[node]
-                pairs, n_pairs = _note(pairs, n_pairs, seen, counts, f, i, node)
-                code = XR[r, f]
-                if code == MISSING:
-                    stack[sp] = tests.right[node]
-                    sp += 1
-                    node = tests.left[node]
-                else:
-                    node = next_node(tests, node, code)
-    indptr, positions, _ = _by_feature(pairs, n_pairs, counts)
-    return indptr, positions
 
 
 @njit(**KERNEL)

@@ -22,8 +22,7 @@ from .config import MISSING_FRACTIONAL, GrowConfig
 from .grow import grow_tree
 from .histogram import Codes
 from .node_rows import TreeTests
-from .route import (apply_tree, apply_tree_permuted, mix_sparse, mix_values, route_fractional, rows_by_path_feature,
-                    rows_reaching_feature)
+from .route import apply_tree, apply_tree_permuted, mix_sparse, mix_values, route_fractional, rows_by_path_feature
 from .sparse_targets import SparseTargets
 
 
@@ -233,7 +232,7 @@ class Tree:
         rows that reach a node testing it (down both branches at a missing value); first nodes the root."""
         rows = np.asarray(rows, dtype=np.int64)
         if self.fractional:
-            indptr, positions = rows_reaching_feature(XR, rows, self.tests, XR.shape[1])
+            indptr, positions, _, _ = rows_by_path_feature(XR, rows, self.tests, XR.shape[1])
             return indptr, positions, np.zeros(positions.shape[0], np.int64), self.routes(XR, rows)
         indptr, positions, first_nodes, leaves = rows_by_path_feature(XR, rows, self.tests, XR.shape[1])
         return indptr, positions, first_nodes, Routes(leaves)

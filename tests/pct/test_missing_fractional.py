@@ -445,6 +445,25 @@ def test_rf_score_of_a_fractional_tree_matches_its_definition(task_name):
                                    atol=1e-9)
 
 
+def _tested_features(tree, codes_row) -> set:
+    """The features tested at the nodes one row's fractional walk meets (both ways at a missing code)."""
+    out, todo = set(), [0]
+    while todo:
+        node = todo.pop()
+        f = int(tree.feature[node])
+        if f < 0:
+            continue
+        out.add(f)
+        code = int(codes_row[f])
+        if code == 255:
+            todo += [int(tree.left[node]), int(tree.right[node])]
+        elif tree.nominal[f]:
+            todo.append(int(tree.left[node] if (int(tree.mask[node, code // 64]) >> (code % 64)) & 1 else tree.right[node]))
+        else:
+            todo.append(int(tree.left[node] if code <= tree.threshold[node] else tree.right[node]))
+    return out
+
+
 def test_routes_kernels_match_a_python_walk():
     rng = np.random.default_rng(3)
     for seed in range(5):
@@ -463,6 +482,9 @@ def test_routes_kernels_match_a_python_walk():
         indptr, positions, _, base = tree.rows_by_path_feature(XR, rows)
         for f in range(X.shape[0]):
             reaching = set(positions[indptr[f]:indptr[f + 1]].tolist())
+            # exactly the rows whose fractional walk (both ways at a missing code) meets a node testing f
+            assert reaching == {i for i, r in enumerate(rows) if f in _tested_features(tree, X[:, r])}
+            assert list(positions[indptr[f]:indptr[f + 1]]) == sorted(reaching)
             permuted = tree.routes(XR, rows, perm, f)
             for i, r in enumerate(rows):
                 x = X[:, r].copy()
