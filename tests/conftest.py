@@ -12,6 +12,7 @@ import pytest
 
 from spark_fr.runtime.session import with_jvm_options  # the tests' JVM runs as a launched one does
 from tests.paths import DATASETS, JOB, ROOT, SHARED  # noqa: F401 (ROOT, SHARED: shared with the test modules)
+from tests import prewarm
 from tests.scheduling import RECORD_ENV, DurationRecorder, longest_first, read_record
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -131,14 +132,20 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 _RECORDER: DurationRecorder | None = None
+_PREWARMED: list = []
 
 
 def pytest_configure(config):
     """With ``SPARK_FR_TEST_DURATIONS=record``, the controlling process records each module's time
-    (tests/scheduling.py)."""
+    (tests/scheduling.py); a whole run of a checkout without a numba cache compiles the kernels once before the
+    workers start (tests/prewarm.py)."""
     global _RECORDER
     if os.environ.get(RECORD_ENV) == "record" and not hasattr(config, "workerinput"):
         _RECORDER = DurationRecorder()
+    if prewarm.wanted(config, ROOT):
+        sys.stderr.write("compiling spark_fr's numba kernels once before the two workers start (no cache yet: about "
+                         "1-2 minutes; SPARK_FR_TEST_PREWARM=0 skips it)\n")
+        _PREWARMED.append(prewarm.prewarm(ROOT))
 
 
 def pytest_runtest_logreport(report):
@@ -169,7 +176,10 @@ def _deselect_peers(config, items) -> None:
 
 
 def pytest_terminal_summary(terminalreporter):
-    """Name the CLUS runs that were not recorded (tests/comparisons/clus_cache.py): CLUS ran them, slowly."""
+    """The numba warm-ups run before the workers (tests/prewarm.py), and the CLUS runs that were not recorded
+    (tests/comparisons/clus_cache.py): CLUS ran them, slowly."""
+    for line in _PREWARMED:
+        terminalreporter.write_line(line)
     cache = sys.modules.get("tests.comparisons.clus_cache")
     if cache is not None and cache.MISSED:
         names = ", ".join(sorted({name for name, _ in cache.MISSED}))

@@ -39,3 +39,15 @@ def test_the_recorder_sums_setup_call_and_teardown_per_module(tmp_path):
     recorder.write()
     assert json.loads((tmp_path / "record.json").read_text()) == {"tests/a.py": 3.8, "tests/b.py": 4.0}
     assert read_record(tmp_path / "record.json") == {"tests/a.py": 3.8, "tests/b.py": 4.0}
+
+
+def test_the_kernels_are_compiled_before_the_workers_only_when_no_cache_holds_the_grow_loop(tmp_path, monkeypatch):
+    from tests.prewarm import cache_is_cold
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    assert cache_is_cold(tmp_path / "checkout")
+    (tmp_path / "spark_fr" / "pct").mkdir(parents=True)
+    (tmp_path / "spark_fr" / "pct" / "grow.grow_tree-143.py311.nbi").write_bytes(b"")
+    assert not cache_is_cold(tmp_path / "checkout")
+    monkeypatch.delenv("NUMBA_CACHE_DIR")
+    assert cache_is_cold(tmp_path / "checkout")  # the checkout's own cache: nothing under checkout/spark_fr
