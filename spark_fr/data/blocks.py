@@ -11,6 +11,7 @@ partitioned. :func:`block_parts` leaves the blocks distributed instead (partitio
 """
 from __future__ import annotations
 
+import contextlib
 import time
 from dataclasses import dataclass, field
 
@@ -188,16 +189,26 @@ def collect_encoded(prep, feature_names: list, spark=None) -> EncodedData:
 def encoded_blocks(prep, spark=None) -> list:
     """The blocks of every batch, on the driver, with progress against the columns (as the statistics pass:
     the columns x the fraction of the driver's batches, or of the Spark tasks, done)."""
+    if not prep.local:
+        with encoding_progress(prep, spark):
+            return block_parts(prep, spark).collect()
     n_cols = len(prep.plan.features) + len(prep.plan.targets)
     with Progress(n_cols, "encoding", unit="columns", brief=True) as progress:
-        if prep.local:
-            blocks, n_batches = [], max(len(prep.batches), 1)
-            with progress.tracking(lambda: n_cols * len(blocks) // n_batches):
-                blocks.extend(encode_blocks(prep.batches, prep.plan))
-            progress.advance(n_cols)
-            return blocks
-        with tracked(spark, progress, n_cols):
-            return block_parts(prep, spark).collect()
+        blocks, n_batches = [], max(len(prep.batches), 1)
+        with progress.tracking(lambda: n_cols * len(blocks) // n_batches):
+            blocks.extend(encode_blocks(prep.batches, prep.plan))
+        progress.advance(n_cols)
+        return blocks
+
+
+@contextlib.contextmanager
+def encoding_progress(prep, spark=None):
+    """Context manager: the encoding pass's progress against its columns (features and targets) while the Spark
+    job that encodes :func:`block_parts`' blocks runs in it (the columns x the fraction of its tasks done): the
+    collection above, or the first job over blocks left distributed (partitioned mode)."""
+    n_cols = len(prep.plan.features) + len(prep.plan.targets)
+    with Progress(n_cols, "encoding", unit="columns", brief=True) as progress, tracked(spark, progress, n_cols):
+        yield progress
 
 
 def block_parts(prep, spark=None):

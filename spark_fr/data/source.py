@@ -5,7 +5,8 @@ Sketch
 The statistics and encoding passes (:mod:`spark_fr.data.prepare`, :mod:`spark_fr.data.blocks`) only ever
 see Arrow record batches of the columns they need. A :class:`BatchSource` provides them in two ways:
 
-* ``driver_batches(names)``: every batch on the driver (small inputs: one read, no further job);
+* ``driver_batches(names)``: every batch on the driver (small inputs: one read, no further job; a Spark
+  DataFrame's collection reports progress against the columns, as the statistics pass and the encoding do);
 * ``map(spark, fn, names)``: an RDD of what ``fn`` (an iterator of batches -> an iterator of Python
   objects) makes of each partition of the input, computed in Spark tasks (large inputs).
 
@@ -24,6 +25,7 @@ import re
 from abc import ABC, abstractmethod
 
 from ..runtime.engine import engine_for
+from ..runtime.progress import Progress
 from .columns import safe_select
 
 log = logging.getLogger(__name__)
@@ -70,16 +72,18 @@ class BatchSource(ABC):
 
 
 class FrameSource(BatchSource):
-    """A Spark DataFrame as a batch source."""
+    """A Spark DataFrame as a batch source; ``units``: the logical columns it holds (the total of the collection's
+    progress; default: the DataFrame's columns)."""
 
-    def __init__(self, df, extra=()):
+    def __init__(self, df, extra=(), units: int | None = None):
         self.df = df
         self.extra = tuple(extra)
+        self.units = units
         self._cached = None
 
     def narrow(self, columns):
         narrow, cols = safe_select(self.df, columns, self.extra)
-        return FrameSource(narrow), cols
+        return FrameSource(narrow, units=len(cols)), cols
 
     def size_estimate(self):
         try:
@@ -92,9 +96,15 @@ class FrameSource(BatchSource):
         return size if size is not None and 0 <= size < 2 ** 62 else None
 
     def driver_batches(self):
-        if hasattr(self.df, "toArrow"):
-            return self.df.toArrow().to_batches()
-        return self.df._collect_as_arrow()  # pyspark 3.5 (no toArrow): the same record batches
+        """Every batch, collected on the driver by one Spark job (``toArrow``), which reports its progress against
+        the columns as the passes after it do: ``collecting: 60 / 121 columns (50 %), ...`` (the columns x the
+        fraction of its tasks done; a collection shorter than the reporting interval logs nothing)."""
+        units = self.units if self.units is not None else len(self.df.columns)
+        with Progress(units, "collecting", unit="columns", brief=True) as progress, \
+                engine_for(self.df.sparkSession).tracked(progress, units):
+            if hasattr(self.df, "toArrow"):
+                return self.df.toArrow().to_batches()
+            return self.df._collect_as_arrow()  # pyspark 3.5 (no toArrow): the same record batches
 
     def map(self, spark, fn):
         return engine_for(spark).from_frame(self.df, fn)

@@ -4,6 +4,7 @@ Algorithm sketch
 ----------------
     blocks  <- the encoding pass's blocks (codes, targets, content keys), rows with a known target, persisted
     moments <- three reductions over the blocks: largest magnitudes, exact sums, exact squared deviations
+               (the first encodes the blocks: "encoding: 40 / 121 columns ...", as broadcast mode's encoding)
     fitted  <- the target type fitted from the moments (as broadcast mode fits it: the same bits)
     copies  <- content keys that occur more than once, with their multiplicity (bucketed by key, reduced)
     groups  <- trees 0..N-1 cut into G contiguous groups (a few per core)
@@ -26,12 +27,13 @@ The distributed steps are :class:`~spark_fr.runtime.engine.Parts` operations, so
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 
 import numpy as np
 
-from ..data.blocks import block_parts
+from ..data.blocks import block_parts, encoding_progress
 from ..data.rowkeys import distinct_keys, occurrence_keys
 from ..runtime import warmups
 from ..runtime.engine import engine_for
@@ -68,10 +70,13 @@ def clustering_block(b: dict) -> dict:
 
 
 # ----- moments of the targets ---------------------------------------------------------------------------
-def target_moments(blocks, target_type, classes) -> tuple:
-    """(ColumnMoments of the task's moment columns, number of rows), from three passes over the blocks."""
-    top, n_rows = blocks.map(lambda b: target_type.column_maxabs(b["Y"], classes)) \
-        .reduce(lambda a, b: (np.fmax(a[0], b[0]), a[1] + b[1]))
+def target_moments(blocks, target_type, classes, first=None) -> tuple:
+    """(ColumnMoments of the task's moment columns, number of rows), from three passes over the blocks; the first
+    runs in the context manager ``first`` (it encodes the blocks, persisted for the others: the encoding's
+    progress, :func:`spark_fr.data.blocks.encoding_progress`)."""
+    with first or contextlib.nullcontext():
+        top, n_rows = blocks.map(lambda b: target_type.column_maxabs(b["Y"], classes)) \
+            .reduce(lambda a, b: (np.fmax(a[0], b[0]), a[1] + b[1]))
     scale = target_type.column_scale(np.nan_to_num(top))
     first = blocks.map(lambda b: target_type.column_partial_sums(b["Y"], classes, scale)) \
         .reduce(lambda a, b: a.merge(b))
@@ -181,7 +186,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
     rep = None
     try:
         with engine.describe("spark_fr: target moments (partitioned mode)"):
-            moments, n_rows = target_moments(blocks, target_type, classes)
+            moments, n_rows = target_moments(blocks, target_type, classes, first=encoding_progress(prep, spark))
         fitted = target_type.fit_from_moments(moments, enc.names, classes, enc.label_weights(params.hmlc_w0))
         if n_rows < prep.n_rows and not on_features:
             log.warning("%d rows without any known target value are not used (supervised ranking)",

@@ -33,16 +33,20 @@ def progress_of(spark, df, caplog, **kw) -> dict:
 
 
 def test_statistics_and_encoding_report_against_the_columns(spark, caplog, monkeypatch):
+    """The statistics pass, the encoding and (a small input) the DataFrame's collection to the driver report
+    against the fixed total of the columns."""
     df = wide(spark)
     monkeypatch.setenv("SPARK_FR_PROGRESS_SECONDS", "0.002")  # a line every 2 ms: several per pass
-    for where in ({"local_limit": 0}, {}):  # Spark tasks, then the driver's batches
+    for where in ({"local_limit": 0}, {}):  # Spark tasks, then the DataFrame collected and the driver's batches
         lines = progress_of(spark, df, caplog, **where)
-        # Spark's passes last longer than a line's 2 ms: both report. The driver's batches over 200 rows may end
-        # before the first line once their kernels are compiled (a brief pass logs nothing, as asserted below):
-        # what they report must still count against the fixed total.
-        expected = ("statistics", "encoding") if where else sorted(lines)
-        assert set(lines) <= {"statistics", "encoding"}, sorted(lines)
+        # Spark's passes (and the collection to the driver, a Spark job) last longer than a line's 2 ms: they
+        # report. The driver's batches over 200 rows may end before the first line once their kernels are compiled
+        # (a brief pass logs nothing, as asserted below): what they report must still count against the total.
+        spark_passes = ("statistics", "encoding") if where else ("collecting",)
+        expected = sorted(set(spark_passes) | set(lines))
+        assert set(lines) <= {"statistics", "encoding"} | ({"collecting"} if not where else set()), sorted(lines)
         for label in expected:
+            assert label in lines, (where, label, sorted(lines))
             states = [s for s, _ in lines[label]]
             assert {(s["total"], s["unit"]) for s in states} == {(COLUMNS + 1, "columns")}, (where, label)
             assert [s["done"] for s in states] == sorted(s["done"] for s in states)

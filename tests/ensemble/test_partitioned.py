@@ -1,6 +1,7 @@
 """Partitioned mode: the same ranking as broadcast mode bit for bit, for any partitioning, equal to a local
 reference that grows the same bootstrap samples, with repeated rows, unlabelled rows, missing values,
 subbagging and a capped out-of-bag sample; and the automatic choice of the mode."""
+import logging
 import math
 
 import numpy as np
@@ -44,13 +45,28 @@ def ranking(df, task, mode, **kw):
 
 @pytest.mark.parametrize("task,missing", [("mtr", "learned"), ("classification", "learned"), ("mlc", "learned"),
                                           ("mtr", "fractional")])
-def test_partitioned_mode_gives_exactly_the_broadcast_ranking(spark, task, missing):
+def test_partitioned_mode_gives_exactly_the_broadcast_ranking(spark, task, missing, caplog, monkeypatch):
     df = spark.createDataFrame(frame(task=task))
     a, meta_a = ranking(df, task, "broadcast", missing=missing)
-    b, meta_b = ranking(df.repartition(3), task, "partitioned", missing=missing)
+    monkeypatch.setenv("SPARK_FR_PROGRESS_SECONDS", "0.002")  # a line every 2 ms: several while a job runs
+    with caplog.at_level(logging.INFO, logger="spark_fr.progress"):
+        b, meta_b = ranking(df.repartition(3), task, "partitioned", missing=missing)
     pd.testing.assert_frame_equal(a, b, check_exact=True)
     assert meta_a["ensemble_mode"] == "broadcast" and meta_b["ensemble_mode"] == "partitioned"
     assert meta_b["repeated_rows"] == 30 and meta_a["n_rows"] == meta_b["n_rows"] == 530
+    check_encoding_progress(caplog, 8 + len(targets(task).split(",")))  # f0..f6, colour and the targets
+
+
+def check_encoding_progress(caplog, columns: int) -> None:
+    """Partitioned mode's encoding (the first job over the blocks left distributed) reported against the fixed
+    total of its columns, as broadcast mode's encoding does."""
+    lines = [(r.progress, r.getMessage()) for r in caplog.records
+             if r.name == "spark_fr.progress" and r.progress["label"] == "encoding"]
+    states = [s for s, _ in lines]
+    assert states and {(s["total"], s["unit"]) for s in states} == {(columns, "columns")}, lines
+    assert [s["done"] for s in states] == sorted(s["done"] for s in states)
+    assert states[-1]["final"] and states[-1]["done"] == columns
+    assert lines[-1][1].startswith(f"encoding: {columns} / {columns} columns (100 %), ")
 
 
 def test_subbagging_and_a_capped_oob_sample_agree_across_modes_and_partitionings(spark):
@@ -118,3 +134,4 @@ def test_automatic_mode_choice(spark, tmp_path):
                                 "--output", out])
         assert code == 0, err
         assert json.loads((out / "run.json").read_text())["ensemble_mode"] == expected
+
