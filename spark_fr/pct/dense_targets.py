@@ -3,11 +3,13 @@
 Sketch
 ------
 The backend's state (:data:`DenseState`) holds Z, whether the tree's rows have a missing target value, the
-node's :data:`~spark_fr.pct.impurity.Sums` ``T``, two scratch sums ``L`` and ``R`` and the histogram of the
-feature being searched. Its operations, as :mod:`spark_fr.pct.targets` names them:
+node's :data:`~spark_fr.pct.impurity.Sums` ``T``, two scratch sums ``L`` and ``R``, the histogram of the
+feature being searched and ``G``, the node's rows of Z in node order. Its operations, as
+:mod:`spark_fr.pct.targets` names them:
 
-    node_totals      T <- sums of the node's rows; (W, P = |E| impu(E) by (*), |S|^2)
-    histogram        the feature's histogram over the node (spark_fr.pct.histogram)
+    node_totals      T <- sums of the node's rows; (W, P = |E| impu(E) by (*), |S|^2); their rows of Z
+                     gathered into G
+    histogram        the feature's histogram over the node (spark_fr.pct.histogram), reading G
     best_test        the feature's best test against the node's totals, or (fractional) its known rows'
                      (T minus the missing code's cell): numeric by spark_fr.pct.numeric, nominal by
                      spark_fr.pct.subsets
@@ -17,6 +19,12 @@ feature being searched. Its operations, as :mod:`spark_fr.pct.targets` names the
                      split, and its per-column reductions
 
 The arithmetic is (*) and (**) of :mod:`spark_fr.pct.impurity`, summed row by row in the node's order.
+
+Decision: the node's target rows are gathered once per node (by node_totals, which reads them anyway) into
+G, and every candidate feature's histogram reads them from there, in order: a node's rows are scattered over
+Z (the partition moves row indices, not rows), so reading Z itself cost one cache miss per row and candidate
+feature on tall data. The same values are summed in the same order: the trees are the same to the bit. G
+costs m x K floats (m: the tree's rows), at most the size of Z.
 """
 from __future__ import annotations
 
@@ -34,8 +42,9 @@ from .numeric import random_threshold, scan_numeric_complete, scan_numeric_missi
 from .subsets import best_subset
 
 #: the dense backend's state: ``Z`` (n, K), ``has_missing`` (any missing value in the tree's rows), the node's
-#: sums ``T``, scratch sums ``L`` (a left side) and ``R`` (known rows, a right side), the feature's ``hist``
-DenseState = namedtuple("DenseState", ["Z", "has_missing", "T", "L", "R", "hist"])
+#: sums ``T``, scratch sums ``L`` (a left side) and ``R`` (known rows, a right side), the feature's ``hist``,
+#: and ``G`` (m, K): the node's rows of Z in node order (``G[i - start]`` the row of position i)
+DenseState = namedtuple("DenseState", ["Z", "has_missing", "T", "L", "R", "hist", "G"])
 
 
 @njit(**KERNEL)
@@ -46,20 +55,22 @@ def new_dense_state(targets, rows, nominal):
     has_missing = has_missing_targets(Z, rows)
     hist = Histogram(np.zeros(256), np.zeros((256, K)), np.zeros((256, K)),
                      np.zeros((256, K) if has_missing else (1, 1)), np.zeros(256, np.int64))
-    return DenseState(Z, has_missing, new_sums(K), new_sums(K), new_sums(K), hist)
+    return DenseState(Z, has_missing, new_sums(K), new_sums(K), new_sums(K), hist, np.empty((rows.shape[0], K)))
 
 
 @njit(**BORROWING)
 def dense_node_totals(tb, nr, start, end):
-    """The :data:`~spark_fr.pct.impurity.NodeTotals` of the node rows ``[start, end)``; their sums into ``tb.T``."""
-    W, P, sT2 = node_totals(nr, start, end, tb.Z, tb.has_missing, tb.T)
+    """The :data:`~spark_fr.pct.impurity.NodeTotals` of the node rows ``[start, end)``; their sums into ``tb.T``,
+    their rows of Z into ``tb.G``."""
+    W, P, sT2 = node_totals(nr, start, end, tb.Z, tb.has_missing, tb.T, tb.G)
     return NodeTotals(W, P, sT2)
 
 
 @njit(**BORROWING)
 def dense_histogram(tb, X, f, nr, start, end):
-    """The histogram of feature f over the node into ``tb.hist``; its present codes."""
-    return fill_histogram(X, f, nr, start, end, tb.Z, tb.has_missing, tb.hist)
+    """The histogram of feature f over the node into ``tb.hist`` (the node's rows of Z read from ``tb.G``, where
+    :func:`dense_node_totals` of the same node put them); its present codes."""
+    return fill_histogram(X, f, nr, start, end, tb.G, tb.has_missing, tb.hist)
 
 
 @njit(**BORROWING)

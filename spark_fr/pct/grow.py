@@ -196,7 +196,7 @@ def grow_tree(codes, targets, w, rows, config):
                       codes.nominal, nodes.left_share)
     leaf_of_row = np.full(n, -1, np.int32)
     gains = np.zeros((D, n_columns(tb)) if config.track_columns else (1, 1), np.float64)
-    nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m)
+    nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m, codes.X)
     members = new_members(m if fractional else 0)
     n_members = 0
     search = new_search(config.seed, D)

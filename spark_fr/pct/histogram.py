@@ -18,7 +18,7 @@ from collections import namedtuple
 from numba import njit
 
 from .jit import BORROWING, INLINE
-from .node_rows import MISSING
+from .node_rows import MISSING, code_at
 
 #: the feature codes a tree is grown on: ``X`` uint8 (D, n), 255 = missing (numeric codes are ordered bins,
 #: nominal codes category indices); ``nominal`` bool (D,); ``lower``, ``upper`` float64 (D, 255), the smallest
@@ -58,16 +58,18 @@ def order_codes(touched, nt, marks):
 
 
 @njit(**BORROWING)
-def fill_histogram(X, f, nr, start, end, Z, has_missing, hist):
-    """The :data:`Histogram` of feature f over the node rows ``[start, end)`` (clustering matrix ``Z``);
-    returns its :data:`PresentCodes`. With complete targets ``q`` and ``n`` are not filled."""
+def fill_histogram(X, f, nr, start, end, G, has_missing, hist):
+    """The :data:`Histogram` of feature f over the node rows ``[start, end)``, whose clustering rows are
+    ``G[:end - start]`` in node order (``G[i - start]`` is the row of position i, as
+    :func:`~spark_fr.pct.impurity.node_totals` gathers them); returns its :data:`PresentCodes`. With complete
+    targets ``q`` and ``n`` are not filled."""
     hw, hs, hq, hn, touched = hist
-    K = Z.shape[1]
+    K = G.shape[1]
     nt = 0
     for i in range(start, end):
-        r = nr.rows[i]
-        b = X[f, r]
+        b = code_at(X, f, nr, i)
         wr = nr.weights[i]
+        g = i - start
         if hw[b] == 0.0:
             touched[nt] = b
             nt += 1
@@ -78,7 +80,7 @@ def fill_histogram(X, f, nr, start, end, Z, has_missing, hist):
                     hn[b, k] = 0.0
         hw[b] += wr
         for k in range(K):
-            z = Z[r, k]
+            z = G[g, k]
             if has_missing:
                 if z == z:
                     hs[b, k] += wr * z

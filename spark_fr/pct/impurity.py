@@ -58,8 +58,10 @@ def has_missing_targets(Z, rows):
 
 
 @njit(**BORROWING)
-def totals(nr, start, end, Z, has_missing, sums):
-    """Weighted totals of the node rows ``[start, end)`` of ``nr`` into ``sums``; returns the total weight."""
+def totals(nr, start, end, Z, has_missing, sums, G=None):
+    """Weighted totals of the node rows ``[start, end)`` of ``nr`` into ``sums``; returns the total weight.
+    With ``G`` (at least end - start rows), the rows' targets are also copied there in node order:
+    ``G[i - start] = Z[nr.rows[i]]``."""
     S, Q, N = sums
     K = Z.shape[1]
     for k in range(K):
@@ -73,6 +75,8 @@ def totals(nr, start, end, Z, has_missing, sums):
         W += wr
         for k in range(K):
             z = Z[r, k]
+            if G is not None:
+                G[i - start, k] = z
             if has_missing:
                 if z == z:
                     S[k] += wr * z
@@ -109,12 +113,13 @@ def impurity_sum(W, sums):
 
 
 @njit(**BORROWING)
-def node_totals(nr, start, end, Z, has_missing, sums):
+def node_totals(nr, start, end, Z, has_missing, sums, G=None):
     """Totals of the node rows ``[start, end)`` into ``sums``; returns (W, P = |E| impu(E), |S|^2).
 
-    |S|^2 = sum_k S_k^2 is all the complete-target gain needs besides S (0.0 when targets are missing).
+    |S|^2 = sum_k S_k^2 is all the complete-target gain needs besides S (0.0 when targets are missing). With
+    ``G``, the node's rows of ``Z`` are gathered there in node order (:func:`totals`), for the histograms.
     """
-    TW = totals(nr, start, end, Z, has_missing, sums)
+    TW = totals(nr, start, end, Z, has_missing, sums, G)
     P = impurity_sum(TW, sums)
     sT2 = 0.0
     if not has_missing:

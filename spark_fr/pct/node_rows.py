@@ -18,6 +18,15 @@ and weights by position, so the two ways of handling a missing feature value sha
 
 Memory: ``learned`` never copies. ``fractional`` holds, besides the n rows, the copied smaller children of
 the nodes on the current path: at most about n more pairs, plus the duplicated missing rows.
+
+Node codes: a tree on at most :data:`NODE_CODES_MAX_FEATURES` features also keeps, at every position, the codes
+of its row (``codes``, positions x D, row-major), moved with the row by every partition and copy, and every
+kernel reads a row's code at a position through :func:`code_at`. Decision: a node's rows are scattered over
+the n rows of the code matrix, so on tall data (10^6 rows x 50 features: 50 MB of codes) a deep node's
+histograms missed the cache once per row and candidate feature; in node order a node's codes are one
+contiguous block, read in order, and a partition moves D more bytes per row that changes side. The codes
+are the same, so the trees are the same to the bit. Wide data (a row's codes longer than a few cache lines)
+keep reading the feature-major matrix, where one feature's codes are contiguous.
 """
 from __future__ import annotations
 
@@ -29,9 +38,13 @@ from numba import njit
 from .jit import BORROWING, INLINE, KERNEL
 
 MISSING = 255
+#: the most features for which a tree keeps its rows' codes in node order (module sketch)
+NODE_CODES_MAX_FEATURES = 64
 
-#: rows (int64) and their weights in the node holding each position (float64)
-NodeRows = namedtuple("NodeRows", ["rows", "weights"])
+#: rows (int64) and their weights in the node holding each position (float64); ``codes`` (uint8, positions x
+#: D): the codes of the row at each position, or (0, 0) when the tree reads them from the feature-major matrix
+#: (the default when built in Python)
+NodeRows = namedtuple("NodeRows", ["rows", "weights", "codes"], defaults=(np.zeros((0, 0), np.uint8),))
 #: the tests of a tree's nodes, all that routing a row needs: per node the tested ``feature`` (-1: a leaf), the
 #: numeric ``threshold`` ("code <= threshold" goes left), ``missing_left`` (where a learned test sends a missing
 #: value), the nominal subset ``mask`` (4 x uint64: 256 bits), the children ``left`` and ``right``, and
@@ -45,15 +58,42 @@ Children = namedtuple("Children", ["n_missing", "left_start", "left_end", "right
 
 
 @njit(**KERNEL)
-def node_rows(rows, w, capacity):
-    """The buffer of a tree's root: ``rows`` (used in place when ``capacity`` is its length) and ``w[rows]``."""
+def node_rows(rows, w, capacity, X=None):
+    """The buffer of a tree's root: ``rows`` (used in place when ``capacity`` is its length) and ``w[rows]``; with
+    the feature codes ``X`` (D, n) of at most :data:`NODE_CODES_MAX_FEATURES` features, the rows' codes too."""
     m = rows.shape[0]
     buf = rows if capacity <= m else np.empty(capacity, np.int64)
     weights = np.empty(max(capacity, m), np.float64)
     for i in range(m):
         buf[i] = rows[i]
         weights[i] = w[rows[i]]
-    return NodeRows(buf, weights)
+    if X is None:
+        return NodeRows(buf, weights, np.zeros((0, 0), np.uint8))
+    if X.shape[0] > NODE_CODES_MAX_FEATURES:
+        return NodeRows(buf, weights, np.zeros((0, 0), np.uint8))
+    return NodeRows(buf, weights, _codes_of(X, buf, m, max(capacity, m)))
+
+
+@njit(**KERNEL)
+def _codes_of(X, rows, m, capacity):
+    """The codes of ``rows[:m]``: (D, n) -> (capacity, D), a block of rows at a time (reads in row order)."""
+    D = X.shape[0]
+    codes = np.empty((capacity, D), np.uint8)
+    for i0 in range(0, m, 256):
+        i1 = min(i0 + 256, m)
+        for f in range(D):
+            for i in range(i0, i1):
+                codes[i, f] = X[f, rows[i]]
+    return codes
+
+
+@njit(**INLINE)
+def code_at(X, f, nr, i):
+    """The code of feature f of the row at position i: from the node codes when the tree keeps them, else from
+    the feature-major matrix ``X``."""
+    if nr.codes.shape[1] > 0:
+        return nr.codes[i, f]
+    return X[f, nr.rows[i]]
 
 
 @njit(**KERNEL)
@@ -67,7 +107,11 @@ def reserve(nr, size):
     weights = np.empty(new_cap, np.float64)
     rows[:cap] = nr.rows
     weights[:cap] = nr.weights
-    return NodeRows(rows, weights)
+    codes = nr.codes
+    if codes.shape[1] > 0:
+        codes = np.empty((new_cap, codes.shape[1]), np.uint8)
+        codes[:cap] = nr.codes
+    return NodeRows(rows, weights, codes)
 
 
 @njit(**INLINE)
@@ -78,6 +122,11 @@ def _swap(nr, i, j):
     v = nr.weights[i]
     nr.weights[i] = nr.weights[j]
     nr.weights[j] = v
+    c = nr.codes
+    for f in range(c.shape[1]):
+        b = c[i, f]
+        c[i, f] = c[j, f]
+        c[j, f] = b
 
 
 @njit(**INLINE)
@@ -102,7 +151,7 @@ def _two_way(X, tests, node, nr, start, end, by_missing):
     i = start
     j = end - 1
     while i <= j:
-        code = X[f, nr.rows[i]]
+        code = code_at(X, f, nr, i)
         if (code == MISSING) if by_missing else goes_left(tests, node, code, nominal_f):
             i += 1
         else:
@@ -124,7 +173,7 @@ def _missing_first(X, tests, node, nr, start, end):
     where they end. Nothing moves when none is missing."""
     f = tests.feature[node]
     for i in range(start, end):
-        if X[f, nr.rows[i]] == MISSING:
+        if code_at(X, f, nr, i) == MISSING:
             return _two_way(X, tests, node, nr, start, end, True)
     return start
 
@@ -139,12 +188,15 @@ def _weight_sum(nr, start, end):
 
 @njit(**BORROWING)
 def _copy_scaled(nr, src, end, dst, m_start, m_end, share):
-    """Copy the pairs ``[src, end)`` to ``dst``; the weights of those in ``[m_start, m_end)`` times ``share``."""
+    """Copy the pairs ``[src, end)`` (and their codes) to ``dst``; the weights of those in ``[m_start, m_end)``
+    times ``share``."""
     for i in range(src, end):
         k = dst + i - src
         nr.rows[k] = nr.rows[i]
         v = nr.weights[i]
         nr.weights[k] = v * share if m_start <= i < m_end else v
+        for f in range(nr.codes.shape[1]):
+            nr.codes[k, f] = nr.codes[i, f]
 
 
 @njit(**BORROWING)

@@ -43,7 +43,7 @@ from .config import MISSING_FRACTIONAL, SPLITTER_RANDOM
 from .histogram import Histogram, PresentCodes, clear_histogram, order_codes
 from .impurity import NodeTotals, Sums, Totals
 from .jit import BORROWING, INLINE, KERNEL
-from .node_rows import MISSING
+from .node_rows import MISSING, code_at
 from .numeric import better, random_threshold
 from .subsets import best_subset
 
@@ -159,7 +159,7 @@ def sparse_histogram(tb, X, f, nr, start, end):
     hw, cnt, off, order, order_w, touched = tb.buckets
     nt = 0
     for i in range(start, end):
-        b = X[f, nr.rows[i]]
+        b = code_at(X, f, nr, i)
         if cnt[b] == 0:
             touched[nt] = b
             nt += 1
@@ -174,7 +174,7 @@ def sparse_histogram(tb, X, f, nr, start, end):
         o += cnt[b]
     for i in range(start, end):
         r = nr.rows[i]
-        b = X[f, r]
+        b = code_at(X, f, nr, i)
         order[off[b]] = r
         order_w[off[b]] = nr.weights[i]
         off[b] += 1

@@ -12,7 +12,7 @@ tree grows; every backend compiles its own copy of the loop):
     n_columns(tb)                               K
     node_totals(tb, nr, start, end)             NodeTotals (W, P, |S|^2) of the node's rows; their sums kept
     histogram(tb, X, f, nr, start, end)         PresentCodes of feature f over the node (its histogram or
-                                                buckets kept in the state)
+                                                buckets kept in the state); after node_totals of the node
     best_test(tb, search, codes, f, pc, node, config)
                                                 (h, threshold, missing_left) of feature f's best test
     clear(tb, nt)                               forget feature f's histogram
@@ -91,7 +91,8 @@ OPERATIONS = {
                   "the backend's state for a tree grown on ``rows`` of ``targets`` (``nominal``: the features' kinds)"),
     "n_columns": ("tb", "K, the number of clustering columns"),
     "node_totals": ("tb, nr, start, end", "the NodeTotals of the node rows ``[start, end)``; their sums kept"),
-    "histogram": ("tb, X, f, nr, start, end", "feature f over the node: its PresentCodes; the histogram kept"),
+    "histogram": ("tb, X, f, nr, start, end", "feature f over the node (after node_totals of the same node): its "
+                  "PresentCodes; the histogram kept"),
     "best_test": ("tb, search, codes, f, pc, node, config",
                   "(h, threshold code or -1 for a nominal test, missing_left) of feature f's best test at the node; "
                   "a nominal test's mask in ``search.mask``"),

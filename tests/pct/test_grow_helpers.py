@@ -10,7 +10,7 @@ from spark_fr.pct.dense_targets import DenseState, dense_column_gain
 from spark_fr.pct.grow import _push_children, _tree_arrays
 from spark_fr.pct.histogram import Histogram, clear_histogram, fill_histogram
 from spark_fr.pct.impurity import NodeTotals, Totals, new_sums, node_totals
-from spark_fr.pct.node_rows import Children, NodeRows, TreeTests, goes_left, node_rows, partition
+from spark_fr.pct.node_rows import Children, NodeRows, TreeTests, goes_left, node_rows, partition, split_fractional
 from spark_fr.pct.numeric import random_threshold, scan_numeric_complete, scan_numeric_missing, split_at_threshold
 from spark_fr.pct.route import next_node
 from spark_fr.pct.search import Search, Split, draw_feature, keep_better
@@ -114,8 +114,10 @@ class Node:
         self.search = Search(np.array([rng.integers(0, 2**63)], np.uint64), np.arange(2), np.zeros(256, np.bool_),
                              np.zeros(4, np.uint64), np.zeros(4, np.uint64))
         self.nr = node_rows(rows, self.w, rows.size)  # the grower's (row, weight) pairs; rows in place
-        self.TW, self.P, self.sT2 = node_totals(self.nr, self.start, self.end, self.Z, self.has_missing, self.T)
-        self.pc = fill_histogram(self.X, 0, self.nr, self.start, self.end, self.Z, self.has_missing, self.hist)
+        self.G = np.full((self.end - self.start + int(rng.integers(0, 3)), K), -7.0)  # the node's rows of Z
+        self.TW, self.P, self.sT2 = node_totals(self.nr, self.start, self.end, self.Z, self.has_missing, self.T,
+                                                self.G)
+        self.pc = fill_histogram(self.X, 0, self.nr, self.start, self.end, self.G, self.has_missing, self.hist)
         self.nt, self.n_known, self.MW = self.pc
         self.parent = Totals(self.TW, self.P, self.sT2, self.T, self.MW)
         in_node = self.rows[self.start:self.end]
@@ -150,6 +152,12 @@ def test_node_totals_and_histogram_are_weighted_sums():
         np.testing.assert_allclose(nd.T.N, (ws[:, None] * known).sum(0), rtol=1e-12)
         assert nd.P == pytest.approx(ss_ref(Zs, ws), rel=1e-9, abs=1e-9)
         assert nd.sT2 == (0.0 if nd.has_missing else pytest.approx((nd.T.S ** 2).sum(), rel=1e-12))
+        # the node's rows of Z gathered in node order for the histograms, to the bit; nothing written past them
+        gathered = nd.G[:nd.end - nd.start]
+        assert np.array_equal(gathered.view(np.uint64), Zs.view(np.uint64)) and (nd.G[nd.end - nd.start:] == -7).all()
+        T2 = new_sums(Zs.shape[1])
+        assert node_totals(nd.nr, nd.start, nd.end, nd.Z, nd.has_missing, T2) == (nd.TW, nd.P, nd.sT2)  # without G
+        assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(T2, nd.T))
         # present codes in increasing order, the missing code last
         present = np.unique(c)
         hist = nd.hist
@@ -346,6 +354,40 @@ def test_routing_and_partition_match_numpy_masks():
         assert (rows[:start] == before[:start]).all() and (rows[end:] == before[end:]).all()
 
 
+def test_node_codes_follow_their_rows_through_partitions_and_fractional_splits():
+    """A tree on few features keeps its rows' codes in node order (node_rows given X): after a partition or a
+    fractional split (the smaller child copied above the ranges, the buffer grown) every position holds its
+    row's codes, and rows, weights and children are those of the buffer reading X itself."""
+    rng = np.random.default_rng(3)
+    for trial in range(60):
+        n, D = int(rng.integers(1, 80)), int(rng.integers(1, 6))
+        X = rng.integers(0, 6, (D, n)).astype(np.uint8)
+        X[rng.random((D, n)) < rng.random() * 0.5] = MISSING
+        w = rng.integers(1, 4, n).astype(float)
+        rows = rng.permutation(n).astype(np.int64)
+        cap = n + int(rng.integers(0, 5))  # little room: a fractional split grows the buffer
+        kept, plain = node_rows(rows.copy(), w, cap, X), node_rows(rows.copy(), w, cap)
+        assert kept.codes.shape == (cap, D) and plain.codes.shape == (0, 0)
+        assert np.array_equal(kept.codes[:n], X[:, rows].T)
+        f, fractional = int(rng.integers(0, D)), bool(trial % 2)
+        start = int(rng.integers(0, n))
+        tests = TreeTests(np.full(1, f, np.int32), np.array([2], np.int32), np.array([not fractional and trial % 4 == 0]),
+                          np.zeros((1, 4), np.uint64), np.zeros(1, np.int32), np.zeros(1, np.int32), np.zeros(D, bool),
+                          np.zeros(1))
+        if fractional:
+            kept, share, children = split_fractional(X, tests, 0, kept, start, n, n)
+            plain, share_p, children_p = split_fractional(X, tests, 0, plain, start, n, n)
+            assert (share, children) == (share_p, children_p)
+            used = max(children.left_end, children.right_end)
+        else:
+            mid = partition(X, tests, 0, kept, start, n)
+            assert mid == partition(X, tests, 0, plain, start, n)
+            used = n
+        assert np.array_equal(kept.rows[:used], plain.rows[:used])
+        assert np.array_equal(kept.weights[:used], plain.weights[:used])
+        assert np.array_equal(kept.codes[:used], X[:, kept.rows[:used]].T), trial
+
+
 def test_draw_feature_is_a_fisher_yates_shuffle_and_children_are_pushed_right_first():
     for seed in range(20):
         D = 1 + seed % 9
@@ -374,7 +416,7 @@ def test_column_gain_is_the_per_column_reduction():
         nd.rows[nd.start:nd.end] = np.concatenate([nrows[left], nrows[~left]])
         mid = nd.start + int(left.sum())
         column_gain = np.zeros((2, nd.Z.shape[1]))
-        tb = DenseState(nd.Z, nd.has_missing, nd.T, nd.L, new_sums(nd.Z.shape[1]), nd.hist)
+        tb = DenseState(nd.Z, nd.has_missing, nd.T, nd.L, new_sums(nd.Z.shape[1]), nd.hist, nd.G)
         dense_column_gain(tb, column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size),
                           Children(0, nd.start, mid, mid, nd.end), NodeTotals(nd.TW, nd.P, nd.sT2))
         Zs, ws = nd.Z[nrows], nd.w[nrows]
