@@ -1,0 +1,65 @@
+"""spark_fr/pct/tree.py: the per-leaf sums of leaf_prototypes (segment_sums, a numba kernel) against NumPy's
+sum of each leaf's block, to the bit."""
+import numpy as np
+import pytest
+
+from spark_fr.pct import tree as tree_module
+from spark_fr.pct.config import grow_config
+from spark_fr.pct.tree import grow, leaf_prototypes, segment_sums
+
+
+def numpy_segment_sums(values, bounds, targets, out):
+    """The slow, obvious reference: NumPy's sum over the rows of each segment."""
+    for s in range(len(bounds) - 1):
+        out[targets[s]] = values[bounds[s]:bounds[s + 1]].sum(axis=0)
+
+
+def bits(a):
+    return np.ascontiguousarray(a).view(np.uint64)
+
+
+@pytest.mark.parametrize("P", [1, 2, 3, 5])
+def test_segment_sums_are_numpy_sums_to_the_bit(P):
+    """Segments of 1 to 700 rows (NumPy sums one column pairwise: 8 partial sums from 8 rows, halves above 128),
+    values of many magnitudes and signed zeros; a column of a 1-d array (a view with stride 0) too."""
+    rng = np.random.default_rng(P)
+    lengths = np.r_[rng.integers(1, 10, 200), rng.integers(10, 140, 40), rng.integers(140, 700, 10)]
+    rng.shuffle(lengths)
+    bounds = np.r_[0, np.cumsum(lengths)]
+    values = rng.standard_normal((bounds[-1], P)) * 10.0 ** rng.uniform(-4, 4, (bounds[-1], P))
+    values[rng.random(values.shape) < 0.05] = -0.0
+    targets = rng.permutation(lengths.size + 5)[:lengths.size].astype(np.int64)
+    for vals in (values, values[:, 0][:, None]):
+        got = np.full((lengths.size + 5, vals.shape[1]), 7.0)
+        want = got.copy()
+        segment_sums(vals, bounds, targets, got)
+        numpy_segment_sums(vals, bounds, targets, want)
+        assert np.array_equal(bits(got), bits(want))
+
+
+@pytest.mark.parametrize("missing", ["learned", "fractional"])
+@pytest.mark.parametrize("P", [1, 3])
+def test_leaf_prototypes_are_those_of_numpy_sums(monkeypatch, missing, P):
+    """Prototypes of grown trees (leaves of 1 to hundreds of rows; complete and incomplete prototype columns;
+    learned and fractional trees) with the kernel and with NumPy's sums: the same, to the bit."""
+    rng = np.random.default_rng(7 + P)
+    n, D = 3000, 4
+    X = rng.integers(0, 50, (D, n)).astype(np.uint8)
+    X[rng.random((D, n)) < 0.1] = 255
+    lower = np.cumsum(rng.random((D, 255)) + 0.01, axis=1)
+    upper = lower + 0.005
+    Z = rng.standard_normal((n, 2))
+    Z[:, 0] += X[0] * 0.05
+    columns = rng.standard_normal((n, P)) * 3.0
+    holes = columns.copy()
+    holes[rng.random((n, P)) < 0.2] = np.nan
+    w = rng.poisson(1.0, n).astype(float)
+    for min_leaf in (1.0, 40.0, 400.0):
+        tree = grow(X, np.zeros(D, bool), lower, upper, Z, w,
+                    grow_config(min_leaf=min_leaf, missing=missing, max_features=2, seed=int(min_leaf)))
+        for cols in (columns, holes):
+            got = leaf_prototypes(tree, cols, w, np.zeros(P))
+            with monkeypatch.context() as m:
+                m.setattr(tree_module, "segment_sums", numpy_segment_sums)
+                want = leaf_prototypes(tree, cols, w, np.zeros(P))
+            assert np.array_equal(bits(got), bits(want)), (min_leaf, missing)
