@@ -225,12 +225,13 @@ def lazy_session():
     """The session of a run given none: the active one, else a local one (or ``SPARK_REMOTE``'s) that starts only
     when the run first needs Spark, as ``jobs/rank.py``'s does (:func:`spark_fr.runner.session`).
 
-    Decision: a run needs Spark, and so starts a JVM, when its input is read by Spark (CSV, Delta, catalog
-    tables, ``.mat``, URIs, Parquet with partition directories) or is larger than the driver's passes take
-    (``prepare``'s ``local_limit``, 512 MB), or when its trees or Relief shards are estimated at more than the
-    driver does in the time a JVM takes to start (:data:`spark_fr.runtime.spark.SESSION_START_SECONDS`, 10 s
-    on the driver's threads; ``SPARK_FR_DRIVER_MAX_SECONDS`` scales it, 0 always uses Spark). A local ARFF file,
-    local Parquet files and a pandas DataFrame of a few MB then rank in the driver, with no JVM.
+    Decision: a run needs Spark, and so starts a JVM, when its input is read by Spark (Delta, catalog tables,
+    ``.mat``, URIs, Parquet with partition directories, CSV that the driver cannot read exactly as Spark does:
+    :mod:`spark_fr.io.csv_driver`) or is larger than the driver's passes take (``prepare``'s ``local_limit``,
+    512 MB), or when its trees or Relief shards are estimated at more than the driver does in the time a JVM
+    takes to start (:data:`spark_fr.runtime.spark.SESSION_START_SECONDS`, 10 s on the driver's threads;
+    ``SPARK_FR_DRIVER_MAX_SECONDS`` scales it, 0 always uses Spark). A local ARFF file, local CSV and Parquet
+    files and a pandas DataFrame of a few MB then rank in the driver, with no JVM.
     """
     from pyspark.sql import SparkSession
 

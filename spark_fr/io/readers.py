@@ -299,9 +299,7 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
         ds = read_arff(spark, local if len(local) > 1 else local[0], targets=targets, label_names=label_names,
                        duplicate_names=duplicate_names)
     elif fmt == "csv":
-        from .csv import read_csv
-
-        ds = read_csv(spark, paths if len(paths) > 1 else path, duplicate_names=duplicate_names)
+        ds = _read_csv(spark, paths if len(paths) > 1 else path, duplicate_names)
     elif fmt == "parquet":
         from .parquet import read_parquet
 
@@ -316,6 +314,21 @@ def _read(spark, source, format, labels_xml, targets, features_col, table, versi
         ds.label_names = label_names
     ds.source = ", ".join(named)  # the paths the user named (not an extracted archive member)
     return ds
+
+
+def _read_csv(spark, path, duplicate_names: str) -> Dataset:
+    """CSV input read in the driver when it is local and small (:mod:`spark_fr.io.csv_driver`: the same table, no
+    Spark job, no JVM), else by Spark (:func:`spark_fr.io.csv.read_csv`)."""
+    from .csv_driver import NotPlain, read_csv_driver
+
+    case_sensitive = spark is not None and conf_value(spark, "spark.sql.caseSensitive", "false").lower() == "true"
+    try:
+        return read_csv_driver(path, duplicate_names=duplicate_names, case_sensitive=case_sensitive)
+    except NotPlain as why:
+        log.debug("CSV input read by Spark: %s", why)
+    from .csv import read_csv
+
+    return read_csv(spark, path, duplicate_names=duplicate_names)
 
 
 def split_inputs(source) -> list:
