@@ -108,6 +108,13 @@ NOT_HERE = {
     "databricks jobs create --json @jobs/databricks/scheduled_job.json":
         "a Databricks workspace; tests/end_to_end/test_package.py's "
         "test_the_wheel_with_pyspark_client_only_runs_the_databricks_job runs the job's tasks from that JSON",
+    "python jobs/benchmark.py --suite tall --trees 20 --max-memory-gb 16 --peers spark_fr_d12,xgboost_d12,"
+    "lightgbm_d12,spark_fr_d20,xgboost_d20,spark_fr,sklearn,xgboost,lightgbm --json out/tall-peers.json":
+        "a benchmark at the issue's size (10^6 rows, XGBoost to its memory limit: an hour, 16 GB); "
+        "test_tall_suite_with_the_forests_at_one_depth (marker peers) runs the suite small",
+    "python jobs/benchmark.py --suite wide --peers spark_fr,sklearn,xgboost,lightgbm --json out/wide-peers.json":
+        "a benchmark at the issue's size (2,000 x 20,000, minutes a peer); test_forests_classify_the_wide_table "
+        "(marker peers) runs the peers small",
     "python jobs/benchmark.py --check":
         "the benchmark harness's own tests (marker peers, minutes: every peer a process); "
         "test_check_runs_the_peers_tests_the_default_run_leaves_out checks what it selects",
