@@ -232,6 +232,23 @@ def order_by_importance(names: list, importance) -> list:
     return [int(i) for i in np.argsort(-importance, kind="stable")]
 
 
+def ranked(names: list, importance, read_s: float, fit_s: float) -> dict:
+    """The part of a forest peer's result every forest writes: ``order`` (largest importance first, ties in file
+    order), ``importance`` by name, ``read_s`` and ``fit_s`` (rounded to the millisecond)."""
+    imp = [float(v) for v in importance]
+    order = order_by_importance(names, imp)
+    return {"order": [names[i] for i in order], "importance": {names[i]: imp[i] for i in order},
+            "read_s": round(read_s, 3), "fit_s": round(fit_s, 3)}
+
+
+def class_codes(labels):
+    """A class-label target as codes 0 .. c - 1 (in sorted label order) and c, for libraries that take codes."""
+    import numpy as np
+
+    classes, codes = np.unique(labels, return_inverse=True)
+    return codes, len(classes)
+
+
 def run_clus_ranking(arff: str, task: dict, workdir: str, ranking: str, clus_tools: str | Path = CLUS_TOOLS) -> dict:
     """Run CLUS with ``run_clus.py``; exit with CLUS' output on standard error if it fails.
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import sys
 import time
 
-from _common import bootstrap_share, count_or_fraction, node_fraction, order_by_importance, peer_parser, \
+from _common import bootstrap_share, class_codes, count_or_fraction, node_fraction, peer_parser, ranked, \
     read_features_targets, write_result
 
 #: LightGBM's largest num_leaves
@@ -105,8 +105,7 @@ def rank(path: str, features: int | None, targets: int, trees: int, seed: int, n
     names, X, Y = read_features_targets(path, features, targets, classifier)
     classes = 0
     if classifier:
-        labels, Y = np.unique(Y, return_inverse=True)
-        classes = len(labels)
+        Y, classes = class_codes(Y)
     t1 = time.perf_counter()
     params = forest_params(X.shape[0], X.shape[1], classes, max_depth, min_samples_leaf, seed, n_jobs, max_samples,
                            histogram_pool_mb)
@@ -119,10 +118,7 @@ def rank(path: str, features: int | None, targets: int, trees: int, seed: int, n
         imp += gain / gain.sum() if gain.sum() > 0 else gain
         built += booster.num_trees()
     t2 = time.perf_counter()
-    imp /= len(columns)
-    order = order_by_importance(names, imp)
-    return {"order": [names[i] for i in order], "importance": {names[i]: float(imp[i]) for i in order},
-            "read_s": round(t1 - t0, 3), "fit_s": round(t2 - t1, 3), "forests": len(columns), "trees_built": built,
+    return {**ranked(names, imp / len(columns), t1 - t0, t2 - t1), "forests": len(columns), "trees_built": built,
             "num_leaves": params["num_leaves"], "max_depth": params["max_depth"], "lightgbm": lgb.__version__}
 
 

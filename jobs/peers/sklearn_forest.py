@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 import time
 
-from _common import count_or_fraction, order_by_importance, peer_parser, read_features_targets, write_result
+from _common import count_or_fraction, peer_parser, ranked, read_features_targets, write_result
 
 
 def rank(path: str, features: int | None, targets: int, trees: int, seed: int, n_jobs: int,
@@ -55,10 +55,7 @@ def rank(path: str, features: int | None, targets: int, trees: int, seed: int, n
     model = forest(n_estimators=trees, max_features="sqrt", min_samples_leaf=min_samples_leaf,
                    max_samples=max_samples, n_jobs=n_jobs, random_state=seed).fit(X, Y)
     t2 = time.perf_counter()
-    imp = model.feature_importances_
-    order = order_by_importance(names, imp)
-    return {"order": [names[i] for i in order], "importance": {names[i]: float(imp[i]) for i in order},
-            "read_s": round(t1 - t0, 3), "fit_s": round(t2 - t1, 3)}
+    return ranked(names, model.feature_importances_, t1 - t0, t2 - t1)
 
 
 def main(argv=None) -> int:

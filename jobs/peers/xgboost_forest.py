@@ -35,7 +35,7 @@ from __future__ import annotations
 import sys
 import time
 
-from _common import bootstrap_share, count_or_fraction, node_fraction, order_by_importance, peer_parser, \
+from _common import bootstrap_share, class_codes, count_or_fraction, node_fraction, peer_parser, ranked, \
     read_features_targets, write_result
 
 def forest_params(rows: int, features: int, targets: int, classes: int, trees: int, max_depth: int,
@@ -96,25 +96,21 @@ def rank(path: str, features: int | None, targets: int, trees: int, seed: int, n
     dict
         See the module docstring.
     """
-    import numpy as np
     import xgboost as xgb
 
     t0 = time.perf_counter()
     names, X, Y = read_features_targets(path, features, targets, classifier)
     classes = 0
     if classifier:
-        labels, Y = np.unique(Y, return_inverse=True)
-        classes = len(labels)
+        Y, classes = class_codes(Y)
     t1 = time.perf_counter()
     params = forest_params(X.shape[0], X.shape[1], targets, classes, trees, max_depth, min_samples_leaf, seed, n_jobs,
                            max_samples)
     booster = xgb.train(params, xgb.DMatrix(X, label=Y, feature_names=names, nthread=n_jobs), num_boost_round=1)
     t2 = time.perf_counter()
     gain = booster.get_score(importance_type="total_gain")
-    imp = [float(gain.get(name, 0.0)) for name in names]
-    order = order_by_importance(names, imp)
-    return {"order": [names[i] for i in order], "importance": {names[i]: imp[i] for i in order},
-            "read_s": round(t1 - t0, 3), "fit_s": round(t2 - t1, 3), "trees_built": trees_built(booster),
+    return {**ranked(names, [gain.get(name, 0.0) for name in names], t1 - t0, t2 - t1),
+            "trees_built": trees_built(booster),
             "max_depth": params["max_depth"], "subsample": params["subsample"],
             "colsample_bynode": params["colsample_bynode"], "multi_strategy": params.get("multi_strategy"),
             "xgboost": xgb.__version__}
