@@ -390,6 +390,21 @@ class SessionStart:
         return self._kwargs.get("master") or "local[*]"
 
     @property
+    def local_cores(self) -> int | None:
+        """The cores of the local master this start would run on (``local``: 1, ``local[N]``: N, ``local[*]``:
+        this machine's), without starting it; None when the session would not be a classic local one of this
+        process (another master, ``spark-submit``'s, or Spark Connect)."""
+        if _under_spark_submit() or remote_url() is not None:
+            return None
+        found = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\d+)?\])?", self.requested_master)
+        if found is None:
+            return None
+        cores = found.group(1)
+        if cores is None:
+            return 1
+        return (os.cpu_count() or 1) if cores == "*" else int(cores)
+
+    @property
     def started(self) -> bool:
         """Whether the start has ended (with a session, or with an error :meth:`result` raises)."""
         return self._done.is_set()

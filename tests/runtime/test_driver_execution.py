@@ -182,7 +182,8 @@ def test_a_lazy_session_starts_only_for_work_too_large_for_the_driver(spark, mon
 
     monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "2")
     monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", "2")
-    lazy = SessionStart(lazy=True)
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    lazy = SessionStart(lazy=True, master="local[1]")  # fewer cores than the driver's threads: Spark may help
     expected = {u: 3 * u * u for u in range(6)}
 
     def plan(left, parallelism):
@@ -195,3 +196,47 @@ def test_a_lazy_session_starts_only_for_work_too_large_for_the_driver(spark, mon
     got, _, here = run_units(lazy, 3, list(range(6)), _square_units, _merge_units, {}, plan, estimated_seconds=big)
     assert got == expected and lazy.requested
     assert lazy.result() is not None  # the (test's active) session, started for the large work
+
+
+@pytest.mark.parametrize("master, cores", [("local", 1), ("local[1]", 1), ("local[3]", 3), ("local[2,4]", 2),
+                                           ("local[*]", os.cpu_count()), ("local-cluster[2,1,1024]", None),
+                                           ("spark://host:7077", None)])
+def test_the_cores_of_the_local_master_a_lazy_session_would_have(master, cores, monkeypatch):
+    from spark_fr.runtime.session import SessionStart
+
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
+    assert SessionStart(lazy=True, master=master).local_cores == cores
+    monkeypatch.setenv("SPARK_REMOTE", "local[2]")  # Spark Connect: its server is not the driver's threads
+    assert SessionStart(lazy=True, master=master).local_cores is None
+
+
+def test_work_of_any_size_stays_in_the_driver_when_the_session_would_be_local(monkeypatch):
+    """A lazy session of ours that would be local[*] would run its tasks on the driver's cores: work the
+    estimate sends to Spark runs on the driver's threads instead and the JVM never starts; with the limit at 0
+    (always Spark tasks) or a master with fewer cores than the driver's threads, the session is asked for."""
+    from spark_fr.runtime.session import SessionStart
+    from spark_fr.runtime.spark import run_units
+
+    monkeypatch.delenv("SPARK_REMOTE", raising=False)
+    monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", "2")
+    monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", "2")
+    expected = {u: 3 * u * u for u in range(6)}
+
+    def plan(left, parallelism):
+        return [left[i:i + 1] for i in range(len(left))]
+
+    lazy = SessionStart(lazy=True, master="local[*]" if (os.cpu_count() or 1) >= 2 else "local[2]")
+    got, _, here = run_units(lazy, 3, list(range(6)), _square_units, _merge_units, {}, plan,
+                             estimated_seconds=10_000.0)
+    assert got == expected and here == 6 and not lazy.requested
+
+    class NoStart(SessionStart):  # the session asked for: seen, and not started (this test needs no JVM)
+        def start(self):
+            raise RuntimeError("the session was asked for")
+
+    for master, limit in (("local[1]", "2"), ("local[*]", "0")):
+        monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", limit)
+        with pytest.raises(RuntimeError, match="asked for"):
+            run_units(NoStart(lazy=True, master=master), 3, list(range(6)), _square_units, _merge_units, {}, plan,
+                      estimated_seconds=10_000.0)
