@@ -8,7 +8,8 @@ right at a node by :func:`~spark_fr.pct.node_rows.goes_left`, the test the growe
 *Learned trees* (:func:`apply_tree`): a row goes down one path to one leaf; a missing value goes where the node
 learned to send it. The RF score permutes feature f on the out-of-bag rows (:func:`permutation`): only the rows
 whose path tests f can change (:func:`rows_by_path_feature`), each re-routed from the first node of its path
-testing f (:func:`apply_tree_permuted`).
+testing f (:func:`apply_tree_permuted`), unless its new code of a numeric f lies in the range of codes its path
+lets through (the same path, the same leaf: no walk).
 
 *Fractional trees* (``--missing fractional``, :func:`route_fractional`): at a node whose feature it has no value
 of, a row goes down both branches, with the shares the node recorded while growing (``left_share``: the share of
@@ -24,8 +25,8 @@ times the shares). For classes (and MLC labels) CLUS adds the leaves' class *cou
 (``ClassificationStat.addPrediction``), which also weighs a leaf by its training weight; here every task mixes
 its leaves' prototypes (class distributions, label frequencies), so a leaf counts by its share alone, the
 prediction a row would get from the leaves' distributions in the proportions it reaches them. The RF score of
-a fractional tree re-routes, from the root, the rows that reach a node testing the permuted feature
-(:func:`rows_by_path_feature` too).
+a fractional tree re-routes the rows that reach a node testing the permuted feature (:func:`rows_by_path_feature`
+too): from the first node testing it when the row goes down one path, else from the root.
 """
 from __future__ import annotations
 
@@ -82,26 +83,38 @@ def apply_tree_permuted(XR, rows, perm_rows, pf, starts, tests):
 
 @njit(**KERNEL)
 def rows_by_path_feature(XR, rows, tests, n_features):
-    """For every feature, the positions (in ``rows``) of the rows whose path tests that feature, and the first node
-    of the path that does; a fractional tree's row goes down both branches at a missing value (``left_share`` not
-    empty), a learned tree's where the node sends it.
+    """For every feature, the positions (in ``rows``) of the rows whose path tests that feature, the first node
+    of the path that does, and the codes of that feature that keep the row on its path; a fractional tree's row
+    goes down both branches at a missing value (``left_share`` not empty), a learned tree's where the node sends
+    it.
 
-    Permuting feature f can only change the leaves of these rows, so the permutation score re-routes them alone:
-    a learned tree's from the first node of the path testing f, a fractional tree's from the root. Returns CSR
-    arrays (indptr (D + 1,), positions, first_nodes) and the leaf of every row (a learned tree's only).
+    Permuting feature f can only change the leaves of these rows, so the permutation score re-routes them alone,
+    from the first node of the path testing f (a fractional tree's row that goes down both branches somewhere:
+    from the root). A row that
+    goes down one path (a learned tree's; a fractional tree's when it meets no missing code of a tested
+    feature) and whose path tests a numeric f keeps its leaf exactly when its new code is known and lies in
+    ``[lo, hi]`` (every test of f on the path passed the same way; a known code outside it leaves the path at
+    some node, hence reaches another leaf): such rows need no walk. An empty range (``lo > hi``: a nominal f, a
+    missing code of f on a learned path, a fractional row that went both ways) means "walk". Returns CSR arrays
+    (indptr (D + 1,), positions, first_nodes, lo, hi) and the leaf of every row (a learned tree's only).
 
     Decision: one kernel for both kinds of tree, its loop written out in full: noting a pair through a helper
     that takes or returns the arrays cost atomic reference counts at every step of every path (1.6-2.4x the
     kernel's time, 300,000 rows at full depth).
     """
     feature, left, right, nominal = tests.feature, tests.left, tests.right, tests.nominal  # see route_fractional
+    threshold = tests.threshold
     both_ways = tests.left_share.shape[0] > 0
     m = rows.shape[0]
     seen = np.full(n_features, -1, np.int64)
+    pair_of = np.zeros(n_features, np.int64)  # the pair of feature f of the current row
     counts = np.zeros(n_features + 1, np.int64)
-    pair_f = np.empty(16 * m + 16, np.int64)  # (feature, position, node) of each pair found
-    pair_i = np.empty(16 * m + 16, np.int64)
-    pair_n = np.empty(16 * m + 16, np.int64)
+    room = 16 * m + 16
+    pair_f = np.empty(room, np.int64)  # (feature, position, node, lo, hi) of each pair found
+    pair_i = np.empty(room, np.int64)
+    pair_n = np.empty(room, np.int64)
+    pair_lo = np.empty(room, np.int64)
+    pair_hi = np.empty(room, np.int64)
     n_pairs = 0
     leaves = np.empty(m, np.int32)
     stack = np.empty(feature.shape[0] + 1, np.int64)
@@ -109,6 +122,8 @@ def rows_by_path_feature(XR, rows, tests, n_features):
         r = rows[i]
         sp = 1
         stack[0] = 0
+        row_start = n_pairs
+        split = False  # a fractional row that went down both branches somewhere
         while sp > 0:
             sp -= 1
             node = stack[sp]
@@ -120,9 +135,14 @@ def rows_by_path_feature(XR, rows, tests, n_features):
                         pair_f = np.concatenate((pair_f, np.empty_like(pair_f)))
                         pair_i = np.concatenate((pair_i, np.empty_like(pair_i)))
                         pair_n = np.concatenate((pair_n, np.empty_like(pair_n)))
+                        pair_lo = np.concatenate((pair_lo, np.empty_like(pair_lo)))
+                        pair_hi = np.concatenate((pair_hi, np.empty_like(pair_hi)))
                     pair_f[n_pairs] = f
                     pair_i[n_pairs] = i
                     pair_n[n_pairs] = node
+                    pair_lo[n_pairs] = 1 if nominal[f] else 0  # empty for a nominal f: always walk
+                    pair_hi[n_pairs] = 0 if nominal[f] else MISSING - 1
+                    pair_of[f] = n_pairs
                     n_pairs += 1
                     counts[f + 1] += 1
                 code = XR[r, f]
@@ -130,21 +150,41 @@ def rows_by_path_feature(XR, rows, tests, n_features):
                     stack[sp] = right[node]
                     sp += 1
                     node = left[node]
+                    split = True
+                    continue
+                p = pair_of[f]
+                if code == MISSING:  # a learned direction: any known code may go another way
+                    pair_lo[p] = 1
+                    pair_hi[p] = 0
+                    node = left[node] if tests.missing_left[node] else right[node]
                 elif goes_left(tests, node, code, nominal[f]):
+                    if not nominal[f] and np.int64(threshold[node]) < pair_hi[p]:
+                        pair_hi[p] = np.int64(threshold[node])
                     node = left[node]
                 else:
+                    if not nominal[f] and np.int64(threshold[node]) + 1 > pair_lo[p]:
+                        pair_lo[p] = np.int64(threshold[node]) + 1
                     node = right[node]
             leaves[i] = node
+        if split:  # its paths are many: every permutation of a feature it meets is walked, from the root
+            for p in range(row_start, n_pairs):
+                pair_lo[p] = 1
+                pair_hi[p] = 0
+                pair_n[p] = 0
     indptr = np.cumsum(counts)  # the pairs grouped by feature, in the order they were found
     fill = indptr[:-1].copy()
     positions = np.empty(n_pairs, np.int64)
     first_nodes = np.empty(n_pairs, np.int64)
+    lo = np.empty(n_pairs, np.int64)
+    hi = np.empty(n_pairs, np.int64)
     for p in range(n_pairs):
         f = pair_f[p]
         positions[fill[f]] = pair_i[p]
         first_nodes[fill[f]] = pair_n[p]
+        lo[fill[f]] = pair_lo[p]
+        hi[fill[f]] = pair_hi[p]
         fill[f] += 1
-    return indptr, positions, first_nodes, leaves
+    return indptr, positions, first_nodes, leaves, lo, hi
 
 
 @njit(**KERNEL)
@@ -164,8 +204,8 @@ def permutation(state_seed, n):
 # ---- fractional trees ------------------------------------------------------------------------------------
 
 @njit(**KERNEL)
-def route_fractional(XR, rows, perm_rows, pf, tests):
-    """The leaves each row of ``rows`` reaches and their proportions.
+def route_fractional(XR, rows, perm_rows, pf, starts, tests):
+    """The leaves each row of ``rows`` reaches and their proportions, walking from node ``starts[i]``.
 
     Parameters
     ----------
@@ -176,6 +216,9 @@ def route_fractional(XR, rows, perm_rows, pf, tests):
         Row whose value of feature ``pf`` row i takes (ignored when ``pf`` < 0).
     pf : int
         The permuted feature, or -1.
+    starts : int64 (m,)
+        The node row i starts from: the root, or (a row going down one path) a node of its path above which
+        nothing changes (the first node testing ``pf``: the proportion there is exactly 1.0).
     tests : TreeTests
         The tree (with its ``left_share``).
 
@@ -201,7 +244,7 @@ def route_fractional(XR, rows, perm_rows, pf, tests):
     for i in range(m):
         r = rows[i]
         sp = 1
-        stack_node[0] = 0
+        stack_node[0] = starts[i]
         stack_prop[0] = 1.0
         while sp > 0:
             sp -= 1

@@ -83,9 +83,10 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
                        feature_ids: np.ndarray | None = None):
     """Random-Forest score of one tree: relative error increase on the OOB rows when a feature is permuted.
 
-    Only the OOB rows whose path tests feature f can change leaf when f is permuted, so those alone are
-    re-routed, and the permuted error is the baseline error plus their change (errors are sums of
-    per-row terms, see :meth:`spark_fr.tasks.FittedTask.elementwise_errors`).
+    Only the OOB rows whose path tests feature f can change leaf when f is permuted, and of those only the ones
+    whose new code leaves the range of codes their path lets through (:class:`~spark_fr.pct.tree.PathPairs`), so
+    those alone are re-routed, and the permuted error is the baseline error plus their change (errors are sums
+    of per-row terms, see :meth:`spark_fr.tasks.FittedTask.elementwise_errors`).
 
     Parameters
     ----------
@@ -122,7 +123,8 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     if oob.size < 2:
         return joint, per_t
     y_oob = Y[oob]
-    indptr, positions, first_nodes, routes = tree.rows_by_path_feature(XR, oob)
+    pairs = tree.rows_by_path_feature(XR, oob)
+    indptr, routes = pairs.indptr, pairs.routes
     if isinstance(proto_columns, SparseColumns):  # label-sparse (HMLC): label sets, error counts per label
         frequencies = leaf_label_frequencies(tree, proto_columns, weights)
         predicted = task.predicted_sets(frequencies)
@@ -158,9 +160,14 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     with np.errstate(invalid="ignore"):
         ref_t = np.maximum(task.increase_reference(base_t[:T]), task.error_floor(oob.size, 1))
     for f in np.flatnonzero(np.diff(indptr)):
-        pos, starts = positions[indptr[f]:indptr[f + 1]], first_nodes[indptr[f]:indptr[f + 1]]
+        part = slice(indptr[f], indptr[f + 1])
         fid = int(f) if feature_ids is None else int(feature_ids[f])
         perm = oob_permutation(seed, fid, oob.size)
+        pos = pairs.positions[part]
+        new_codes = XR[oob[perm[pos]], f]
+        # the others keep their path (a missing new code, 255, is above every range: walked)
+        walk = (new_codes < pairs.lo[part]) | (new_codes > pairs.hi[part])
+        pos, starts = pos[walk], pairs.first_nodes[part][walk]
         new_routes = tree.routes(XR, oob[pos], oob[perm[pos]], int(f), starts)
         changed = new_routes.differs(routes.subset(pos))
         if not changed.any():

@@ -14,6 +14,7 @@ of its leaves' values, and predictions are the task's prediction from these prot
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
@@ -85,6 +86,33 @@ class Routes:
             pair_differs = (a.leaves != b.leaves) | (a.props != b.props)
             out[same] = np.add.reduceat(pair_differs.astype(np.int64), a.indptr[:-1]) > 0
         return out
+
+
+class PathPairs(NamedTuple):
+    """The (feature, row) pairs of :meth:`Tree.rows_by_path_feature`, grouped by feature (CSR over ``indptr``).
+
+    Attributes
+    ----------
+    indptr : ndarray (D + 1,)
+    positions : ndarray
+        The positions (in the rows given) of the rows whose path tests each feature.
+    first_nodes : ndarray
+        The first node of each such path testing the feature (the root for a fractional tree's row that goes
+        down both branches somewhere).
+    routes : Routes
+        Where every row ends.
+    lo, hi : ndarray
+        The known codes of the feature that keep the row on its path: ``lo <= code <= hi`` (empty, ``lo > hi``,
+        when that is not known: a nominal feature, a missing code of it on a learned path, a fractional tree's
+        row that goes down both branches somewhere).
+    """
+
+    indptr: np.ndarray
+    positions: np.ndarray
+    first_nodes: np.ndarray
+    routes: Routes
+    lo: np.ndarray
+    hi: np.ndarray
 
 
 @dataclass
@@ -183,15 +211,15 @@ class Tree:
                starts: np.ndarray | None = None) -> Routes:
         """Where each of ``rows`` ends (:class:`Routes`); ``XR`` is the row-major code matrix (n, D). With
         ``feature`` >= 0, where it ends when that feature takes the value of the row ``perm_rows[i]`` instead
-        (a learned tree routes row i from node ``starts[i]``, see :meth:`rows_by_path_feature`; a fractional
-        tree from the root)."""
+        (row i routed from node ``starts[i]``, default the root, see :meth:`rows_by_path_feature`)."""
         rows = np.asarray(rows, dtype=np.int64)
         if not self.fractional:
             if feature < 0:
                 return Routes(self.apply(XR, rows))
             return Routes(self.apply_permuted(XR, rows, perm_rows, feature, starts))
         perm = rows if perm_rows is None else np.asarray(perm_rows, dtype=np.int64)
-        indptr, leaves, props = route_fractional(XR, rows, perm, int(feature), self.tests)
+        starts = np.zeros(rows.shape[0], np.int64) if starts is None else np.asarray(starts, np.int64)
+        indptr, leaves, props = route_fractional(XR, rows, perm, int(feature), starts, self.tests)
         return Routes(leaves, indptr, props)
 
     def apply(self, XR: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -228,16 +256,15 @@ class Tree:
         starts = np.zeros(rows.shape[0], np.int64) if starts is None else np.asarray(starts, np.int64)
         return apply_tree_permuted(XR, rows, np.asarray(perm_rows, dtype=np.int64), int(feature), starts, self.tests)
 
-    def rows_by_path_feature(self, XR: np.ndarray, rows: np.ndarray):
-        """(indptr, positions, first_nodes, routes): for each feature, the rows whose path tests it and the
-        first node of that path testing it (CSR), and the :class:`Routes` of every row. Fractional trees: the
-        rows that reach a node testing it (down both branches at a missing value); first nodes the root."""
+    def rows_by_path_feature(self, XR: np.ndarray, rows: np.ndarray) -> "PathPairs":
+        """For each feature, the rows whose path tests it, the first node of that path testing it and the range of
+        its codes that keeps the row on its path (:class:`PathPairs`, CSR), and the :class:`Routes` of every row.
+        Fractional trees: the rows that reach a node testing it (down both branches at a missing value); a row
+        that goes down both branches somewhere has the root as first node and an empty range."""
         rows = np.asarray(rows, dtype=np.int64)
-        if self.fractional:
-            indptr, positions, _, _ = rows_by_path_feature(XR, rows, self.tests, XR.shape[1])
-            return indptr, positions, np.zeros(positions.shape[0], np.int64), self.routes(XR, rows)
-        indptr, positions, first_nodes, leaves = rows_by_path_feature(XR, rows, self.tests, XR.shape[1])
-        return indptr, positions, first_nodes, Routes(leaves)
+        indptr, positions, first_nodes, leaves, lo, hi = rows_by_path_feature(XR, rows, self.tests, XR.shape[1])
+        routes = self.routes(XR, rows) if self.fractional else Routes(leaves)
+        return PathPairs(indptr, positions, first_nodes, routes, lo, hi)
 
 
 def grow(X, nominal, lower, upper, Z, weights, config: GrowConfig) -> Tree:

@@ -479,7 +479,24 @@ def test_routes_kernels_match_a_python_walk():
             assert got.keys() == ref.keys() and all(got[k] == pytest.approx(ref[k], rel=1e-12) for k in ref)
             assert sum(got.values()) == pytest.approx(1.0)
         perm = rng.permutation(rows.size)
-        indptr, positions, _, base = tree.rows_by_path_feature(XR, rows)
+        pairs = tree.rows_by_path_feature(XR, rows)
+        indptr, positions, base = pairs.indptr, pairs.positions, pairs.routes
+        for f in range(X.shape[0]):  # a row going down one path keeps its leaf exactly for the codes in its range
+            part = slice(indptr[f], indptr[f + 1])
+            pos = positions[part]  # from the first node testing f: the routes from the root, to the bit
+            from_first = tree.routes(XR, rows[pos], rows[perm[pos]], f, pairs.first_nodes[part])
+            from_root = tree.routes(XR, rows[pos], rows[perm[pos]], f)
+            assert np.array_equal(from_first.indptr, from_root.indptr) and \
+                np.array_equal(from_first.leaves, from_root.leaves) and np.array_equal(from_first.props, from_root.props)
+            for i, a, b in zip(positions[part], pairs.lo[part], pairs.hi[part]):
+                one_path = len(slow_fractional_route(tree, X[:, rows[i]])) == 1  # it met no missing code
+                assert (a <= b) == (one_path and not nominal[f]), (f, i)
+                if a <= b:
+                    leaf = slow_fractional_route(tree, X[:, rows[i]])
+                    for v in range(0, 255, 7):
+                        x = X[:, rows[i]].copy()
+                        x[f] = v
+                        assert (slow_fractional_route(tree, x) == leaf) == (a <= v <= b), (f, i, v)
         for f in range(X.shape[0]):
             reaching = set(positions[indptr[f]:indptr[f + 1]].tolist())
             # exactly the rows whose fractional walk (both ways at a missing code) meets a node testing f

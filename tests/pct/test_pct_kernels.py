@@ -267,12 +267,14 @@ def test_prediction_and_path_kernels_match_a_python_walk():
                 grow_config(max_features=2, seed=9))
     XR = np.ascontiguousarray(codes.T)
     rows = np.arange(n)
+    checked = 0
     assert list(tree.apply(XR, rows)) == [_route(tree, codes, r) for r in rows]
     perm = rng.permutation(n)
     for f in range(codes.shape[0]):
         got = tree.apply_permuted(XR, rows, perm, f)
         assert list(got) == [_route(tree, codes, r, (f, perm[r])) for r in rows]
-    indptr, positions, first_nodes, routes = tree.rows_by_path_feature(XR, rows)
+    pairs = tree.rows_by_path_feature(XR, rows)
+    indptr, positions, first_nodes, routes = pairs.indptr, pairs.positions, pairs.first_nodes, pairs.routes
     assert routes.single and list(routes.leaves) == [_route(tree, codes, r) for r in rows]
     for f in range(codes.shape[0]):
         expected = {}
@@ -289,6 +291,35 @@ def test_prediction_and_path_kernels_match_a_python_walk():
         # routing from the first node testing f gives the leaf of routing the permuted row from the root
         got = tree.apply_permuted(XR, rows[pos], perm[pos], f, starts)
         assert list(got) == [_route(tree, codes, r, (f, perm[r])) for r in rows[pos]]
+        # the range of codes a path lets through: exactly the known codes that keep the row's leaf (numeric f, no
+        # missing code of f on the path); empty otherwise
+        lo, hi = pairs.lo[indptr[f]:indptr[f + 1]], pairs.hi[indptr[f]:indptr[f + 1]]
+        for r, a, b in zip(rows[pos], lo, hi):
+            if a > b:
+                assert nominal[f] or _path_meets_missing(tree, codes, r, f)
+                continue
+            assert not nominal[f]
+            keeps = {v for v in range(255) if _route_with(tree, codes, r, f, v) == routes.leaves[r]}
+            assert keeps == set(range(a, b + 1)), (f, r)
+        checked += int(np.sum(lo <= hi))
+    assert checked > 100  # the ranges were tested on many pairs
+
+
+def _route_with(tree, codes, r, f, v):
+    """The leaf of row r when its code of feature f is v."""
+    x = codes[:, r].copy()
+    x[f] = v
+    return _route(tree, x[:, None], 0)
+
+
+def _path_meets_missing(tree, codes, r, f):
+    """Whether row r's path reaches a node testing f with f's code missing."""
+    node = 0
+    while tree.feature[node] >= 0:
+        if tree.feature[node] == f and codes[f, r] == 255:
+            return True
+        node = _route_step(tree, codes, r, node)
+    return False
 
 
 def _route_step(tree, codes, r, node):
