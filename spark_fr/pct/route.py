@@ -83,19 +83,15 @@ def apply_tree_permuted(XR, rows, perm_rows, pf, starts, tests):
 
 @njit(**KERNEL)
 def rows_by_path_feature(XR, rows, tests, n_features):
-    """For every feature, the positions (in ``rows``) of the rows whose path tests that feature, the first node
-    of the path that does, and the codes of that feature that keep the row on its path; a fractional tree's row
-    goes down both branches at a missing value (``left_share`` not empty), a learned tree's where the node sends
-    it.
+    """For every feature, the positions (in ``rows``) of the rows whose path tests it, the first node of the path
+    that does, and the codes of it that keep the row on its path; a fractional tree's row goes down both branches
+    at a missing value (``left_share`` not empty), a learned tree's where the node sends it.
 
-    Permuting feature f can only change the leaves of these rows, so the permutation score re-routes them alone,
-    from the first node of the path testing f (a fractional tree's row that goes down both branches somewhere:
-    from the root). A row that
-    goes down one path (a learned tree's; a fractional tree's when it meets no missing code of a tested
-    feature) and whose path tests a numeric f keeps its leaf exactly when its new code is known and lies in
-    ``[lo, hi]`` (every test of f on the path passed the same way; a known code outside it leaves the path at
-    some node, hence reaches another leaf): such rows need no walk. An empty range (``lo > hi``: a nominal f, a
-    missing code of f on a learned path, a fractional row that went both ways) means "walk". Returns CSR arrays
+    Permuting f can only change the leaves of these rows: the permutation score re-routes them alone, from the
+    first node testing f (the root for a fractional row that goes both ways somewhere). A row going down one
+    path keeps its leaf exactly when its new code of a numeric f lies in ``[lo, hi]`` (every test of f passed the
+    same way; outside, it leaves the path, hence reaches another leaf): no walk. An empty range (``lo > hi``: a
+    nominal f, f missing on a learned path, a fractional row that goes both ways) means "walk". Returns CSR arrays
     (indptr (D + 1,), positions, first_nodes, lo, hi) and the leaf of every row (a learned tree's only).
 
     Decision: one kernel for both kinds of tree, its loop written out in full: noting a pair through a helper

@@ -83,10 +83,9 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
                        feature_ids: np.ndarray | None = None):
     """Random-Forest score of one tree: relative error increase on the OOB rows when a feature is permuted.
 
-    Only the OOB rows whose path tests feature f can change leaf when f is permuted, and of those only the ones
-    whose new code leaves the range of codes their path lets through (:class:`~spark_fr.pct.tree.PathPairs`), so
-    those alone are re-routed, and the permuted error is the baseline error plus their change (errors are sums
-    of per-row terms, see :meth:`spark_fr.tasks.FittedTask.elementwise_errors`).
+    Only the OOB rows whose path tests f and whose new code leaves the range their path lets through
+    (:class:`~spark_fr.pct.tree.PathPairs`) can change leaf: those alone are re-routed, and the permuted error is
+    the baseline plus their change (sums of per-row terms: :meth:`~spark_fr.tasks.FittedTask.elementwise_errors`).
 
     Parameters
     ----------
@@ -165,8 +164,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         perm = oob_permutation(seed, fid, oob.size)
         pos = pairs.positions[part]
         new_codes = XR[oob[perm[pos]], f]
-        # the others keep their path (a missing new code, 255, is above every range: walked)
-        walk = (new_codes < pairs.lo[part]) | (new_codes > pairs.hi[part])
+        walk = (new_codes < pairs.lo[part]) | (new_codes > pairs.hi[part])  # a missing code (255) too
         pos, starts = pos[walk], pairs.first_nodes[part][walk]
         new_routes = tree.routes(XR, oob[pos], oob[perm[pos]], int(f), starts)
         changed = new_routes.differs(routes.subset(pos))
