@@ -10,8 +10,10 @@ from tests.paths import ROOT
 CONF = ROOT / "conf" / "relational"
 
 
-@pytest.mark.parametrize("engine", ["spark", "local"])
+@pytest.mark.parametrize("engine", ["local"])
 def test_financial(spark, datasets, engine):
+    """Financial's features against pandas, from the local engine; the Spark engine gives the same features to the
+    bit (tests/relational/test_relational_local.py::test_financial_identical), so it is not run again here."""
     g = generate_features(spark, str(CONF / "financial.yaml"), engine=engine)
     assert g.engine == engine
     pdf = (g.frame.toPandas() if engine == "spark" else g.pandas).set_index("loan_id")

@@ -25,7 +25,7 @@ def shuffle_partitions(spark):
     spark.conf.set("spark.sql.shuffle.partitions", before)
 
 
-@pytest.mark.parametrize("seed", [1, 3])
+@pytest.mark.parametrize("seed", [1])  # seed 2's tables: the groupBy / kernels test below
 def test_every_operation_on_random_tables(spark, tmp_path, seed):
     cfg, rows, columns = random_tables(seed)
     frame, lineage, twin = walk_both(spark, with_sources(cfg, tmp_path, rows, columns))
