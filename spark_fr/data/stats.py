@@ -104,6 +104,16 @@ class ColumnStats:
             self.counts = dict(keep)
 
 
+def take_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``values[idx]`` (rows of a rows x columns matrix), column-major: each column gathered contiguously."""
+    return np.take(values.T, idx, axis=1).T
+
+
+def merge_rows(a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``np.concatenate([a, b])[idx]``, column-major: the columns stacked, then their rows gathered."""
+    return np.take(np.concatenate([a.T, b.T], axis=1), idx, axis=1).T
+
+
 @dataclass
 class RowSample:
     """The numeric values of the k rows with the smallest hash (a bottom-k sketch: merges in any order).
@@ -116,7 +126,12 @@ class RowSample:
     columns : list of int
         The logical columns sampled.
     values : ndarray (rows, len(columns))
-        Their values in the rows kept.
+        Their values in the rows kept, column-major (each column contiguous, as the statistics pass's matrix).
+
+    Decision: the rows are gathered and stacked column by column (:func:`take_rows`, :func:`merge_rows`): the
+    values come from column-major matrices, and gathering rows across thousands of columns row by row cost most
+    of a wide table's statistics pass (5,000 x 5,000: 6.9 of its 15.9 s, loaded; 2,000 x 20,000: 1.0 of 2.9 s).
+    The same values, in the same order.
     """
 
     k: int
@@ -128,16 +143,14 @@ class RowSample:
         """Add rows (hashes and a matrix of their values), keeping the k with the smallest hash."""
         if hashes.size > self.k:
             idx = np.argpartition(hashes, self.k - 1)[:self.k]
-            hashes, values = hashes[idx], values[idx]
+            hashes, values = hashes[idx], take_rows(values, idx)
         if self.values is None:
             self.columns, self.values = list(columns), values
             self.hashes = hashes
-        else:
-            self.hashes = np.concatenate([self.hashes, hashes])
-            self.values = np.concatenate([self.values, values])
-        if self.hashes.size > self.k:
-            idx = np.argsort(self.hashes, kind="stable")[:self.k]
-            self.hashes, self.values = self.hashes[idx], self.values[idx]
+            return self
+        both = np.concatenate([self.hashes, hashes])
+        idx = np.argsort(both, kind="stable")[:self.k] if both.size > self.k else np.arange(both.size)
+        self.hashes, self.values = both[idx], merge_rows(self.values, values, idx)
         return self
 
     def merge(self, other: "RowSample") -> "RowSample":
@@ -210,6 +223,24 @@ def add_numeric_matrix(stats: list, M: np.ndarray) -> None:
         s.distinct = u if u.size <= MAX_DISTINCT else None
 
 
+def sample_values(bv, M: np.ndarray, pos: dict, numeric: list, keep: np.ndarray) -> np.ndarray:
+    """The values of the logical columns ``numeric`` in the rows ``keep`` of a batch (rows x columns): from the
+    batch's matrix ``M`` of dense numeric columns (``pos``: logical column -> column of ``M``), else from ``bv``.
+    A matrix that holds exactly these columns in this order is the sample itself when every row is kept (a new
+    matrix per batch: nothing writes to it afterwards)."""
+    held = [j for j, i in enumerate(numeric) if i in pos]
+    in_m = [pos[numeric[j]] for j in held]
+    if len(held) == len(numeric) and in_m == list(range(M.shape[1])):
+        return M if keep.size == M.shape[0] and np.array_equal(keep, np.arange(keep.size)) else take_rows(M, keep)
+    values = np.empty((keep.size, len(numeric)), order="F")
+    if held:
+        values[:, held] = take_rows(M, keep)[:, in_m]
+    for j, i in enumerate(numeric):
+        if i not in pos:
+            values[:, j] = bv.values(i)[keep]
+    return values
+
+
 @dataclass
 class DataStats:
     """Statistics of all logical columns of a dataset."""
@@ -276,10 +307,7 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
                 keep = np.argpartition(hashes, stats.sample.k - 1)[:stats.sample.k]
             numeric = [i for i, c in enumerate(columns) if c.kind == "numeric"]
             pos = {i: j for j, i in enumerate(dense)}
-            values = np.empty((keep.size, len(numeric)))
-            for j, i in enumerate(numeric):
-                values[:, j] = M[keep, pos[i]] if i in pos else bv.values(i)[keep]
-            stats.sample.add(hashes[keep], numeric, values)
+            stats.sample.add(hashes[keep], numeric, sample_values(bv, M, pos, numeric, keep))
         if on_batch is not None:
             on_batch()
     return stats
