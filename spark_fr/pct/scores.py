@@ -160,13 +160,13 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
         ref_t = np.maximum(task.increase_reference(base_t[:T]), task.error_floor(oob.size, 1))
     for f in np.flatnonzero(np.diff(indptr)):
         part = slice(indptr[f], indptr[f + 1])
-        fid = int(f) if feature_ids is None else int(feature_ids[f])
-        perm = oob_permutation(seed, fid, oob.size)
+        perm = oob_permutation(seed, int(f) if feature_ids is None else int(feature_ids[f]), oob.size)
         pos = pairs.positions[part]
-        new_codes = XR[oob[perm[pos]], f]
+        donors = oob[perm[pos]]  # the rows whose value of f each row takes
+        new_codes = XR[donors, f]
         walk = (new_codes < pairs.lo[part]) | (new_codes > pairs.hi[part])  # a missing code (255) too
-        pos, starts = pos[walk], pairs.first_nodes[part][walk]
-        new_routes = tree.routes(XR, oob[pos], oob[perm[pos]], int(f), starts)
+        pos, donors, starts = pos[walk], donors[walk], pairs.first_nodes[part][walk]
+        new_routes = tree.routes(XR, oob[pos], donors, int(f), starts)
         changed = new_routes.differs(routes.subset(pos))
         if not changed.any():
             continue
