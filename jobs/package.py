@@ -78,9 +78,10 @@ from spark_fr.runtime import numba_cache, warmups
 assert spark_fr.__file__.startswith(sys.argv[1]), spark_fr.__file__
 for method in sys.argv[2].split(","):
     api.warm_up(method)
-    entry = warmups.registered()[method]
-    for values in itertools.product(*(options.option(name).kind.choices for name in entry.options)):
-        warmups.warm(method, **dict(zip(entry.options, values)))
+for warm_up in warmups.of_methods(sys.argv[2].split(",")):  # a method's own and those its runs may need
+    entry = warmups.registered()[warm_up]
+    for values in itertools.product(*(options.option(o).kind.choices for o in entry.options)):
+        warmups.warm(warm_up, **dict(zip(entry.options, values)))
 info = numba_cache.install()
 print(json.dumps({"root": info["root"], "python": sys.version.split()[0], "numba": numba.__version__,
                   "cpu": numba.config.CPU_NAME or get_sysinfo().get("CPU Name", "?"), "machine": platform.machine()}))

@@ -35,7 +35,6 @@ import numpy as np
 
 from ..data.blocks import block_parts, encoding_progress
 from ..data.rowkeys import distinct_keys, occurrence_keys
-from ..runtime import warmups
 from ..runtime.engine import engine_for
 from ..runtime.groups import contiguous_groups
 from ..runtime.progress import Progress
@@ -45,6 +44,7 @@ from .aggregate import ScoreAccumulator
 from .bagging import Bagging
 from .params import EnsembleParams
 from .patches import patches_union
+from .spark import warm_trees
 from .trees import TreeData, score_tree_group
 
 log = logging.getLogger(__name__)
@@ -173,8 +173,8 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
     """
     engine = engine_for(spark)
     t0 = time.perf_counter()
-    warmups.warm("ensemble", missing=params.missing)
     target_type, enc = target_type or prep.target_type, prep.encoder
+    warm_trees(params, enc.compact_form == "label_sets")
     classes = enc.classes
     bins = prep.plan.bins
     nominal = np.array([b.nominal for b in bins], bool)

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import logging
 import math
+from dataclasses import replace
 
 import numpy as np
 
 from ..runtime import warmups
 from ..runtime.groups import contiguous_groups
 from ..runtime.spark import run_units
+from ..tasks.sparse_columns import SparseColumns
 from .aggregate import ScoreAccumulator
 from .params import EnsembleParams
 from .trees import TreeData, score_tree_group
@@ -103,6 +105,38 @@ def warm_up_kernels(missing: str = "learned") -> None:
                                             missing=missing), nominal=np.array([False, False, True]))
 
 
+def warm_up_label_sets(missing: str = "learned") -> None:
+    """Compile (or load from numba's cache) the kernels of trees on label-sparse clustering columns (HMLC with at
+    least ``SPARSE_MIN_COLUMNS`` labels: the grow loop's label-sparse backend, the leaves' label sets, their scores)
+    on a tiny problem, with ``--missing missing``. Decision: a warm-up of its own, run when a run's clustering
+    columns are label-sparse (:func:`warm_trees`), not inside the ensemble's: about 20 s of CPU that a run on dense
+    targets would not use."""
+    from ..data.rowkeys import content_keys
+    from ..tasks.sparse_columns import SparseLabels
+    from .local import tree_data_from_arrays
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    X[0, 0] = np.nan
+    X[:, 2] = rng.integers(0, 3, 40)
+    Y = np.zeros((40, 6))
+    Y[np.arange(40), rng.integers(0, 6, 40)] = 1.0
+    data, _ = tree_data_from_arrays(X, Y, "hmlc", nominal=np.array([False, False, True]), label_weights=np.ones(6))
+    labels = SparseLabels.from_dense(Y)
+    content_keys([data.codes], labels)  # the encoding pass's row keys of label sets (Spark tasks)
+    data = replace(data, Z=data.task.clustering_input(labels), Y=labels, proto=data.task.prototype_columns(labels))
+    score_tree_group(data.with_row_major(), EnsembleParams(trees=1, scores=["symbolic", "genie3", "rf"],
+                                                           missing=missing), range(1))
+
+
+def warm_trees(params: EnsembleParams, label_sets: bool) -> None:
+    """The tree warm-ups a run with ``params`` needs: the ensemble's, and the label-sparse one when its clustering
+    columns are label sets (``label_sets``)."""
+    warmups.warm("ensemble", missing=params.missing)
+    if label_sets:
+        warmups.warm("label_sets", missing=params.missing)
+
+
 def _score_group(data: TreeData, group, params: EnsembleParams) -> ScoreAccumulator:
     return score_tree_group(data, params, group)
 
@@ -118,7 +152,7 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
     """
     if "rf" in params.effective_scores():
         data.with_row_major()
-    warmups.warm("ensemble", missing=params.missing)
+    warm_trees(params, isinstance(data.Z, SparseColumns))
     per_tree = estimate_tree_seconds(data, params)
 
     def work(payload, group):

@@ -2,12 +2,15 @@
 
 Sketch
 ------
-    register(name, module, function, options, compile_seconds)
+    register(name, module, function, options, compile_seconds, method)
                                                  a method's package says where its warm-up is (``spark_fr.relief``:
                                                  'relief', 'reliefe'; ``spark_fr.ensemble``: 'ensemble',
                                                  'boosting'), which run options it takes (the ensemble's
                                                  ``missing``: fractional trees have kernels of their own) and about
-                                                 how long its kernels take to compile (the log line of a compile)
+                                                 how long its kernels take to compile (the log line of a compile);
+                                                 ``method``: the ranking method whose runs use it when that is not
+                                                 its name ('label_sets': the ensemble's trees on label-sparse targets)
+    of_methods(methods)                          the warm-ups of some ranking methods (what a shipped cache holds)
     warm(name, **values)                         imports the module and runs the warm-up, once per process for each
                                                  set of values: it compiles the kernels (or loads them from numba's
                                                  cache) on a tiny problem; later calls return at once
@@ -39,6 +42,7 @@ class WarmUp:
     function: str
     options: tuple = ()
     compile_seconds: float | None = None
+    method: str = ""
 
 
 _REGISTRY: dict = {}
@@ -47,11 +51,11 @@ _LOCK = threading.RLock()  # a warm-up may warm another
 
 
 def register(name: str, module: str, function: str, options: tuple = (),
-             compile_seconds: float | None = None) -> WarmUp:
-    """Register the warm-up of ``name`` (a ranking method): ``module.function``, taking the run options ``options``
-    as keywords, its kernels compiling in about ``compile_seconds`` (the log line's estimate when they do).
-    Registering a name again replaces its entry."""
-    entry = WarmUp(name, module, function, tuple(options), compile_seconds)
+             compile_seconds: float | None = None, method: str | None = None) -> WarmUp:
+    """Register the warm-up ``name``: ``module.function``, taking the run options ``options`` as keywords, its
+    kernels compiling in about ``compile_seconds`` (the log line's estimate when they do), used by runs of the
+    ranking method ``method`` (default: ``name``). Registering a name again replaces its entry."""
+    entry = WarmUp(name, module, function, tuple(options), compile_seconds, method or name)
     _REGISTRY[name] = entry
     return entry
 
@@ -59,6 +63,12 @@ def register(name: str, module: str, function: str, options: tuple = (),
 def registered() -> dict:
     """``{name: WarmUp}`` of every registered warm-up."""
     return dict(_REGISTRY)
+
+
+def of_methods(methods) -> list:
+    """The names of the registered warm-ups that runs of the ranking ``methods`` use, in registration order."""
+    wanted = set(methods)
+    return [name for name, entry in _REGISTRY.items() if entry.method in wanted]
 
 
 def warm(name: str, **values) -> bool:
