@@ -14,6 +14,7 @@ of its leaves' values, and predictions are the task's prediction from these prot
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import NamedTuple
 
 import numpy as np
@@ -25,7 +26,7 @@ from .grow import grow_tree
 from .histogram import Codes
 from .jit import KERNEL
 from .node_rows import TreeTests
-from .route import apply_tree, apply_tree_permuted, mix_sparse, mix_values, route_fractional, rows_by_path_feature
+from .route import mix_sparse, mix_values, node_records, route_fractional, rows_by_path_feature, walk_rows
 from .sparse_targets import SparseTargets
 
 
@@ -175,6 +176,12 @@ class Tree:
         return TreeTests(self.feature, self.threshold, self.missing_left, self.mask, self.left, self.right,
                          self.nominal, share)
 
+    @cached_property
+    def records(self) -> np.ndarray:
+        """The nodes' routing fields packed one record a node (:func:`~spark_fr.pct.route.node_records`), made once:
+        the walks of the RF score read them for every feature."""
+        return node_records(self.tests)
+
     @property
     def internal(self) -> np.ndarray:
         """Indices of the internal (split) nodes."""
@@ -219,7 +226,7 @@ class Tree:
             return Routes(self.apply_permuted(XR, rows, perm_rows, feature, starts))
         perm = rows if perm_rows is None else np.asarray(perm_rows, dtype=np.int64)
         starts = np.zeros(rows.shape[0], np.int64) if starts is None else np.asarray(starts, np.int64)
-        indptr, leaves, props = route_fractional(XR, rows, perm, int(feature), starts, self.tests)
+        indptr, leaves, props = route_fractional(XR, rows, perm, int(feature), starts, self.tests, self.records)
         return Routes(leaves, indptr, props)
 
     def apply(self, XR: np.ndarray, rows: np.ndarray) -> np.ndarray:
@@ -227,7 +234,8 @@ class Tree:
         fractional tree sends a row with a missing value to several leaves: :meth:`routes`)."""
         if self.fractional:
             raise ValueError("a tree grown with --missing fractional sends rows to several leaves: use routes()")
-        return apply_tree(XR, np.asarray(rows, dtype=np.int64), self.tests)
+        rows = np.asarray(rows, dtype=np.int64)
+        return walk_rows(XR, rows, rows, -1, np.zeros(rows.shape[0], np.int64), self.tests, self.records)
 
     def predict_values(self, XR: np.ndarray, node_values: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """The value of the leaf each row reaches (boosting: a tree's contribution to the raw scores).
@@ -254,7 +262,8 @@ class Tree:
         routed from node ``starts[i]`` (default: the root; see :meth:`rows_by_path_feature`). Learned trees."""
         rows = np.asarray(rows, dtype=np.int64)
         starts = np.zeros(rows.shape[0], np.int64) if starts is None else np.asarray(starts, np.int64)
-        return apply_tree_permuted(XR, rows, np.asarray(perm_rows, dtype=np.int64), int(feature), starts, self.tests)
+        return walk_rows(XR, rows, np.asarray(perm_rows, dtype=np.int64), int(feature), starts, self.tests,
+                         self.records)
 
     def rows_by_path_feature(self, XR: np.ndarray, rows: np.ndarray) -> "PathPairs":
         """For each feature, the rows whose path tests it, the first node of that path testing it and the range of
@@ -262,7 +271,7 @@ class Tree:
         Fractional trees: the rows that reach a node testing it (down both branches at a missing value); a row
         that goes down both branches somewhere has the root as first node and an empty range."""
         rows = np.asarray(rows, dtype=np.int64)
-        indptr, positions, first_nodes, leaves, lo, hi = rows_by_path_feature(XR, rows, self.tests, XR.shape[1])
+        indptr, positions, first_nodes, leaves, lo, hi = rows_by_path_feature(XR, rows, self.tests, self.records, XR.shape[1])
         routes = self.routes(XR, rows) if self.fractional else Routes(leaves)
         return PathPairs(indptr, positions, first_nodes, routes, lo, hi)
 
@@ -394,23 +403,45 @@ def leaf_prototypes(tree: Tree, columns: np.ndarray, weights: np.ndarray, defaul
         first = leaf[bounds[:-1]].astype(np.int64)
         segment_sums(terms, bounds, first, num)
         segment_sums(wk, bounds, first, den)
-    depth = tree.depth
-    levels = [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=0)) + 1)]
-    for nodes in levels[::-1]:  # sums up the tree, deepest level first: a node's two children into it
-        inner = nodes[tree.feature[nodes] >= 0]
-        num[inner] = num[tree.left[inner]] + num[tree.right[inner]]
-        den[inner] = den[tree.left[inner]] + den[tree.right[inner]]
+    inner = tree.internal
+    if not ((tree.left[inner] > inner).all() and (tree.right[inner] > inner).all()):
+        raise ValueError("a tree whose children are not numbered after their parent (the grower's order)")
+    _sum_up(tree.feature, tree.left, tree.right, num, den)
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = num / np.where(den > 0, den, 1.0)
-    parent = np.full(tree.n_nodes, -1, np.int64)
-    inner = tree.internal
-    parent[tree.left[inner]] = inner
-    parent[tree.right[inner]] = inner
     proto = np.empty_like(num)
     proto[0] = np.where(den[0] > 0, mean[0], default)
-    for nodes in levels[1:]:  # then down: a node without known values takes its parent's
-        proto[nodes] = np.where(den[nodes] > 0, mean[nodes], proto[parent[nodes]])
+    _fill_down(tree.feature, tree.left, tree.right, den, mean, proto)
     return proto
+
+
+@njit(**KERNEL)
+def _sum_up(feature, left, right, num, den):
+    """Sums up the tree: each internal node's ``num`` and ``den`` rows are its two children's, added. A child's
+    index is above its parent's (the grower numbers the children when it splits a node), so going down the
+    indices every child is complete before its parent; each sum is the one addition of the two children."""
+    for node in range(feature.shape[0] - 1, -1, -1):
+        if feature[node] < 0:
+            continue
+        a, b = left[node], right[node]
+        for p in range(num.shape[1]):
+            num[node, p] = num[a, p] + num[b, p]
+        for p in range(den.shape[1]):
+            den[node, p] = den[a, p] + den[b, p]
+
+
+@njit(**KERNEL)
+def _fill_down(feature, left, right, den, mean, proto):
+    """Then down (parents before children, by index): a child's prototype is its mean where it has a known
+    value of the column (``den`` > 0), else its parent's (``proto[0]``, the root's, is set by the caller)."""
+    one_den = den.shape[1] == 1
+    for node in range(feature.shape[0]):
+        if feature[node] < 0:
+            continue
+        for child in (left[node], right[node]):
+            for p in range(proto.shape[1]):
+                known = den[child, 0] > 0 if one_den else den[child, p] > 0
+                proto[child, p] = mean[child, p] if known else proto[node, p]
 
 
 def leaf_label_frequencies(tree: Tree, columns: SparseColumns, weights: np.ndarray) -> SparseColumns:
