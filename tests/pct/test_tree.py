@@ -5,7 +5,7 @@ import pytest
 
 from spark_fr.pct import tree as tree_module
 from spark_fr.pct.config import grow_config
-from spark_fr.pct.tree import grow, leaf_prototypes, segment_sums
+from spark_fr.pct.tree import group_by_leaf, grow, leaf_prototypes, segment_sums
 
 
 def numpy_segment_sums(values, bounds, targets, out):
@@ -63,3 +63,50 @@ def test_leaf_prototypes_are_those_of_numpy_sums(monkeypatch, missing, P):
                 m.setattr(tree_module, "segment_sums", numpy_segment_sums)
                 want = leaf_prototypes(tree, cols, w, np.zeros(P))
             assert np.array_equal(bits(got), bits(want)), (min_leaf, missing)
+            assert np.array_equal(bits(got), bits(levelwise_prototypes(tree, cols, w, np.zeros(P))))
+
+
+def levelwise_prototypes(tree, columns, weights, default):
+    """The slow reference of leaf_prototypes' passes up and down the tree: NumPy, a level at a time."""
+    rows, leaf, w = tree.memberships(weights)
+    vals = columns[rows]
+    complete = not np.isnan(vals).any()
+    wk = w[:, None] if complete else np.where(np.isnan(vals), 0.0, w[:, None])
+    terms = vals * wk if complete else np.where(wk > 0, vals, 0.0) * wk
+    num = np.zeros((tree.n_nodes, columns.shape[1]))
+    den = np.zeros((tree.n_nodes, wk.shape[1]))
+    bounds = np.flatnonzero(np.r_[True, leaf[1:] != leaf[:-1], True])
+    numpy_segment_sums(terms, bounds, leaf[bounds[:-1]], num)
+    numpy_segment_sums(wk, bounds, leaf[bounds[:-1]], den)
+    levels = [np.flatnonzero(tree.depth == d) for d in range(int(tree.depth.max(initial=0)) + 1)]
+    for nodes in levels[::-1]:
+        inner = nodes[tree.feature[nodes] >= 0]
+        num[inner] = num[tree.left[inner]] + num[tree.right[inner]]
+        den[inner] = den[tree.left[inner]] + den[tree.right[inner]]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = num / np.where(den > 0, den, 1.0)
+    parent = np.full(tree.n_nodes, -1)
+    parent[tree.left[tree.internal]] = tree.internal
+    parent[tree.right[tree.internal]] = tree.internal
+    proto = np.empty_like(num)
+    proto[0] = np.where(den[0] > 0, mean[0], default)
+    for nodes in levels[1:]:
+        proto[nodes] = np.where(den[nodes] > 0, mean[nodes], proto[parent[nodes]])
+    return proto
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_group_by_leaf_is_lexsorts_order(seed):
+    """Memberships ordered by leaf, rows increasing within one (leaves of 1 to 200 rows): lexsort's order."""
+    rng = np.random.default_rng(seed)
+    n_nodes = 60
+    sizes = rng.integers(0, 200, n_nodes) * (rng.random(n_nodes) < 0.7)
+    leaves = np.repeat(np.arange(n_nodes, dtype=np.int32), sizes)
+    rows = np.concatenate([rng.choice(10_000, k, replace=False) for k in sizes]).astype(np.int64)
+    w = rng.random(rows.size)
+    shuffle = rng.permutation(rows.size)
+    rows, leaves, w = rows[shuffle], leaves[shuffle], w[shuffle]
+    got = group_by_leaf(rows, leaves, w, n_nodes)
+    order = np.lexsort((rows, leaves))
+    for a, b in zip(got, (rows[order], leaves[order], w[order])):
+        assert np.array_equal(a, b)
