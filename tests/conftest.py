@@ -298,12 +298,25 @@ class SessionWorker:
         """``fn(session, *args, **kwargs)`` in the worker, under its session."""
         return self.pool.apply(_call_in_worker, (fn, args, kwargs))
 
+    def start(self, fn, *args, **kwargs):
+        """:meth:`run` without waiting: the worker calls ``fn`` after the calls given to it before; ``.get()`` on
+        the result waits for its value (or raises its error). A module's fixture starts work its tests need
+        later, so that the worker's JVM works while this process runs other tests."""
+        return self.pool.apply_async(_call_in_worker, (fn, args, kwargs))
+
     def close(self):
         try:
             self.pool.apply(_stop_worker, ())
         finally:
             self.pool.terminate()
             self.pool.join()
+
+
+def collected(request, test: str | None = None, fixture: str | None = None) -> bool:
+    """Whether this run holds a test of the requesting module named ``test``, or one that uses ``fixture``: a
+    module fixture starts work ahead (:meth:`SessionWorker.start`) only for tests that will take it."""
+    return any(item.module is request.module and (item.name == test or fixture in getattr(item, "fixturenames", ()))
+               for item in request.session.items)
 
 
 @pytest.fixture(scope="session")

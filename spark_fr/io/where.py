@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import operator
 import re
 from dataclasses import dataclass
 
@@ -486,6 +487,11 @@ def _column_value(lit: Lit):
     return F.lit(lit.value)
 
 
+#: a comparison's operator as a function of (Column, value)
+_COMPARE = {"=": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le, ">": operator.gt,
+            ">=": operator.ge}
+
+
 def to_column(tree):
     """A bound filter (:func:`bind`) as a Spark Column (``functions.col`` / ``lit``: no SQL text is parsed)."""
     from ..data.columns import qcol
@@ -502,9 +508,7 @@ def to_column(tree):
     if isinstance(tree, In):
         inside = col.isin([_column_value(v) for v in tree.values])
         return ~inside if tree.negated else inside
-    value = _column_value(tree.value)
-    return {"=": col == value, "!=": col != value, "<": col < value, "<=": col <= value, ">": col > value,
-            ">=": col >= value}[tree.op]
+    return _COMPARE[tree.op](col, _column_value(tree.value))  # one comparison: each is a round trip to the JVM
 
 
 def to_sql(tree) -> str:

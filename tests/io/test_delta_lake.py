@@ -21,7 +21,7 @@ from spark_fr.errors import InputError
 from spark_fr.ranking import Ranking
 from spark_fr.results import ScoreKey, ScoreResult
 
-from tests.conftest import JOB, ROOT, _subprocess_env, run_job
+from tests.conftest import JOB, ROOT, _subprocess_env, collected, run_job
 
 LAKE_COLUMNS = ["id", "region", "signal", "x2", "noise", "y"]  # after the rename (x1) and the drop (x3)
 
@@ -117,10 +117,23 @@ def ours(spark, source, kwargs):
 
 
 @pytest.fixture(scope="module")
-def lake(delta, tmp_path_factory):
+def lake(delta, tmp_path_factory, request):
+    """The tables. The work later tests need starts as soon as its tables exist, so that the JVMs work side by side
+    while this process runs tests (each test waits for its part): the Connect session's read
+    (:func:`case_connect_reads_by_path`; the session itself starts meanwhile when it has not) and the worker's
+    :func:`case_who_reads` and :func:`case_spark_writer`, in that order."""
+    connect = request.getfixturevalue("connect") if collected(request, CONNECT_TEST) else None
     root = tmp_path_factory.mktemp("lake")
     tables = delta.run(case_lake, str(root))
     print(f"Delta tables written in {tables['seconds']['write']:.1f} s, read in {tables['seconds']['read']:.1f} s")
+    if connect is not None:
+        tables["connect"] = connect.start(case_connect_reads_by_path, tables["lake"])
+    if collected(request, WHO_READS_TEST):
+        tables["who_reads"] = [delta.start(case_who_reads, tables["rankings"], env)
+                               for env in ({}, {"SPARK_FR_DELTA_READER": "deltalake"})]
+    if collected(request, WRITER_TEST):
+        tables["writer_root"] = tmp_path_factory.mktemp("writer")
+        tables["writer"] = delta.start(case_spark_writer, str(tables["writer_root"]))
     return tables
 
 
@@ -184,12 +197,15 @@ def case_who_reads(spark, path, env):
             os.environ.pop(key)
 
 
-def test_one_rule_says_who_reads_a_delta_table_to_rank_it_and_to_compare_its_runs(delta, lake):
+WHO_READS_TEST = "test_one_rule_says_who_reads_a_delta_table_to_rank_it_and_to_compare_its_runs"
+
+
+def test_one_rule_says_who_reads_a_delta_table_to_rank_it_and_to_compare_its_runs(lake):
     """spark_fr.io.delta_reader: Spark's Delta reader in a session that has Delta Lake, for a ranking's input and for
     drift's runs alike (drift read with deltalake before); deltalake for both with SPARK_FR_DELTA_READER=deltalake."""
-    assert delta.run(case_who_reads, lake["rankings"], {}) == ("spark", "SparkRuns")
-    assert delta.run(case_who_reads, lake["rankings"], {"SPARK_FR_DELTA_READER": "deltalake"}) == (
-        "deltalake (driver)", "DeltaRuns")
+    spark_session, deltalake = (started.get() for started in lake["who_reads"])  # started by the ``lake`` fixture
+    assert spark_session == ("spark", "SparkRuns")
+    assert deltalake == ("deltalake (driver)", "DeltaRuns")
 
 
 def test_time_travel_and_where_give_the_rows_of_that_version(spark, lake):
@@ -392,12 +408,16 @@ def case_spark_writer(spark, root):
             "old_earlier": earlier.run_id}
 
 
-def test_spark_writer_one_commit_per_run_reruns_replace_and_catalog_tables(delta, lake, tmp_path):
+WRITER_TEST = "test_spark_writer_one_commit_per_run_reruns_replace_and_catalog_tables"
+
+
+def test_spark_writer_one_commit_per_run_reruns_replace_and_catalog_tables(lake):
+    """:func:`case_spark_writer`, started by the ``lake`` fixture."""
     from deltalake import DeltaTable
 
     from spark_fr.io.delta_table import CREATE_PROPERTIES
 
-    got = delta.run(case_spark_writer, str(tmp_path))
+    got = lake["writer"].get()
     rows = got["path_rows"]
     assert list(rows.columns)[:9] == ["feature", "score", "target", "importance", "rank", "importance_std",
                                       "run_id", "created_at", "params"] and list(rows.columns)[9:] == ["level", "lineage"]
@@ -410,7 +430,8 @@ def test_spark_writer_one_commit_per_run_reruns_replace_and_catalog_tables(delta
     assert all(got["properties"][k] == v for k, v in CREATE_PROPERTIES.items())
     assert [r["run_id"] for r in got["records"]] == ["a", "b", "a"]
     assert got["records"][2]["run"]["params"]["seed"] == 3
-    assert len(DeltaTable(str(tmp_path / "ranked")).to_pandas()) == len(rows)  # deltalake reads what Spark wrote
+    ranked = DeltaTable(str(lake["writer_root"] / "ranked"))
+    assert len(ranked.to_pandas()) == len(rows)  # deltalake reads what Spark wrote
     assert set(got["table_rows"].run_id) == {"a"} and len(got["table_rows"]) == 5
     assert [r["run_id"] for r in got["table_records"]] == ["a", "a"]
     assert got["shared_runs"] == set(got["done"]) and len(got["done"]) == 2
@@ -497,8 +518,12 @@ def case_connect_reads_by_path(spark, path):
     return spark_has_delta(spark), [c.name for c in ds.columns], ds.df.count(), ds.extra["fingerprint"]["reader"]
 
 
+CONNECT_TEST = "test_under_spark_connect_the_session_is_asked_and_deltalake_reads"
+
+
 def test_under_spark_connect_the_session_is_asked_and_deltalake_reads(connect, lake):
-    has_delta, names, n, reader = connect.run(case_connect_reads_by_path, lake["lake"])
+    """:func:`case_connect_reads_by_path`, started by the ``lake`` fixture."""
+    has_delta, names, n, reader = lake["connect"].get()
     assert not has_delta and names == LAKE_COLUMNS and n == 270 and reader == "deltalake (driver)"
 
 

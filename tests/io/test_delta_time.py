@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,7 +21,7 @@ import pytest
 
 from spark_fr.errors import InputError
 
-from tests.conftest import JOB, ROOT, _subprocess_env, run_job
+from tests.conftest import JOB, ROOT, _subprocess_env, collected, run_job
 
 ZONE = "Asia/Kolkata"  # the session's zone in these tests (UTC+5:30, no DST)
 MACHINE = "America/Los_Angeles"  # this process's own zone meanwhile (what a naive datetime meant to pyspark)
@@ -65,15 +66,12 @@ def rows_of(df):
 
 
 # ----- the tables, written by Spark in the worker, and what Spark's reader reads -------------------------------------
-def case_time_tables(spark, root, extra):
-    """Write the tables with Spark in a session zone of Asia/Kolkata, then read them there (this process's own
-    zone America/Los_Angeles) with Spark's reader: Spark's rows for each filter (the truth), and spark_fr's.
+def case_time_tables(spark, root):
+    """Write the tables with Spark in a session zone of Asia/Kolkata (this process's own zone America/Los_Angeles).
 
     ``utc``: Delta's default partition values ('2026-02-28T20:30:00.000000Z'), directories in Kolkata's wall
     clock; ``naive``: naive partition values (utcTimestampPartitionValues off, written in UTC); ``mapped``: the same
-    with column mapping (deltalake's engine reads it); ``extra``: tables written elsewhere (deltalake)."""
-    from spark_fr.io.readers import read_dataset
-
+    with column mapping (deltalake's engine reads it)."""
     paths = {name: f"{root}/{name}" for name in ("utc", "naive", "mapped")}
     with zones(spark, ZONE, MACHINE):
         df = spark.createDataFrame(frame()).selectExpr(
@@ -88,8 +86,17 @@ def case_time_tables(spark, root, extra):
                  .tableProperty("delta.columnMapping.mode", "name").create())
         finally:
             spark.conf.unset("spark.databricks.delta.write.utcTimestampPartitionValues")
-        paths.update(extra)
-        out = {}
+    return paths
+
+
+def case_time_truth(spark, paths):
+    """Read the tables in a session zone of Asia/Kolkata (this process's own zone America/Los_Angeles) with
+    Spark's reader: Spark's rows for each filter (the truth), and spark_fr's; ``paths`` holds :func:`case_time_tables`'
+    tables and tables written elsewhere (``deltalake``: deltalake)."""
+    from spark_fr.io.readers import read_dataset
+
+    out = {}
+    with zones(spark, ZONE, MACHINE):
         for name, path in paths.items():
             table = spark.read.format("delta").load(path)
             out[name] = {"truth": [rows_of(table)] + [rows_of(table.where(f)) for f in FILTERS],
@@ -121,9 +128,24 @@ def by_deltalake(root) -> str:
 
 
 @pytest.fixture(scope="module")
-def timed(delta, tmp_path_factory):
+def timed(delta, tmp_path_factory, request):
+    """The tables and Spark's reads of them. Work later tests need starts ahead, so that two processes work side by
+    side while this one waits or runs tests (each test waits for its part): the other-zone process
+    (:func:`start_other_zone`; alone about 20-25 s, half of it its JVM's start) while the worker reads the truth,
+    then the worker's :func:`case_edges` (the ``edges`` fixture) while this process runs the deltalake tests."""
     root = tmp_path_factory.mktemp("timed")
-    return delta.run(case_time_tables, str(root), {"deltalake": by_deltalake(root)})
+    paths = {**delta.run(case_time_tables, str(root)), "deltalake": by_deltalake(root)}
+    other = start_other_zone(paths, root) if collected(request, OTHER_ZONE_TEST) else None
+    try:
+        tables = delta.run(case_time_truth, paths)
+        tables["other_zone"], tables["other_zone_log"] = other, root / "other_zone" / "stderr.txt"
+        if collected(request, fixture="edges"):
+            tables["edges"] = delta.start(case_edges, str(tmp_path_factory.mktemp("edges")), paths)
+        yield tables
+    finally:
+        if other is not None and other.poll() is None:  # its test was not run (a failure before, -x)
+            other.kill()
+            other.communicate()
 
 
 # ----- 6: one time-zone rule --------------------------------------------------------------------------------------
@@ -158,7 +180,8 @@ def test_the_deltalake_path_gives_sparks_rows_and_times_under_another_zone(spark
 
 #: run with TZ=Asia/Kolkata and no session zone: Spark's default is the JVM's zone, from TZ
 SUBPROCESS = """
-import json, sys
+import json, sys, time
+t0 = time.perf_counter()
 from pyspark.sql import SparkSession, functions as F
 from spark_fr.io.readers import read_dataset
 spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
@@ -169,22 +192,40 @@ def rows(df):
     got = df.select("id", F.unix_micros("hour").alias("h"), F.unix_micros("at").alias("a")).collect()
     return sorted([r["id"], r["h"], r["a"]] for r in got)
 out = {"zone": spark.conf.get("spark.sql.session.timeZone")}
+t1 = time.perf_counter()
 for name, path in paths.items():
     out[name] = [rows(read_dataset(spark, path, where=f).df) for f in [None] + filters]
+out["seconds"] = [t1 - t0, time.perf_counter() - t1]
 print(json.dumps(out))
 """
 
 
-def test_a_process_in_another_zone_reads_in_its_sessions_zone(timed, tmp_path):
-    """TZ=Asia/Kolkata and no session zone set (as jobs/rank.py starts its session): the deltalake path reads
-    naive literals and naive partition values in the JVM's zone, Kolkata, as Spark's reader did in the worker."""
+OTHER_ZONE_TEST = "test_a_process_in_another_zone_reads_in_its_sessions_zone"
+
+
+def start_other_zone(paths: dict, root) -> subprocess.Popen:
+    """:data:`SUBPROCESS` started on the tables at ``paths`` with TZ=Asia/Kolkata and no session zone (as
+    jobs/rank.py starts its session), its standard error in a file beside the tables; not waited for."""
     env = _subprocess_env()
     env.update({"TZ": ZONE, "SPARK_FR_DELTA": "0", "PYTHONPATH": str(ROOT)})
     env.pop("SPARK_FR_DRIVER_MAX_SECONDS", None)
-    proc = subprocess.run([sys.executable, "-c", SUBPROCESS, json.dumps(timed["paths"]), json.dumps(FILTERS)],
-                          cwd=str(tmp_path), env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    cwd = Path(root) / "other_zone"
+    cwd.mkdir()
+    with open(cwd / "stderr.txt", "w") as stderr:
+        return subprocess.Popen([sys.executable, "-c", SUBPROCESS, json.dumps(paths), json.dumps(FILTERS)],
+                                cwd=str(cwd), env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
+
+
+def test_a_process_in_another_zone_reads_in_its_sessions_zone(timed):
+    """TZ=Asia/Kolkata and no session zone set (as jobs/rank.py starts its session): the deltalake path reads
+    naive literals and naive partition values in the JVM's zone, Kolkata, as Spark's reader did in the worker.
+    The process was started by the ``timed`` fixture (:func:`start_other_zone`)."""
+    proc = timed["other_zone"]
+    stdout, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, timed["other_zone_log"].read_text()[-3000:]
+    got = json.loads(stdout.strip().splitlines()[-1])
+    start_s, read_s = got["seconds"]
+    print(f"the other-zone process: its session started in {start_s:.1f} s, read in {read_s:.1f} s")
     assert got["zone"] == ZONE
     for name in ("utc", "naive", "mapped", "deltalake"):
         for f, mine, truth in zip([None] + FILTERS, got[name], timed[name]["truth"]):
@@ -238,8 +279,15 @@ def case_edges(spark, root, paths):
 
 
 @pytest.fixture(scope="module")
-def edges(delta, timed, tmp_path_factory):
-    return delta.run(case_edges, str(tmp_path_factory.mktemp("edges")), timed["paths"])
+def edges(timed, request):
+    """:func:`case_edges`' answers (started by the ``timed`` fixture). Once the worker is done, the Connect
+    session's reads (:func:`case_connect_rows`) start, so that they run while this process runs the tests that
+    follow (``timed['connect_rows']``)."""
+    answers = timed["edges"].get()
+    if collected(request, CONNECT_TEST):
+        timed["connect_rows"] = request.getfixturevalue("connect").start(
+            case_connect_rows, {n: timed["paths"][n] for n in CONNECT_TABLES})
+    return answers
 
 
 def test_a_timestamp_before_the_first_commit_is_one_line_on_both_readers_and_a_catalog_table(spark, timed, edges):
@@ -347,8 +395,15 @@ def case_connect_rows(spark, paths):
                 for name, p in paths.items()}
 
 
+CONNECT_TEST, CONNECT_TABLES = "test_under_spark_connect_the_same_rule", ("utc", "mapped", "deltalake")
+
+
 def test_under_spark_connect_the_same_rule(connect, timed):
-    """A Spark Connect session (no Delta in its server: deltalake reads) in Asia/Kolkata: Spark's rows and times."""
-    got = connect.run(case_connect_rows, {n: timed["paths"][n] for n in ("utc", "mapped", "deltalake")})
+    """A Spark Connect session (no Delta in its server: deltalake reads) in Asia/Kolkata: Spark's rows and times
+    (the reads started by the ``edges`` fixture)."""
+    started = timed.get("connect_rows")  # by the ``edges`` fixture; else here
+    got = (started.get() if started is not None else
+           connect.run(case_connect_rows, {n: timed["paths"][n] for n in CONNECT_TABLES}))
+    assert set(got) == set(CONNECT_TABLES)
     for name, rows in got.items():
         assert rows == timed[name]["truth"], name
