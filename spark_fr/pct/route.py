@@ -127,7 +127,7 @@ def rows_by_path_feature(XR, rows, tests, records, n_features):
     path keeps its leaf exactly when its new code of a numeric f lies in ``[lo, hi]`` (every test of f passed the
     same way; outside, it leaves the path, hence reaches another leaf): no walk. An empty range (``lo > hi``: a
     nominal f, f missing on a learned path, a fractional row that goes both ways) means "walk". Returns CSR arrays
-    (indptr (D + 1,), positions, first_nodes, lo, hi) and the leaf of every row (a learned tree's only).
+    (indptr (D + 1,), positions, first_nodes, lo, hi) and the leaf of every row (-1: it reaches several).
 
     Decision: one kernel for both kinds of tree, its loop written out in full: noting a pair through a helper
     that takes or returns the arrays cost atomic reference counts at every step of every path (1.6-2.4x the
@@ -140,8 +140,7 @@ def rows_by_path_feature(XR, rows, tests, records, n_features):
     pair_of = np.zeros(n_features, np.int64)  # the pair of feature f of the current row
     counts = np.zeros(n_features + 1, np.int64)
     room = 16 * m + 16
-    # (feature, position, node, lo, hi) of each pair found, narrow (some 20 pairs a row: a tenth of a GB at
-    # 10^6 rows when every field took 8 bytes); the grouped arrays returned are int64
+    # (feature, position, node, lo, hi) of each pair found, narrow: some 20 pairs a row (returned as int64)
     pair_f = np.empty(room, np.int32)
     pair_i = np.empty(room, np.int32)
     pair_n = np.empty(room, np.int32)
@@ -199,6 +198,7 @@ def rows_by_path_feature(XR, rows, tests, records, n_features):
                     node = records[node, 3]
             leaves[i] = node
         if split:  # its paths are many: every permutation of a feature it meets is walked, from the root
+            leaves[i] = -1  # and it reaches several leaves
             for p in range(row_start, n_pairs):
                 pair_lo[p] = 1
                 pair_hi[p] = 0

@@ -271,7 +271,12 @@ class Tree:
         that goes down both branches somewhere has the root as first node and an empty range."""
         rows = np.asarray(rows, dtype=np.int64)
         indptr, positions, first_nodes, leaves, lo, hi = rows_by_path_feature(XR, rows, self.tests, self.records, XR.shape[1])
-        routes = self.routes(XR, rows) if self.fractional else Routes(leaves)
+        if not self.fractional:
+            routes = Routes(leaves)
+        elif (leaves >= 0).all():  # every row went down one path: its leaf with proportion 1.0, as routes() gives
+            routes = Routes(leaves, np.arange(rows.shape[0] + 1, dtype=np.int64), np.ones(rows.shape[0]))
+        else:
+            routes = self.routes(XR, rows)
         return PathPairs(indptr, positions, first_nodes, routes, lo, hi)
 
 
