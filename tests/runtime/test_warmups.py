@@ -61,15 +61,15 @@ def test_the_ensembles_warm_ups_include_the_label_sparse_trees():
     assert set(warmups.of_methods(["relief", "boosting"])) == {"boosting", "relief"}
 
 
-#: in a new process: every warm-up of a method with every option value (as jobs/package.py ships them), then a real
-#: run of the job (on the driver: no Spark session for a small local file); the kernels' specialisations before and
-#: after the run. A run that needs one no warm-up made would compile it on a fresh installation's first run.
+#: in a new process: every warm-up of a method with every option value (as jobs/package.py ships them), then real
+#: runs of the job (on the driver: no Spark session for a small local file), the kernels' specialisations before
+#: and after each run. A run that needs one no warm-up made would compile it on a fresh installation's first run.
 COVER = """
 import itertools, json, runpy, sys
 import numba
 from spark_fr import api, options
 from spark_fr.runtime import warmups
-method = sys.argv[1]
+method, runs = sys.argv[1], json.loads(sys.argv[2])
 api.warm_up(method)
 for name in warmups.of_methods([method]):
     entry = warmups.registered()[name]
@@ -83,32 +83,37 @@ def kernels():
                 if isinstance(obj, numba.core.dispatcher.Dispatcher):
                     out.update(f"{modname}.{attr}{sig}" for sig in obj.overloads)
     return out
-before = kernels()
-sys.argv = ["rank.py"] + sys.argv[2:]
-try:
-    runpy.run_path(JOB, run_name="__main__")
-except SystemExit as exc:
-    assert not exc.code, exc.code
-print(json.dumps(sorted(kernels() - before)))
+new = []
+for args in runs:
+    before = kernels()
+    sys.argv = ["rank.py"] + args
+    try:
+        runpy.run_path(JOB, run_name="__main__")
+    except SystemExit as exc:
+        assert not exc.code, exc.code
+    new.append(sorted(kernels() - before))
+print(json.dumps(new))
 """
 
 
-@pytest.mark.parametrize("method, data", [("ensemble", "hmlc_cellcycle_FUN/cellcycle_FUN.valid.arff"),
-                                          ("ensemble", "mtr_enb/enb.arff")])
-def test_a_methods_warm_ups_cover_a_run(method, data, tmp_path):
+def test_the_ensembles_warm_ups_cover_a_dense_and_a_label_sparse_run(tmp_path):
     """The warm-ups a shipped cache holds (jobs/package.py) make every kernel a run of the job uses: a label-sparse
-    (HMLC, 500 labels) and a dense run of the ensemble compile nothing new after them."""
+    (HMLC, 500 labels) and a dense run of the ensemble, one after the other in one new process, compile nothing
+    new after them."""
     import json
     import subprocess
 
     from tests.conftest import JOB, _subprocess_env
     from tests.paths import DATASETS, ROOT
 
-    args = ["--input", str(DATASETS / data), "--trees", "2", "--seed", "1", "--output", str(tmp_path / "out"),
-            "--output-format", "csv", "--log-level", "warning"]
+    data = ["hmlc_cellcycle_FUN/cellcycle_FUN.valid.arff", "mtr_enb/enb.arff"]
+    runs = [["--input", str(DATASETS / d), "--trees", "2", "--seed", "1", "--output", str(tmp_path / f"out{i}"),
+             "--output-format", "csv", "--log-level", "warning"] for i, d in enumerate(data)]
     script = COVER.replace("JOB", repr(str(JOB)))
-    run = subprocess.run([sys.executable, "-c", script, method, *args], cwd=str(tmp_path), capture_output=True,
-                         text=True, env={**_subprocess_env(), "PYTHONPATH": str(ROOT)}, timeout=900)
+    run = subprocess.run([sys.executable, "-c", script, "ensemble", json.dumps(runs)], cwd=str(tmp_path),
+                         capture_output=True, text=True, env={**_subprocess_env(), "PYTHONPATH": str(ROOT)},
+                         timeout=900)
     assert run.returncode == 0, run.stderr[-2000:]
     new = json.loads(run.stdout.strip().splitlines()[-1])
-    assert new == [], f"kernels the run compiled after its method's warm-ups: {new[:5]}"
+    for d, added in zip(data, new):
+        assert added == [], f"{d}: kernels the run compiled after the ensemble's warm-ups: {added[:5]}"
