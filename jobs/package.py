@@ -70,18 +70,13 @@ class PackageError(Exception):
 # every method's warm-up with every value of the run options it takes (the ensemble's --missing: fractional trees,
 # the default, route with kernels of their own), so that no run of these methods compiles
 WARM_UP = """
-import itertools, json, platform, sys, numba
+import json, platform, sys, numba
 from numba.misc.numba_sysinfo import get_sysinfo
 import spark_fr
-from spark_fr import api, options
-from spark_fr.runtime import numba_cache, warmups
+from spark_fr import api
+from spark_fr.runtime import numba_cache
 assert spark_fr.__file__.startswith(sys.argv[1]), spark_fr.__file__
-for method in sys.argv[2].split(","):
-    api.warm_up(method)
-for warm_up in warmups.of_methods(sys.argv[2].split(",")):  # a method's own and those its runs may need
-    entry = warmups.registered()[warm_up]
-    for values in itertools.product(*(options.option(o).kind.choices for o in entry.options)):
-        warmups.warm(warm_up, **dict(zip(entry.options, values)))
+api.warm_up_all(sys.argv[2].split(","))
 info = numba_cache.install()
 print(json.dumps({"root": info["root"], "python": sys.version.split()[0], "numba": numba.__version__,
                   "cpu": numba.config.CPU_NAME or get_sysinfo().get("CPU Name", "?"), "machine": platform.machine()}))

@@ -69,6 +69,21 @@ def warm_up(method: str, opts: dict | None = None) -> None:
     warmups.warm_for(method if method in METHODS else "ensemble", opts or {})
 
 
+def warm_up_all(methods) -> None:
+    """Compile (or load) every kernel runs of ``methods`` may use: each warm-up they use
+    (:func:`~spark_fr.runtime.warmups.of_methods`) with every value of the run options it takes. What a shipped cache
+    holds (``jobs/package.py``) and what the test suite compiles before its workers start."""
+    import itertools
+
+    methods = list(methods)
+    for method in methods:
+        warm_up(method)  # imports the method's package, which registers its warm-ups
+    for name in warmups.of_methods(methods):
+        entry = warmups.registered()[name]
+        for values in itertools.product(*(O.option(o).kind.choices for o in entry.options)):
+            warmups.warm(name, **dict(zip(entry.options, values)))
+
+
 def _check_data(data, table=None) -> None:
     if table is not None:
         if data is not None:

@@ -23,17 +23,11 @@ ENV = "SPARK_FR_TEST_PREWARM"
 #: the methods' warm-ups in two groups, one process each (ensemble's with its label-sparse trees: 62 s alone, Relief's
 #: 47 s; measured 2026-11-29, load 3)
 GROUPS = (("ensemble", "boosting"), ("relief", "reliefe"))
-#: every warm-up with every value of the options it takes (jobs/package.py's WARM_UP, without its report)
+#: every warm-up with every value of the options it takes (spark_fr.api.warm_up_all, as jobs/package.py's WARM_UP)
 SCRIPT = """
-import itertools, sys
-from spark_fr import api, options
-from spark_fr.runtime import warmups
-for method in sys.argv[1].split(","):
-    api.warm_up(method)
-for warm_up in warmups.of_methods(sys.argv[1].split(",")):  # a method's own and those its runs may need
-    entry = warmups.registered()[warm_up]
-    for values in itertools.product(*(options.option(o).kind.choices for o in entry.options)):
-        warmups.warm(warm_up, **dict(zip(entry.options, values)))
+import sys
+from spark_fr import api
+api.warm_up_all(sys.argv[1].split(","))
 """
 
 

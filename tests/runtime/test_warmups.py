@@ -65,16 +65,11 @@ def test_the_ensembles_warm_ups_include_the_label_sparse_trees():
 #: runs of the job (on the driver: no Spark session for a small local file), the kernels' specialisations before
 #: and after each run. A run that needs one no warm-up made would compile it on a fresh installation's first run.
 COVER = """
-import itertools, json, runpy, sys
+import json, runpy, sys
 import numba
-from spark_fr import api, options
-from spark_fr.runtime import warmups
+from spark_fr import api
 method, runs = sys.argv[1], json.loads(sys.argv[2])
-api.warm_up(method)
-for name in warmups.of_methods([method]):
-    entry = warmups.registered()[name]
-    for values in itertools.product(*(options.option(o).kind.choices for o in entry.options)):
-        warmups.warm(name, **dict(zip(entry.options, values)))
+api.warm_up_all([method])
 def kernels():
     out = set()
     for modname, module in list(sys.modules.items()):
