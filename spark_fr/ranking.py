@@ -26,6 +26,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import re
 import sys
 import uuid
 from datetime import datetime, timezone
@@ -40,6 +41,26 @@ from .io.writers import write_ranking
 ALL_TARGETS = "__all__"
 COLUMNS = ["feature", "score", "target", "importance", "rank", "importance_std", "run_id", "created_at",
            "params"]
+_READS_AS_A_NUMBER = re.compile(r"[0-9]+(e|$)")  # a hex id a CSV reader's type inference takes for a number
+
+
+def new_run_id() -> str:
+    """A new run id: the 32 hex digits of a random UUID (``uuid.uuid4().hex``) that no CSV reader takes for a number.
+
+    Decision: an id of decimal digits only, or of decimal digits followed by an ``e`` (``45e3417356314ba9...``:
+    about 1 random id in 15), is drawn again. pandas' C parser (2.3.3, pandas issues 62617 and 63089) reads
+    such a field of ``ranking.csv`` as a number with an exponent; ten or more exponent digits overflow its
+    parser and crash the reading process (a segmentation fault: about 1 random id in 950 did, in our tests and
+    in any user's ``pd.read_csv``). An id given by the user (``--run_id``) is kept as given.
+
+    Returns
+    -------
+    str
+    """
+    while True:
+        run_id = uuid.uuid4().hex
+        if not _READS_AS_A_NUMBER.match(run_id):
+            return run_id
 
 
 def rank_order(importance: np.ndarray, usable: np.ndarray) -> np.ndarray:
@@ -130,7 +151,7 @@ class Ranking:
     @classmethod
     def from_scores(cls, feature_names, usable, results, target_names, params: dict, metadata: dict):
         """Build a ranking from score results (see :func:`build_table`)."""
-        run_id = metadata.get("run_id") or uuid.uuid4().hex
+        run_id = metadata.get("run_id") or new_run_id()
         created = metadata.get("created_at") or datetime.now(timezone.utc)
         if isinstance(created, str):
             created = datetime.fromisoformat(created)
