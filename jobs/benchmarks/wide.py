@@ -15,6 +15,11 @@ random-forest trees (sqrt features per node, at least 2 rows per leaf), as a sep
     scores CLUS computes; Genie3 gives the order).
 ``spark_fr_arff``
     The same on the ARFF file.
+``spark_fr_dataframe``
+    The same ranking of the table given as a Spark DataFrame made in Spark, as a notebook user calls it
+    (``jobs/peers/spark_fr_dataframe.py``: a local session, the Parquet file read by Spark and filtered on a
+    non-null class, ``spark_fr.rank(df, ...)``): its rows come through Spark's pipeline, where ``spark_fr``
+    reads the file with pyarrow.
 ``spark_fr_patches``
     The same as ``spark_fr`` in wide mode: ``--max-features-per-tree 0.1`` (random patches: each tree uses
     a seeded 10 % of the features, its nodes draw sqrt(all features) candidates within them).
@@ -38,7 +43,9 @@ tree, and the planted features among the top-k (k = planted) of every score. Wit
 sqrt(20,000) = 142 candidates per node, a node sees a planted feature only about once in fifteen times:
 recovery is a count out of k, not a yes/no. The table has medians over ``--repeats`` rounds (1), the
 ratio to ``spark_fr``, the seconds per tree (``s / tree``: spark_fr's trees phase, the peers' fit, over the
-trees), and below it the ratios of chosen pairs; a run past ``--max-memory-gb`` is a line saying so. Reported,
+trees), and below it the ratios of chosen pairs and, for every spark_fr peer, the seconds of its statistics and
+encoding passes and their share of its run (``statistics_s + encoding_s`` over ``total_s`` of its ``run.json``,
+medians over the rounds); a run past ``--max-memory-gb`` is a line saying so. Reported,
 never asserted. Examples::
 
     python jobs/benchmark.py --suite wide --json out/wide.json                        # 2,000 x 20,000
@@ -46,10 +53,13 @@ never asserted. Examples::
 """
 from __future__ import annotations
 
+import statistics
+import sys
 from pathlib import Path
 
 from .measure import environment, machine_line, total_memory_gb
 from .options import fill_defaults, parse_peers
+from .paths import PEER_SCRIPTS
 from .peers import (FOREST_SCRIPTS, Peer, announce, check_available, json_top, rank_command, script_command,
                     spark_fr_reader)
 from .rounds import add_per_tree, exit_code, planted_by_score, run_rounds, summarise
@@ -57,10 +67,12 @@ from .tables import format_pair_ratios, pair_ratios, peer_table, per_tree_column
 from .wide_data import make_wide
 
 SUMMARY = "wide classification table (Parquet and ARFF): spark_fr vs CLUS, scikit-learn, XGBoost and LightGBM"
-PEERS = ("spark_fr", "spark_fr_arff", "spark_fr_patches", "clus", "sklearn", "xgboost", "lightgbm")
+PEERS = ("spark_fr", "spark_fr_arff", "spark_fr_dataframe", "spark_fr_patches", "clus", "sklearn", "xgboost",
+         "lightgbm")
 SCORES = ("genie3", "symbolic")
 PAIRS = (("spark_fr_arff", "spark_fr"), ("spark_fr_patches", "spark_fr"), ("clus", "spark_fr"), ("sklearn", "spark_fr"),
-         ("clus", "spark_fr_arff"), ("clus", "spark_fr_patches"), ("xgboost", "spark_fr"), ("lightgbm", "spark_fr"))
+         ("clus", "spark_fr_arff"), ("clus", "spark_fr_patches"), ("xgboost", "spark_fr"), ("lightgbm", "spark_fr"),
+         ("spark_fr_dataframe", "spark_fr"))
 
 
 def add_arguments(parser) -> None:
@@ -116,6 +128,56 @@ def clus_reader(k: int):
     return top
 
 
+def dataframe_command(parquet: Path, *options: str):
+    """``jobs/peers/spark_fr_dataframe.py``: the Parquet table ranked as a Spark DataFrame, its ranking written
+    into ``RUN_DIR/out`` as :func:`peers.rank_command`'s is (read by :func:`peers.spark_fr_reader`).
+
+    Parameters
+    ----------
+    parquet : Path
+    *options : str
+        ``rank``'s options (``--trees N --scores ...``).
+
+    Returns
+    -------
+    callable
+        ``run_dir -> command line``; the seed is 1.
+    """
+    def command(run_dir: Path) -> list:
+        return [sys.executable, str(PEER_SCRIPTS / "spark_fr_dataframe.py"), str(parquet), str(run_dir / "out"),
+                "--targets", "class", *options, "--seed", "1"]
+
+    return command
+
+
+def pass_shares(results: dict) -> list:
+    """One line per spark_fr peer: the median seconds of its statistics and encoding passes and their share of
+    its run (``statistics_s + encoding_s`` over ``total_s``, from the runs' ``spark_fr_timings``).
+
+    Parameters
+    ----------
+    results : dict
+        ``{name: rounds.PeerResult}``.
+
+    Returns
+    -------
+    list of str
+    """
+    lines = []
+    for name, res in results.items():
+        timings = [t for t in (r.get("spark_fr_timings") or {} for r in res.ok_runs()) if t.get("total_s")]
+        if not timings:
+            continue
+        stats = statistics.median(t.get("statistics_s", 0.0) for t in timings)
+        enc = statistics.median(t.get("encoding_s", 0.0) for t in timings)
+        share = statistics.median((t.get("statistics_s", 0.0) + t.get("encoding_s", 0.0)) / t["total_s"]
+                                  for t in timings)
+        total = statistics.median(t["total_s"] for t in timings)
+        lines.append(f"{name}: statistics {stats:.1f} s + encoding {enc:.1f} s = {share:.0%} of its run "
+                     f"({total:.1f} s in spark_fr)")
+    return lines
+
+
 def make_peers(names: list, parquet: Path, arff: Path, truth: dict, trees: int) -> list:
     """Build the suite's peers.
 
@@ -140,6 +202,7 @@ def make_peers(names: list, parquet: Path, arff: Path, truth: dict, trees: int) 
     makers = {
         "spark_fr": lambda: Peer("spark_fr", rank_command(parquet, "class", *options), reader),
         "spark_fr_arff": lambda: Peer("spark_fr_arff", rank_command(arff, "class", *options), reader),
+        "spark_fr_dataframe": lambda: Peer("spark_fr_dataframe", dataframe_command(parquet, *options), reader),
         "spark_fr_patches": lambda: Peer("spark_fr_patches", rank_command(parquet, "class", *options,
                                                                           "--max-features-per-tree", "0.1"), reader),
         "clus": lambda: Peer("clus", script_command("clus_forest.py", arff, *shape, "--task", "cls"), clus_reader(k)),
@@ -172,7 +235,7 @@ def format_wide_table(summary: dict, k: int) -> str:
     def hits(s):
         return " ".join(f"{score[0].upper()}{n}/{k}" for score, n in s.get("planted_by_score", {}).items())
 
-    return peer_table(summary, k, 15, [("ratio vs spark_fr", 19, ratio), ("s / tree", 10, per_tree_column),
+    return peer_table(summary, k, 19, [("ratio vs spark_fr", 19, ratio), ("s / tree", 10, per_tree_column),
                                        (f"planted in top-{k}", 18, hits)])
 
 
@@ -210,6 +273,9 @@ def run(args) -> int:
     print()
     print(format_wide_table(summary, len(planted)))
     print(format_pair_ratios(ratios))
+    shares = pass_shares(results)
+    for line in shares:
+        print(line)
     env_after = environment()
     print(f"load average after: {env_after['load_avg_1_5_15']}")
     if args.json:
@@ -217,5 +283,5 @@ def run(args) -> int:
                                "data": {"parquet": str(parquet), "arff": str(arff), "planted": planted,
                                         "truth": truth},
                                "environment": {"before": env_before, "after": env_after}, "skipped": notes,
-                               "summary": summary, "ratios": ratios, "runs": {n: r.runs for n, r in results.items()}})
+                               "summary": summary, "ratios": ratios, "pass_shares": shares, "runs": {n: r.runs for n, r in results.items()}})
     return exit_code(summary)

@@ -52,6 +52,19 @@ def try_date(column, fmt: str | None = None):
     return F.try_to_timestamp(column, F.lit(fmt)).cast("date")
 
 
+def safe_names(columns) -> dict:
+    """{DataFrame column: internal name} of the columns behind ``columns``: ``__c0, __c1, ...`` in the order of
+    the sorted names (see :func:`safe_select`)."""
+    return {name: f"__c{i}" for i, name in enumerate(sorted({c.column for c in columns}))}
+
+
+def safe_columns(columns, alias: dict) -> list:
+    """Copies of the ColumnInfo objects ``columns`` pointing at their internal names ``alias``."""
+    import dataclasses
+
+    return [dataclasses.replace(c, column=alias[c.column]) for c in columns]
+
+
 def safe_select(df, columns, extra=()):
     """Select the DataFrame columns behind ``columns`` under safe internal names (``__c0, __c1, ...``).
 
@@ -59,12 +72,9 @@ def safe_select(df, columns, extra=()):
     the kernels only ever see the internal names. Returns the narrowed DataFrame and copies of the
     ColumnInfo objects pointing at the new names; ``extra`` columns are kept under their own names.
     """
-    import dataclasses
-
-    names = sorted({c.column for c in columns})
-    alias = {name: f"__c{i}" for i, name in enumerate(names)}
-    df2 = df.select(*[qcol(n).alias(alias[n]) for n in names], *[qcol(e) for e in extra])
-    return df2, [dataclasses.replace(c, column=alias[c.column]) for c in columns]
+    alias = safe_names(columns)
+    df2 = df.select(*[qcol(n).alias(a) for n, a in alias.items()], *[qcol(e) for e in extra])
+    return df2, safe_columns(columns, alias)
 
 
 def numeric_array(arr) -> np.ndarray:

@@ -42,8 +42,7 @@ def content_keys(parts, Y: np.ndarray) -> np.ndarray:
     with np.errstate(over="ignore"):
         for arr in parts:
             if arr.dtype == np.uint8:
-                for f in range(arr.shape[0]):
-                    h = (h ^ arr[f].astype(np.uint64)) * _FNV_PRIME
+                h = _mix_code_rows(h, np.ascontiguousarray(arr), _FNV_PRIME)
             else:
                 vals = np.where(np.isnan(arr), np.nan, arr + 0.0)
                 bits = np.ascontiguousarray(vals, dtype=np.float64).view(np.uint64)
@@ -59,6 +58,36 @@ def content_keys(parts, Y: np.ndarray) -> np.ndarray:
                 h = (h ^ bits[:, j]) * _FNV_PRIME
                 h = h ^ (h >> np.uint64(29))
     return mix64_array(h)
+
+
+@njit(cache=True, nogil=True)
+def _mix_code_rows(h, codes, prime):
+    """FNV-1a steps of :func:`content_keys` over the rows of bin codes (D, m), one feature after another."""
+    for f in range(codes.shape[0]):
+        for r in range(h.shape[0]):
+            h[r] = (h[r] ^ np.uint64(codes[f, r])) * prime
+    return h
+
+
+@njit(cache=True, nogil=True)
+def _mix_float_columns(h, M, cols, nan_bits, prime):
+    """The steps of :func:`raw_row_hashes` for the numeric columns ``cols`` of the matrix ``M`` (rows x columns),
+    in that order: the bits of each value as :func:`_float_bits` gives them (one NaN, 0.0 for -0.0)."""
+    shift = np.uint64(29)
+    cell = np.zeros(1, np.float64)
+    bits = cell.view(np.uint64)
+    for q in range(cols.shape[0]):
+        j = cols[q]
+        for r in range(h.shape[0]):
+            v = M[r, j]
+            if v != v:
+                b = nan_bits
+            else:
+                cell[0] = v + 0.0
+                b = bits[0]
+            x = (h[r] ^ b) * prime
+            h[r] = x ^ (x >> shift)
+    return h
 
 
 def _mix_label_sets(h: np.ndarray, Y: SparseLabels) -> np.ndarray:
@@ -142,7 +171,7 @@ def _string_hashes(strings) -> np.ndarray:
     return out
 
 
-def raw_row_hashes(bv, n_columns: int) -> np.ndarray:
+def raw_row_hashes(bv, n_columns: int, matrix: np.ndarray | None = None, at: dict | None = None) -> np.ndarray:
     """A 64-bit hash of the raw values of the first ``n_columns`` logical columns of a batch, per row.
 
     Computed from the values themselves (numbers, strings, the stored entries of a vector column), so the
@@ -153,6 +182,11 @@ def raw_row_hashes(bv, n_columns: int) -> np.ndarray:
     ----------
     bv : spark_fr.data.columns.BatchValues
     n_columns : int
+    matrix : ndarray (rows, k), optional
+        The values of some numeric columns already gathered (the statistics pass's matrix): their steps run in
+        one kernel (:func:`_mix_float_columns`, the same bits as column by column).
+    at : dict, optional
+        {logical column: its column in ``matrix``}.
 
     Returns
     -------
@@ -160,10 +194,17 @@ def raw_row_hashes(bv, n_columns: int) -> np.ndarray:
     """
     m = bv.n_rows
     h = np.full(m, _FNV_OFFSET, dtype=np.uint64)
+    at = at if matrix is not None and at is not None else {}
     vector_done = False
+    run = []  # consecutive logical columns held in `matrix`, mixed in one kernel call
     with np.errstate(over="ignore"):
         for i in range(n_columns):
             c = bv.columns[i]
+            if i in at:
+                run.append(at[i])
+                continue
+            if run:
+                h, run = _mix_float_columns(h, matrix, np.array(run, np.int64), _NAN_BITS, _FNV_PRIME), []
             if c.index is not None:
                 if vector_done:
                     continue
@@ -175,4 +216,6 @@ def raw_row_hashes(bv, n_columns: int) -> np.ndarray:
                 bits = _string_hashes(bv.strings(i))
             h = (h ^ bits) * _FNV_PRIME
             h = h ^ (h >> np.uint64(29))
+        if run:
+            h = _mix_float_columns(h, matrix, np.array(run, np.int64), _NAN_BITS, _FNV_PRIME)
     return mix64_array(h).view(np.int64)

@@ -24,9 +24,11 @@ import logging
 import re
 from abc import ABC, abstractmethod
 
+import pyarrow as pa
+
 from ..runtime.engine import engine_for
 from ..runtime.progress import Progress
-from .columns import safe_select
+from .columns import qcol, safe_columns, safe_names
 
 log = logging.getLogger(__name__)
 
@@ -72,25 +74,60 @@ class BatchSource(ABC):
 
 
 class FrameSource(BatchSource):
-    """A Spark DataFrame as a batch source; ``units``: the logical columns it holds (the total of the collection's
-    progress; default: the DataFrame's columns)."""
+    """A Spark DataFrame as a batch source.
 
-    def __init__(self, df, extra=(), units: int | None = None):
-        self.df = df
+    Parameters
+    ----------
+    df : DataFrame
+        As given.
+    extra : tuple of str
+        Columns kept under their own names by a narrowing (the reader's error column).
+    alias : dict, optional
+        {column of ``df``: internal name} of a narrowing (:meth:`narrow`), applied only when Spark must see it.
+    units : int, optional
+        The logical columns it holds (the total of the collection's progress; default: the DataFrame's columns).
+
+    Decision: a narrowing becomes a Spark projection (``df.select`` of aliased columns,
+    :func:`spark_fr.data.columns.safe_select`) only for the Spark passes (:meth:`map`, :meth:`cache`). When the
+    driver collects a narrowing that keeps every column of the DataFrame (the usual ranking of a table on all
+    its columns), it collects the DataFrame as given and renames the Arrow columns (no copy): the same batches,
+    without building a second plan of thousands of aliased columns (5,000 columns: 12 s of py4j calls and
+    analysis at load 12, before any row is read).
+    """
+
+    def __init__(self, df, extra=(), alias: dict | None = None, units: int | None = None):
+        self.given = df
         self.extra = tuple(extra)
+        self.alias = alias
         self.units = units
+        self._df = df if alias is None else None
         self._cached = None
 
+    @property
+    def df(self):
+        """The DataFrame of this source's columns (a narrowing's projection, built on first use)."""
+        if self._df is None:
+            self._df = self.given.select(*[qcol(n).alias(a) for n, a in self.alias.items()],
+                                         *[qcol(e) for e in self.extra])
+        return self._df
+
     def narrow(self, columns):
-        narrow, cols = safe_select(self.df, columns, self.extra)
-        return FrameSource(narrow, units=len(cols)), cols
+        alias = safe_names(columns)
+        cols = safe_columns(columns, alias)
+        return FrameSource(self.df, self.extra, alias, units=len(cols)), cols
+
+    def _whole(self) -> bool:
+        """Whether this narrowing keeps every column of the given DataFrame (collected as given, renamed)."""
+        return (self.alias is not None and self._cached is None
+                and set(self.given.columns) <= set(self.alias) | set(self.extra))
 
     def size_estimate(self):
+        df = self.given if self._whole() else self.df
         try:
-            if type(self.df).__module__.startswith("pyspark.sql.connect"):
-                size = plan_size(self.df._explain_string(mode="cost"))
+            if type(df).__module__.startswith("pyspark.sql.connect"):
+                size = plan_size(df._explain_string(mode="cost"))
             else:
-                size = int(self.df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
+                size = int(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes())
         except Exception:  # no statistics
             return None
         return size if size is not None and 0 <= size < 2 ** 62 else None
@@ -99,12 +136,16 @@ class FrameSource(BatchSource):
         """Every batch, collected on the driver by one Spark job (``toArrow``), which reports its progress against
         the columns as the passes after it do: ``collecting: 60 / 121 columns (50 %), ...`` (the columns x the
         fraction of its tasks done; a collection shorter than the reporting interval logs nothing)."""
-        units = self.units if self.units is not None else len(self.df.columns)
+        whole = self._whole()
+        frame = self.given if whole else self.df
+        units = self.units if self.units is not None else len(frame.columns)
         with Progress(units, "collecting", unit="columns", brief=True) as progress, \
-                engine_for(self.df.sparkSession).tracked(progress, units):
-            if hasattr(self.df, "toArrow"):
-                return self.df.toArrow().to_batches()
-            return self.df._collect_as_arrow()  # pyspark 3.5 (no toArrow): the same record batches
+                engine_for(frame.sparkSession).tracked(progress, units):
+            batches = collect_arrow(frame)
+        if not whole or not batches:
+            return batches
+        table = pa.Table.from_batches(batches)
+        return table.rename_columns([self.alias.get(n, n) for n in table.column_names]).to_batches()
 
     def map(self, spark, fn):
         return engine_for(spark).from_frame(self.df, fn)
@@ -117,9 +158,16 @@ class FrameSource(BatchSource):
         except Exception as err:  # a session that caches nothing (serverless compute): read it again instead
             log.info("input not persisted (%s): read again for each pass", str(err).splitlines()[0][:120])
             return
-        self.df = self._cached
+        self._df = self._cached
 
     def release(self):
         if self._cached is not None:
             self._cached.unpersist()
             self._cached = None
+
+
+def collect_arrow(df) -> list:
+    """Every record batch of ``df``, on the driver (one Spark job)."""
+    if hasattr(df, "toArrow"):
+        return df.toArrow().to_batches()
+    return df._collect_as_arrow()  # pyspark 3.5 (no toArrow): the same record batches

@@ -301,12 +301,12 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
                 rows, vals = bv.sparse(i)
                 stats.columns[i].add_numeric(vals, implicit_zeros=batch.num_rows - rows.size)
         if stats.sample is not None and batch.num_rows:
-            hashes = raw_row_hashes(bv, len(columns) if n_hashed is None else n_hashed)
+            pos = {i: j for j, i in enumerate(dense)}
+            hashes = raw_row_hashes(bv, len(columns) if n_hashed is None else n_hashed, M, pos)
             keep = np.arange(batch.num_rows)
             if hashes.size > stats.sample.k:
                 keep = np.argpartition(hashes, stats.sample.k - 1)[:stats.sample.k]
             numeric = [i for i, c in enumerate(columns) if c.kind == "numeric"]
-            pos = {i: j for j, i in enumerate(dense)}
             stats.sample.add(hashes[keep], numeric, sample_values(bv, M, pos, numeric, keep))
         if on_batch is not None:
             on_batch()

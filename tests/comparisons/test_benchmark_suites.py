@@ -242,14 +242,16 @@ def test_wide_suite(bench, tmp_path, capsys):
                                 "--workdir", str(tmp_path)], tmp_path / "wide.json")
     printed = capsys.readouterr().out
     assert code == 0, printed
-    assert list(report) == ["suite", "config", "data", "environment", "skipped", "summary", "ratios", "runs"]
+    assert list(report) == ["suite", "config", "data", "environment", "skipped", "summary", "ratios", "pass_shares",
+                            "runs"]
     planted = report["data"]["planted"]
     assert len(planted) == 10 and planted[0] == "x56"
     summary = report["summary"]
     forests = [p for p in ("xgboost", "lightgbm") if not _missing(p)]  # where installed
-    assert list(summary) == ["spark_fr", "spark_fr_arff", "spark_fr_patches", "clus", "sklearn", *forests]
+    assert list(summary) == ["spark_fr", "spark_fr_arff", "spark_fr_dataframe", "spark_fr_patches", "clus", "sklearn",
+                             *forests]
     for name, scores in (("spark_fr", {"genie3", "symbolic"}), ("spark_fr_arff", {"genie3", "symbolic"}),
-                         ("spark_fr_patches", {"genie3", "symbolic"}),
+                         ("spark_fr_dataframe", {"genie3", "symbolic"}), ("spark_fr_patches", {"genie3", "symbolic"}),
                          ("clus", {"genie3", "symbolic"}), ("sklearn", {"impurity"}),
                          *((f, {"impurity"}) for f in forests)):
         s = summary[name]
@@ -261,8 +263,13 @@ def test_wide_suite(bench, tmp_path, capsys):
     assert runs["spark_fr"][0]["tops"] == runs["spark_fr_arff"][0]["tops"]  # the same table, the same ranking
     runs_dir = tmp_path / "wide" / "runs"
     assert _ranking(runs_dir / "spark_fr_r1") == _ranking(runs_dir / "spark_fr_arff_r1")
+    assert _ranking(runs_dir / "spark_fr_r1") == _ranking(runs_dir / "spark_fr_dataframe_r1")  # made in Spark
     assert [r["peer"] for r in report["ratios"]] == ["spark_fr_arff", "spark_fr_patches", "clus", "sklearn", "clus",
-                                                     "clus", *forests]
+                                                     "clus", *forests, "spark_fr_dataframe"]
+    shares = report["pass_shares"]
+    assert [line.split(":")[0] for line in shares] == ["spark_fr", "spark_fr_arff", "spark_fr_dataframe",
+                                                        "spark_fr_patches"]
+    assert all(" s + encoding " in line and "% of its run" in line for line in shares) and shares[0] in printed
     assert all(summary[name].get("median_per_tree_s", 0) > 0 for name in ("spark_fr", "sklearn", *forests))
     assert runs["spark_fr_patches"][0]["tops"] != runs["spark_fr"][0]["tops"]  # patches change the ensemble
     assert "planted in top-10" in printed
