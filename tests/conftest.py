@@ -12,7 +12,7 @@ import pytest
 
 from spark_fr.runtime.session import with_jvm_options  # the tests' JVM runs as a launched one does
 from tests.paths import DATASETS, JOB, ROOT, SHARED  # noqa: F401 (ROOT, SHARED: shared with the test modules)
-from tests import prewarm
+from tests import jvm_archive, prewarm
 from tests.scheduling import RECORD_ENV, DurationRecorder, longest_first, read_record
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -35,6 +35,9 @@ if "TieredStopAtLevel" not in os.environ.get("SPARK_SUBMIT_OPTS", ""):
 # load 9-16): the suite's JVMs reserve 256 MB.
 if "ReservedCodeCacheSize" not in os.environ.get("SPARK_SUBMIT_OPTS", ""):
     os.environ["SPARK_SUBMIT_OPTS"] = f"{os.environ['SPARK_SUBMIT_OPTS']} -XX:ReservedCodeCacheSize=256m"
+# Every Spark JVM of the run maps Spark's classes from one class-data-sharing archive when the checkout has one
+# (tests/jvm_archive.py: a whole run makes it first; half the CPU of a JVM's start).
+jvm_archive.use(ROOT)
 
 # ----- the benchmark harness's own tests: a marker left out of the default run ---------------------------------
 # Decision: the tests marked ``peers`` run jobs/benchmark.py's suites and peers as the benchmark does (each peer a
@@ -138,14 +141,19 @@ _PREWARMED: list = []
 def pytest_configure(config):
     """With ``SPARK_FR_TEST_DURATIONS=record``, the controlling process records each module's time
     (tests/scheduling.py); a whole run of a checkout without a numba cache compiles the kernels once before the
-    workers start (tests/prewarm.py)."""
+    workers start (tests/prewarm.py), and one without the JVMs' class archive makes it meanwhile
+    (tests/jvm_archive.py)."""
     global _RECORDER
     if os.environ.get(RECORD_ENV) == "record" and not hasattr(config, "workerinput"):
         _RECORDER = DurationRecorder()
+    archiving = jvm_archive.start(ROOT) if prewarm.whole_run(config) and jvm_archive.wanted(ROOT) else None
     if prewarm.wanted(config, ROOT):
         sys.stderr.write("compiling spark_fr's numba kernels once before the two workers start (no cache yet: about "
                          "1-2 minutes; SPARK_FR_TEST_PREWARM=0 skips it)\n")
         _PREWARMED.append(prewarm.prewarm(ROOT))
+    if archiving is not None:
+        _PREWARMED.append(jvm_archive.finish(archiving))
+        jvm_archive.use(ROOT)  # the workers inherit it
 
 
 def pytest_runtest_logreport(report):

@@ -54,9 +54,12 @@ def prewarm(root: Path) -> str:
     return f"numba warm-ups before the workers ({', '.join(','.join(g) for g in GROUPS)}): {seconds:.0f} s"
 
 
+def whole_run(config) -> bool:
+    """The controlling process of a whole run (no paths, ``-k`` or ``-m`` given)."""
+    whole = config.args_source == config.ArgsSource.TESTPATHS
+    return not hasattr(config, "workerinput") and whole and not config.option.keyword and not config.option.markexpr
+
+
 def wanted(config, root: Path) -> bool:
     """A whole run of a checkout without a cache, in the controlling process, not turned off by :data:`ENV`."""
-    if os.environ.get(ENV, "1") == "0" or hasattr(config, "workerinput"):
-        return False
-    whole = config.args_source == config.ArgsSource.TESTPATHS
-    return whole and not config.option.keyword and not config.option.markexpr and cache_is_cold(root)
+    return os.environ.get(ENV, "1") != "0" and whole_run(config) and cache_is_cold(root)

@@ -1,8 +1,13 @@
 """The suite's own scheduling (tests/scheduling.py): units go out longest first by the recorded module times."""
 import json
+import os
 from collections import OrderedDict
+from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
+from tests.paths import ROOT
 from tests.scheduling import UNKNOWN_SECONDS_PER_TEST, DurationRecorder, longest_first, read_record, unit_seconds
 
 
@@ -51,3 +56,34 @@ def test_the_kernels_are_compiled_before_the_workers_only_when_no_cache_holds_th
     assert not cache_is_cold(tmp_path / "checkout")
     monkeypatch.delenv("NUMBA_CACHE_DIR")
     assert cache_is_cold(tmp_path / "checkout")  # the checkout's own cache: nothing under checkout/spark_fr
+
+
+def test_the_jvms_are_pointed_at_the_class_archive_once_and_only_when_it_exists(tmp_path, monkeypatch):
+    from tests import jvm_archive
+
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
+    monkeypatch.delenv(jvm_archive.ENV, raising=False)
+    assert jvm_archive.wanted(tmp_path) and not jvm_archive.use(tmp_path)
+    assert os.environ["SPARK_SUBMIT_OPTS"] == "-XX:TieredStopAtLevel=1"
+    path = jvm_archive.archive(tmp_path)
+    assert path.parent == tmp_path / ".cache" / "jvm" and path.suffix == ".jsa"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"")
+    assert not jvm_archive.wanted(tmp_path)
+    assert jvm_archive.use(tmp_path) and jvm_archive.use(tmp_path)
+    assert os.environ["SPARK_SUBMIT_OPTS"] == f"-XX:TieredStopAtLevel=1 -XX:SharedArchiveFile={path}"
+    monkeypatch.setenv("SPARK_SUBMIT_OPTS", "")
+    monkeypatch.setenv(jvm_archive.ENV, "0")
+    assert not jvm_archive.use(tmp_path) and not jvm_archive.wanted(tmp_path)
+    assert os.environ["SPARK_SUBMIT_OPTS"] == ""
+
+
+def test_the_suites_spark_jvm_maps_the_class_archive_when_the_checkout_has_one(spark):
+    """HotSpot ignores an archive it cannot use without a word: the session's JVM must have mapped it."""
+    from tests import jvm_archive
+
+    path = jvm_archive.archive(ROOT)
+    if os.environ.get(jvm_archive.ENV) == "0" or not path.is_file():
+        pytest.skip("no class archive in this checkout (a whole run makes it)")
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    assert str(path) in Path(f"/proc/{pid}/maps").read_text(), f"the session's JVM did not map {path}"

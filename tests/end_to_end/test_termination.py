@@ -72,7 +72,7 @@ def test_sigterm_during_a_spark_run_removes_the_jvm_log_and_spark_cleans_its_fol
     jvm_tmp = tmp_path / "jvm"
     jvm_tmp.mkdir()
     code, err, tmpdir = _terminate(
-        ["--input", str(tmp_path / "d.csv"), "--targets", "y", "--trees", "5000"], tmp_path,
+        ["--input", str(tmp_path / "d.csv"), "--targets", "y", "--trees", "20000"], tmp_path,
         lambda d: any(p.name.startswith("spark_fr-jvm-") for p in d.iterdir()) and any(jvm_tmp.iterdir()),
         later,
         {"SPARK_LOCAL_DIRS": str(jvm_tmp), "JDK_JAVA_OPTIONS": f"-Djava.io.tmpdir={jvm_tmp}"})
