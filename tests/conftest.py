@@ -4,6 +4,7 @@ import json
 import os
 import runpy
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -136,6 +137,7 @@ def pytest_xdist_make_scheduler(config, log):
 
 _RECORDER: DurationRecorder | None = None
 _PREWARMED: list = []
+_ARCHIVING: list = []  # the thread waiting for the JVMs' class archive (tests/jvm_archive.py)
 
 
 def pytest_configure(config):
@@ -146,14 +148,16 @@ def pytest_configure(config):
     global _RECORDER
     if os.environ.get(RECORD_ENV) == "record" and not hasattr(config, "workerinput"):
         _RECORDER = DurationRecorder()
-    archiving = jvm_archive.start(ROOT) if prewarm.whole_run(config) and jvm_archive.wanted(ROOT) else None
+    if prewarm.whole_run(config) and jvm_archive.wanted(ROOT):
+        archiving = jvm_archive.start(ROOT)
+        jvm_archive.use(ROOT, coming=True)  # the workers inherit it
+        _ARCHIVING.append(threading.Thread(target=lambda: _PREWARMED.append(jvm_archive.finish(archiving)),
+                                           daemon=True))
+        _ARCHIVING[0].start()
     if prewarm.wanted(config, ROOT):
         sys.stderr.write("compiling spark_fr's numba kernels once before the two workers start (no cache yet: about "
                          "1-2 minutes; SPARK_FR_TEST_PREWARM=0 skips it)\n")
         _PREWARMED.append(prewarm.prewarm(ROOT))
-    if archiving is not None:
-        _PREWARMED.append(jvm_archive.finish(archiving))
-        jvm_archive.use(ROOT)  # the workers inherit it
 
 
 def pytest_runtest_logreport(report):
@@ -186,6 +190,8 @@ def _deselect_peers(config, items) -> None:
 def pytest_terminal_summary(terminalreporter):
     """The numba warm-ups run before the workers (tests/prewarm.py), and the CLUS runs that were not recorded
     (tests/comparisons/clus_cache.py): CLUS ran them, slowly."""
+    for thread in _ARCHIVING:
+        thread.join(timeout=180)
     for line in _PREWARMED:
         terminalreporter.write_line(line)
     cache = sys.modules.get("tests.comparisons.clus_cache")

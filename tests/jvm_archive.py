@@ -8,9 +8,9 @@ loaded from an archive instead (JDK 13+'s dynamic AppCDS: ``-XX:ArchiveClassesAt
 exits, ``-XX:SharedArchiveFile`` maps it). Measured here (JDK 17, 2 cores, load 1): a local session's start and
 first small jobs 10.6 -> 5.3 s of JVM CPU, 9.4 -> 4.6 s wall.
 
-A whole run of a checkout without the archive builds it once, in the controlling process beside the numba
-warm-ups (tests/prewarm.py; one JVM running a few representative jobs, about 15 s of one core); every process of
-the run then finds it through ``SPARK_SUBMIT_OPTS`` (which spark-submit adds to the driver JVM's options; processes
+A whole run of a checkout without the archive builds it once, started by the controlling process before the numba
+warm-ups (tests/prewarm.py; one JVM running a few representative jobs, then writing the archive as it exits:
+about 40 s of one core) and not waited for; every process of the run finds it through ``SPARK_SUBMIT_OPTS`` (which spark-submit adds to the driver JVM's options; processes
 inherit the environment). The archive lives in the checkout's ``.cache/jvm`` (ignored by git), named by the Java
 and pyspark it was made with. A JVM whose class path differs (Spark Connect's server adds its own entries) or
 whose archive does not match maps nothing and runs as before: HotSpot checks the archive and says nothing
@@ -70,11 +70,12 @@ def archive(root: Path) -> Path:
     return root / ".cache" / "jvm" / f"spark-{hashlib.sha256(made_with.encode()).hexdigest()[:16]}.jsa"
 
 
-def use(root: Path) -> bool:
-    """Point ``SPARK_SUBMIT_OPTS`` at the archive when there is one (once); returns whether the JVMs will map it."""
+def use(root: Path, coming: bool = False) -> bool:
+    """Point ``SPARK_SUBMIT_OPTS`` at the archive when there is one, or when it is being made (``coming``: a JVM
+    started before it is in place runs without it); once. Returns whether the option is set."""
     path = archive(root)
     opts = os.environ.get("SPARK_SUBMIT_OPTS", "")
-    if os.environ.get(ENV, "1") == "0" or not path.is_file():
+    if os.environ.get(ENV, "1") == "0" or not (coming or path.is_file()):
         return False
     if OPTION not in opts:
         os.environ["SPARK_SUBMIT_OPTS"] = f"{opts} {OPTION}{path}".strip()
@@ -87,7 +88,9 @@ def wanted(root: Path) -> bool:
 
 
 def start(root: Path) -> tuple:
-    """Start the archiving JVM (a Python process running :data:`WORKLOAD`); returns what :func:`finish` takes."""
+    """Start the archiving JVM (a Python process running :data:`WORKLOAD`); returns what :func:`finish` takes.
+    Decision: the run does not wait for it (it would add its 20-40 s to the numba warm-ups'): the JVMs started
+    before it is in place (the workers' first sessions) run without it, the later ones (most) map it."""
     path = archive(root)
     path.parent.mkdir(parents=True, exist_ok=True)
     part = path.with_suffix(f".{os.getpid()}.part")
@@ -99,7 +102,8 @@ def start(root: Path) -> tuple:
 
 
 def finish(started: tuple) -> str:
-    """Wait for the archiving JVM, put its archive in place (whole, or not at all); returns a one-line summary."""
+    """Wait for the archiving JVM, put its archive in place (whole, or not at all: one rename); returns a one-line
+    summary."""
     proc, part, path, t0 = started
     out, err = proc.communicate()
     jvm = [int(line.split()[1]) for line in out.splitlines() if line.startswith("JVM ")]

@@ -69,6 +69,15 @@ def _mix_code_rows(h, codes, prime):
     return h
 
 
+def warm_up_row_hashes() -> None:
+    """Compile (or load from numba's cache) :func:`_mix_float_columns` for the statistics pass's matrix
+    (column-major; numba types a one-column matrix as C-contiguous, a wider one as Fortran), as
+    :func:`spark_fr.data.binning.warm_up_encoding` does for the encoding pass."""
+    for k in (2, 1):
+        _mix_float_columns(np.full(2, _FNV_OFFSET, np.uint64), np.zeros((2, k), order="F"),
+                           np.arange(k, dtype=np.int64), _NAN_BITS, _FNV_PRIME)
+
+
 @njit(cache=True, nogil=True)
 def _mix_float_columns(h, M, cols, nan_bits, prime):
     """The steps of :func:`raw_row_hashes` for the numeric columns ``cols`` of the matrix ``M`` (rows x columns),
