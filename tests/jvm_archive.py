@@ -2,20 +2,20 @@
 
 Sketch
 ------
-The suite starts about a hundred Spark JVMs (its sessions, every job, notebook and cluster it runs as a process),
-and each loads and verifies some 10,000 of Spark's classes from its jars. HotSpot can map classes a JVM already
-loaded from an archive instead (JDK 13+'s dynamic AppCDS: ``-XX:ArchiveClassesAtExit`` writes one when a JVM
+The suite starts dozens of Spark JVMs (its sessions, every job, notebook and cluster it runs as a process), and
+each loads and verifies some 15,000 classes from the JDK and Spark's jars. HotSpot can map the classes a JVM
+loaded from an archive instead (JDK 13+'s dynamic AppCDS: ``-XX:ArchiveClassesAtExit`` writes one as a JVM
 exits, ``-XX:SharedArchiveFile`` maps it). Measured here (JDK 17, 2 cores, load 1): a local session's start and
-first small jobs 10.6 -> 5.3 s of JVM CPU, 9.4 -> 4.6 s wall.
+first small jobs 10.6 -> 5.3 s of JVM CPU, 9.4 -> 4.6 s wall; three modules of job processes 74 -> 54 s.
 
-A whole run of a checkout without the archive builds it once, started by the controlling process before the numba
+A whole run of a checkout without the archive makes it, started by the controlling process before the numba
 warm-ups (tests/prewarm.py; one JVM running a few representative jobs, then writing the archive as it exits:
-about 40 s of one core) and not waited for; every process of the run finds it through ``SPARK_SUBMIT_OPTS`` (which spark-submit adds to the driver JVM's options; processes
-inherit the environment). The archive lives in the checkout's ``.cache/jvm`` (ignored by git), named by the Java
-and pyspark it was made with. A JVM whose class path differs (Spark Connect's server adds its own entries) or
-whose archive does not match maps nothing and runs as before: HotSpot checks the archive and says nothing
-(``-Xshare:auto``, the default). The code's results do not depend on it. ``SPARK_FR_TEST_JVM_ARCHIVE=0`` turns it
-off.
+about 40 s of one core) and not waited for; every process of the run finds it through ``SPARK_SUBMIT_OPTS``
+(which spark-submit adds to the driver JVM's options; processes inherit the environment). The archive lives in
+the checkout's ``.cache/jvm`` (:func:`folder`), named by the Java and pyspark it was made with. A JVM started
+before it is in place, whose class path differs (Spark Connect's server adds its own entries) or whose archive
+does not match maps nothing and runs as before: HotSpot checks the archive and says nothing (``-Xshare:auto``,
+the default). The code's results do not depend on it. ``SPARK_FR_TEST_JVM_ARCHIVE=0`` turns it off.
 """
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 
 ENV = "SPARK_FR_TEST_JVM_ARCHIVE"
+DIR_ENV = "SPARK_FR_TEST_JVM_ARCHIVE_DIR"
 OPTION = "-XX:SharedArchiveFile="
 #: what the archiving JVM runs: the kinds of work the suite's JVMs do (a session's start, Arrow both ways, Python
 #: workers, Parquet and CSV, joins, windows, SQL), so that their classes are in the archive
@@ -61,13 +62,26 @@ spark.stop()
 
 
 def archive(root: Path) -> Path:
-    """The archive's path for the Java and pyspark this process would run: ``root/.cache/jvm/spark-<key>.jsa``."""
+    """The archive's path for the Java and pyspark this process would run: ``<folder>/spark-<key>.jsa``
+    (:func:`folder`)."""
     import pyspark
 
     java = os.path.join(os.environ["JAVA_HOME"], "bin", "java") if os.environ.get("JAVA_HOME") else \
         shutil.which("java") or "java"
     made_with = f"{os.path.realpath(java)}|{pyspark.__version__}|{os.path.dirname(pyspark.__file__)}"
-    return root / ".cache" / "jvm" / f"spark-{hashlib.sha256(made_with.encode()).hexdigest()[:16]}.jsa"
+    return folder(root) / f"spark-{hashlib.sha256(made_with.encode()).hexdigest()[:16]}.jsa"
+
+
+def folder(root: Path) -> Path:
+    """Where the archives live: ``$SPARK_FR_TEST_JVM_ARCHIVE_DIR``, else the checkout's ``.cache/jvm`` (ignored by
+    git).
+
+    Decision: with the checkout, not in a machine's cache: HotSpot maps an archive only for the class path it was
+    made with (the very jar files of this virtualenv's pyspark, which a new clone's ``.venv`` does not share), so
+    it would serve no other checkout; it goes when the checkout goes."""
+    if os.environ.get(DIR_ENV):
+        return Path(os.environ[DIR_ENV])
+    return root / ".cache" / "jvm"
 
 
 def use(root: Path, coming: bool = False) -> bool:

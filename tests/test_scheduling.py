@@ -63,10 +63,13 @@ def test_the_jvms_are_pointed_at_the_class_archive_once_and_only_when_it_exists(
 
     monkeypatch.setenv("SPARK_SUBMIT_OPTS", "-XX:TieredStopAtLevel=1")
     monkeypatch.delenv(jvm_archive.ENV, raising=False)
+    monkeypatch.delenv(jvm_archive.DIR_ENV, raising=False)
+    assert jvm_archive.folder(tmp_path) == tmp_path / ".cache" / "jvm"
+    monkeypatch.setenv(jvm_archive.DIR_ENV, str(tmp_path / "jvm"))
     assert jvm_archive.wanted(tmp_path) and not jvm_archive.use(tmp_path)
     assert os.environ["SPARK_SUBMIT_OPTS"] == "-XX:TieredStopAtLevel=1"
     path = jvm_archive.archive(tmp_path)
-    assert path.parent == tmp_path / ".cache" / "jvm" and path.suffix == ".jsa"
+    assert path.parent == tmp_path / "jvm" and path.suffix == ".jsa"
     path.parent.mkdir(parents=True)
     path.write_bytes(b"")
     assert not jvm_archive.wanted(tmp_path)
