@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tasks.sparse_columns import SparseColumns, label_errors
+from .permute import PairArrays, rows_to_walk, walk_buffers
 from .route import permutation
 from .tree import Tree, leaf_label_frequencies, leaf_prototypes
 from ..runtime.rng import Stream, derive_seed
@@ -72,10 +73,16 @@ def genie3_per_target(tree: Tree, column_target: np.ndarray, per_target_scale: n
     return out * per_target_scale[:, None]
 
 
+def permutation_seed(tree_seed: int, feature_id: int) -> np.uint64:
+    """The seed of the permutation of the input's feature ``feature_id`` in the tree of seed ``tree_seed``."""
+    return np.uint64(derive_seed(tree_seed, int(feature_id), Stream.PERMUTATION))
+
+
 def oob_permutation(tree_seed: int, feature_id: int, n_oob: int) -> np.ndarray:
     """The permutation the RF score of the tree of seed ``tree_seed`` applies to the input's feature ``feature_id``
-    on its ``n_oob`` out-of-bag rows: out-of-bag row ``i`` takes the value of out-of-bag row ``p[i]``."""
-    return permutation(np.uint64(derive_seed(tree_seed, int(feature_id), Stream.PERMUTATION)), int(n_oob))
+    on its ``n_oob`` out-of-bag rows: out-of-bag row ``i`` takes the value of out-of-bag row ``p[i]``
+    (:func:`permutation_scores` draws the same one, into a buffer: :func:`~spark_fr.pct.permute.rows_to_walk`)."""
+    return permutation(permutation_seed(tree_seed, feature_id), int(n_oob))
 
 
 def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns: np.ndarray,
@@ -118,7 +125,7 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     T = task.n_targets  # the first T columns of Y are the reported targets (SSL appends descriptive ones)
     joint = np.zeros(D)
     per_t = np.zeros((T, D)) if per_target else None
-    oob = np.flatnonzero(weights == 0) if oob is None else np.asarray(oob, np.int64)
+    oob = np.flatnonzero(weights == 0) if oob is None else np.ascontiguousarray(oob, np.int64)
     if oob.size < 2:
         return joint, per_t
     y_oob = Y[oob]
@@ -158,15 +165,13 @@ def permutation_scores(tree: Tree, XR: np.ndarray, Y: np.ndarray, proto_columns:
     ref = max(task.increase_reference(base), task.error_floor(oob.size, Y.shape[1]))
     with np.errstate(invalid="ignore"):
         ref_t = np.maximum(task.increase_reference(base_t[:T]), task.error_floor(oob.size, 1))
+    arrays = PairArrays(indptr, pairs.positions, pairs.first_nodes, pairs.lo, pairs.hi)
+    buffers = walk_buffers(oob.size, indptr)
     for f in np.flatnonzero(np.diff(indptr)):
-        part = slice(indptr[f], indptr[f + 1])
-        perm = oob_permutation(seed, int(f) if feature_ids is None else int(feature_ids[f]), oob.size)
-        pos = pairs.positions[part]
-        donors = oob[perm[pos]]  # the rows whose value of f each row takes
-        new_codes = XR[donors, f]
-        walk = (new_codes < pairs.lo[part]) | (new_codes > pairs.hi[part])  # a missing code (255) too
-        pos, donors, starts = pos[walk], donors[walk], pairs.first_nodes[part][walk]
-        new_routes = tree.routes(XR, oob[pos], donors, int(f), starts)
+        feature_id = int(f) if feature_ids is None else int(feature_ids[f])
+        k = rows_to_walk(XR, oob, arrays, int(f), permutation_seed(seed, feature_id), buffers)
+        pos = buffers.positions[:k]
+        new_routes = tree.routes(XR, buffers.rows[:k], buffers.donors[:k], int(f), buffers.starts[:k])
         changed = new_routes.differs(routes.subset(pos))
         if not changed.any():
             continue
