@@ -305,6 +305,38 @@ def test_prediction_and_path_kernels_match_a_python_walk():
     assert checked > 100  # the ranges were tested on many pairs
 
 
+@pytest.mark.parametrize("m", [0, 1, 15, 16, 17, 33, 250])
+def test_walks_from_any_node_match_a_python_walk_for_any_number_of_rows(m):
+    """walk_rows' lanes take the next row as soon as theirs reaches its leaf: every row still gets its own leaf,
+    from its own start node, whatever the number of rows (below, at and above the lanes) and the walks' lengths."""
+    rng = np.random.default_rng(m)
+    n = 300
+    codes, nominal, lower, upper = make_features(rng, n, missing=0.1)
+    Y, _ = make_targets("mtr", rng, n)
+    task = tasks.get("mtr").fit(Y, ["a", "b", "c"])
+    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), np.ones(n),
+                grow_config(max_features=2, seed=m))
+    XR = np.ascontiguousarray(codes.T)
+    rows = rng.integers(0, n, m)
+    perm = rng.integers(0, n, m)
+    starts = rng.integers(0, tree.n_nodes, m)  # any node: a leaf, or an internal node at any depth
+    for f in range(codes.shape[0]):
+        got = tree.apply_permuted(XR, rows, perm, f, starts)
+        want = []
+        for r, p, s in zip(rows, perm, starts):
+            x = codes[:, r].copy()
+            x[f] = codes[f, p]
+            want.append(_route_from(tree, x, s))
+        assert got.tolist() == want
+
+
+def _route_from(tree, x, node):
+    """The leaf reached from ``node`` by the row of codes ``x``."""
+    while tree.feature[node] >= 0:
+        node = _route_step(tree, x[:, None], 0, node)
+    return node
+
+
 def _route_with(tree, codes, r, f, v):
     """The leaf of row r when its code of feature f is v."""
     x = codes[:, r].copy()
