@@ -330,6 +330,39 @@ def test_walks_from_any_node_match_a_python_walk_for_any_number_of_rows(m):
         assert got.tolist() == want
 
 
+@pytest.mark.parametrize("m", [1, 2, 5])
+def test_path_pairs_of_a_few_rows_testing_many_features(m):
+    """rows_by_path_feature makes room for a row's pairs before walking it (one a feature at most), beyond the first
+    room (16 a row): a few rows on a tree of 40 features, whose paths test more than 16 of them, get every pair."""
+    rng = np.random.default_rng(m)
+    n = 600
+    codes, nominal, lower, upper = make_features(rng, n, n_num=36, n_nom=4, missing=0.05, n_values=30)
+    Y, _ = make_targets("mtr", rng, n)
+    task = tasks.get("mtr").fit(Y, ["a", "b", "c"])
+    tree = grow(codes, nominal, lower, upper, task.clustering_matrix(Y), np.ones(n),
+                grow_config(max_features=40, seed=m, min_leaf=1.0))
+    XR = np.ascontiguousarray(codes.T)
+    paths = [_path(tree, codes, r) for r in range(n)]
+    rows = np.array(sorted(range(n), key=lambda r: -len({f for f, _ in paths[r]}))[:m], np.int64)
+    assert len({f for f, _ in paths[rows[-1]]}) > 16  # more pairs than the first room of one row
+    pairs = tree.rows_by_path_feature(XR, rows)
+    assert pairs.routes.leaves.tolist() == [_route(tree, codes, r) for r in rows]
+    for f in range(codes.shape[0]):
+        part = slice(pairs.indptr[f], pairs.indptr[f + 1])
+        want = [(i, next(node for g, node in paths[r] if g == f)) for i, r in enumerate(rows)
+                if any(g == f for g, _ in paths[r])]
+        assert list(zip(pairs.positions[part].tolist(), pairs.first_nodes[part].tolist())) == want
+
+
+def _path(tree, codes, r):
+    """The (feature, node) of every internal node on row r's path, from the root."""
+    node, out = 0, []
+    while tree.feature[node] >= 0:
+        out.append((int(tree.feature[node]), node))
+        node = _route_step(tree, codes, r, node)
+    return out
+
+
 def _route_from(tree, x, node):
     """The leaf reached from ``node`` by the row of codes ``x``."""
     while tree.feature[node] >= 0:
