@@ -110,3 +110,28 @@ def test_group_by_leaf_is_lexsorts_order(seed):
     order = np.lexsort((rows, leaves))
     for a, b in zip(got, (rows[order], leaves[order], w[order])):
         assert np.array_equal(a, b)
+
+
+def test_fortran_ordered_inputs_grow_the_same_tree_without_a_second_compile():
+    """grow copies a Fortran-ordered clustering matrix or code matrix to C order: the same tree as from C-ordered
+    arrays, and the grow loop keeps the one specialisation the runs and warm-ups compile."""
+    from spark_fr.pct.grow import grow_tree
+
+    rng = np.random.default_rng(4)
+    D, n, K = 5, 120, 3
+    X = rng.integers(0, 20, (D, n)).astype(np.uint8)
+    nominal = np.zeros(D, bool)
+    lower = np.cumsum(rng.random((D, 255)) + 0.01, axis=1)
+    upper = lower + 0.005
+    Z = rng.normal(size=(n, K))
+    Z[:, 0] += X[1] / 4.0
+    w = rng.poisson(1.0, n).astype(float)
+    config = grow_config(min_leaf=2, seed=3)
+    want = grow(X, nominal, lower, upper, Z, w, config)
+    compiled = len(grow_tree.signatures)
+    got = grow(np.asfortranarray(X), nominal, np.asfortranarray(lower), upper, np.asfortranarray(Z), w, config)
+    assert len(grow_tree.signatures) == compiled
+    assert want.n_nodes > 3 and got.n_nodes == want.n_nodes
+    for name in ("feature", "threshold", "left", "right", "weight", "gain"):
+        assert np.array_equal(getattr(got, name), getattr(want, name)), name
+    assert np.array_equal(got.leaf_of_row, want.leaf_of_row)
