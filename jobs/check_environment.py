@@ -116,10 +116,13 @@ def compare(a: Path, b: Path, same_numba: bool) -> tuple:
     """
     import pandas as pd
 
+    def read(path):  # names as text (a feature "1e5" or "007", a run id of digits and an 'e': pandas issue 62617)
+        table = pd.read_csv(path, usecols=COLUMNS, dtype={c: str for c in ("feature", "score", "target")})
+        return table[COLUMNS].sort_values(["score", "target", "feature"]).reset_index(drop=True)
+
     problems, notes = [], []
     for path in sorted(a.glob("*.csv")):
-        x = pd.read_csv(path)[COLUMNS].sort_values(["score", "target", "feature"]).reset_index(drop=True)
-        y = pd.read_csv(b / path.name)[COLUMNS].sort_values(["score", "target", "feature"]).reset_index(drop=True)
+        x, y = read(path), read(b / path.name)
         if x.equals(y):
             continue
         same_ranks = x[["feature", "score", "target", "rank"]].equals(y[["feature", "score", "target", "rank"]])

@@ -39,3 +39,22 @@ def test_fresh_environment(name, tmp_path):
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr + run.stdout
     assert run.stdout.splitlines()[-1].startswith("ok: ") and "rankings identical" in run.stdout
+
+
+def test_rankings_are_compared_with_their_names_as_text(tmp_path):
+    """compare reads the feature names as text (a feature '007' is not the number 7, nor '1e5' 100000.0) and never
+    parses the run id (an id of digits, an "e" and digits can crash pandas' C parser: pandas issue 62617)."""
+    import runpy
+
+    compare = runpy.run_path(str(ROOT / "jobs" / "check_environment.py"))["compare"]
+    header = "feature,score,target,importance,rank,importance_std,run_id,created_at,params\n"
+    ours, theirs = tmp_path / "a", tmp_path / "b"
+    ours.mkdir()
+    theirs.mkdir()
+    rows = "007,rf,__all__,0.5,1,0.0,{run},2026-11-29,{{}}\n1e5,rf,__all__,0.25,2,0.0,{run},2026-11-29,{{}}\n"
+    (ours / "r.csv").write_text(header + rows.format(run="4534173563" + "e" + "1234567890123"))
+    (theirs / "r.csv").write_text(header + rows.format(run="another"))
+    assert compare(ours, theirs, True) == ([], [])
+    (theirs / "r.csv").write_text(header + rows.replace("007", "7").format(run="another"))
+    problems, _ = compare(ours, theirs, True)
+    assert len(problems) == 1 and "r: the ranking differs" in problems[0]
