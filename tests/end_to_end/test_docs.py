@@ -13,8 +13,8 @@ Every shell command in the ``bash``, ``sh`` and ``console`` code blocks of READM
 * **run by another test** (:data:`OTHER_TESTS`: the test's name, which must exist under tests/) or **impossible
   here** (:data:`NOT_HERE`: the reason). Their options are still parsed by the job's own parser
   (:func:`test_commands_run_elsewhere_parse`), so a renamed option fails here.
-* **a pytest command**: collected, not run (each must select at least one test); the README's suite command must
-  be ``.ci/run``'s, and the README's first command must install as ``.ci/run`` does.
+* **a pytest command**: collected in this process, not run (each must select at least one test); the README's suite
+  command must be ``.ci/run``'s, and the README's first command must install as ``.ci/run`` does.
 
 Python blocks listed in :data:`PYTHON_SNIPPETS` (runnable as written: no session or table of the reader's) run in a
 fresh Python process from the project's root (:func:`test_the_python_snippets_run`; docs/python.md's scikit-learn
@@ -31,7 +31,6 @@ are kept small (seconds each on a quiet machine); a run that is the first to use
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 import shlex
@@ -410,36 +409,37 @@ def test_commands_run_elsewhere_parse(command, monkeypatch):
 
 
 PYTEST_COMMANDS = [c for c in COMMANDS if c.pytest and c.page != "README.md"]
-#: collects each command's selection in one interpreter (one import of the suite's modules, not one per command)
-COLLECT = """
-import json, sys
-import pytest
 
-class Count:
+
+class _Count:
+    """A plugin counting the tests a collection selects."""
+
     n = 0
 
     def pytest_collection_finish(self, session):
-        Count.n = len(session.items)
-
-out = []
-for args in json.loads(sys.argv[1]):
-    Count.n = 0
-    code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *args], plugins=[Count()])
-    out.append([int(code), Count.n])
-print("COLLECTED " + json.dumps(out))
-"""
+        self.n = len(session.items)
 
 
-def test_the_pytest_commands_select_tests():
-    """Each documented pytest command collects without error and selects at least one test."""
+def test_the_pytest_commands_select_tests(monkeypatch, capsys):
+    """Each documented pytest command collects without error and selects at least one test.
+
+    Decision: each command's own arguments go to ``pytest.main(["--collect-only", ...])`` in this process, from the
+    project's root, as its own pytest would parse them (options, ``-k``, ``-m``, paths, the conftest's deselection),
+    with the project's configuration: the test modules this process already collected are not imported again. (A
+    separate interpreter started Python and imported the whole suite's modules once more: 19-28 s of the suite's
+    CPU, for nothing the test checks.)"""
     assert PYTEST_COMMANDS
-    selections = [[a for a in c.parts[-1][3:] if a != "-q"] for c in PYTEST_COMMANDS]
-    done = subprocess.run([sys.executable, "-c", COLLECT, json.dumps(selections)], capture_output=True, text=True,
-                          cwd=str(ROOT), env=_subprocess_env(), timeout=300)
-    found = re.search(r"^COLLECTED (.*)$", done.stdout, re.M)
-    assert found, done.stdout[-2000:] + done.stderr[-2000:]
-    for c, (code, n) in zip(PYTEST_COMMANDS, json.loads(found.group(1))):
-        assert code == 0 and n > 0, f"{c.text}: exit {code}, {n} tests selected"
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    failed = []
+    for c in PYTEST_COMMANDS:
+        args = [a for a in c.parts[-1][3:] if a != "-q"]
+        count = _Count()
+        code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider", *args], plugins=[count])
+        if int(code) != 0 or count.n == 0:
+            failed.append(f"{c.text}: exit {int(code)}, {count.n} tests selected")
+    capsys.readouterr()  # the collections' listings
+    assert not failed, "\n".join(failed)
 
 
 def _docs_script():
