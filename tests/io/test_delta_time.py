@@ -5,15 +5,12 @@ nesting, an integer beyond 64 bits, ``1e400``).
 Spark's Delta reader (the ``delta`` worker session, tests/conftest.py) is the truth: a time without a zone, in a
 ``--where`` literal or a timestamp partition value of the log, is read in the session's time zone. The
 ``deltalake`` path (the suite's session, no Delta jars) must give the same rows and the same instants, under a
-session zone of Asia/Kolkata while this process's own zone (``TZ``) is America/Los_Angeles, and in a subprocess
-started with ``TZ=Asia/Kolkata`` and no session zone (Spark's default: the JVM's, from ``TZ``). No mocks."""
+session zone of Asia/Kolkata while this process's own zone (``TZ``) is America/Los_Angeles, and with no session zone
+in a JVM whose default zone is Asia/Kolkata (Spark's default: the JVM's, which a JVM started with ``TZ`` takes from
+it). No mocks."""
 import contextlib
-import json
 import os
-import subprocess
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -21,7 +18,7 @@ import pytest
 
 from spark_fr.errors import InputError
 
-from tests.conftest import JOB, ROOT, _subprocess_env, collected, run_job
+from tests.conftest import collected, run_job
 
 ZONE = "Asia/Kolkata"  # the session's zone in these tests (UTC+5:30, no DST)
 MACHINE = "America/Los_Angeles"  # this process's own zone meanwhile (what a naive datetime meant to pyspark)
@@ -65,6 +62,18 @@ def rows_of(df):
     return sorted((r["id"], r["hour"], r["at"]) for r in got)
 
 
+def read_each(spark, path):
+    """spark_fr's rows of ``path`` unfiltered and under each of :data:`FILTERS`, and the unfiltered read's reader."""
+    from spark_fr.io.readers import read_dataset
+
+    rows, reader = [], None
+    for f in [None] + FILTERS:
+        ds = read_dataset(spark, path, where=f)
+        rows.append(rows_of(ds.df))
+        reader = ds.extra["fingerprint"]["reader"] if f is None else reader
+    return rows, reader
+
+
 # ----- the tables, written by Spark in the worker, and what Spark's reader reads -------------------------------------
 def case_time_tables(spark, root):
     """Write the tables with Spark in a session zone of Asia/Kolkata (this process's own zone America/Los_Angeles).
@@ -93,15 +102,13 @@ def case_time_truth(spark, paths):
     """Read the tables in a session zone of Asia/Kolkata (this process's own zone America/Los_Angeles) with
     Spark's reader: Spark's rows for each filter (the truth), and spark_fr's; ``paths`` holds :func:`case_time_tables`'
     tables and tables written elsewhere (``deltalake``: deltalake)."""
-    from spark_fr.io.readers import read_dataset
-
     out = {}
     with zones(spark, ZONE, MACHINE):
         for name, path in paths.items():
             table = spark.read.format("delta").load(path)
+            ours, reader = read_each(spark, path)
             out[name] = {"truth": [rows_of(table)] + [rows_of(table.where(f)) for f in FILTERS],
-                         "ours": [rows_of(read_dataset(spark, path, where=f).df) for f in [None] + FILTERS],
-                         "reader": read_dataset(spark, path).extra["fingerprint"]["reader"]}
+                         "ours": ours, "reader": reader}
         out["log"] = {name: _partition_values(paths[name]) for name in ("utc", "naive")}
     out["paths"] = paths
     return out
@@ -129,23 +136,15 @@ def by_deltalake(root) -> str:
 
 @pytest.fixture(scope="module")
 def timed(delta, tmp_path_factory, request):
-    """The tables and Spark's reads of them. Work later tests need starts ahead, so that two processes work side by
-    side while this one waits or runs tests (each test waits for its part): the other-zone process
-    (:func:`start_other_zone`; alone about 20-25 s, half of it its JVM's start) while the worker reads the truth,
-    then the worker's :func:`case_edges` (the ``edges`` fixture) while this process runs the deltalake tests."""
+    """The tables and Spark's reads of them. Work later tests need starts ahead, so that the worker works while this
+    process runs tests (each test waits for its part): the worker's :func:`case_edges` (the ``edges`` fixture) while
+    this process runs the deltalake tests."""
     root = tmp_path_factory.mktemp("timed")
     paths = {**delta.run(case_time_tables, str(root)), "deltalake": by_deltalake(root)}
-    other = start_other_zone(paths, root) if collected(request, OTHER_ZONE_TEST) else None
-    try:
-        tables = delta.run(case_time_truth, paths)
-        tables["other_zone"], tables["other_zone_log"] = other, root / "other_zone" / "stderr.txt"
-        if collected(request, fixture="edges"):
-            tables["edges"] = delta.start(case_edges, str(tmp_path_factory.mktemp("edges")), paths)
-        yield tables
-    finally:
-        if other is not None and other.poll() is None:  # its test was not run (a failure before, -x)
-            other.kill()
-            other.communicate()
+    tables = delta.run(case_time_truth, paths)
+    if collected(request, fixture="edges"):
+        tables["edges"] = delta.start(case_edges, str(tmp_path_factory.mktemp("edges")), paths)
+    return tables
 
 
 # ----- 6: one time-zone rule --------------------------------------------------------------------------------------
@@ -166,70 +165,56 @@ def test_spark_fr_on_sparks_reader_keeps_sparks_rows(timed, name):
 def test_the_deltalake_path_gives_sparks_rows_and_times_under_another_zone(spark, timed, name):
     """The suite's session (no Delta jars: deltalake reads) with the session zone Asia/Kolkata and this process
     in America/Los_Angeles: every table, every filter, the same rows and the same instants as Spark's reader."""
-    from spark_fr.io.readers import read_dataset
-
     path = timed["paths"][name]
     with zones(spark, ZONE, MACHINE):
-        got = [rows_of(read_dataset(spark, path, where=f).df) for f in [None] + FILTERS]
-        reader = read_dataset(spark, path).extra["fingerprint"]["reader"]
+        got, reader = read_each(spark, path)
     assert reader == ("deltalake (driver)" if name == "mapped" else "deltalake")
     for f, mine, truth in zip([None] + FILTERS, got, timed[name]["truth"]):
         assert mine == truth, f
 
 
 
-#: run with TZ=Asia/Kolkata and no session zone: Spark's default is the JVM's zone, from TZ
-SUBPROCESS = """
-import json, sys, time
-t0 = time.perf_counter()
-from pyspark.sql import SparkSession, functions as F
-from spark_fr.io.readers import read_dataset
-spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
-         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1").getOrCreate())
-spark.sparkContext.setLogLevel("ERROR")
-paths, filters = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-def rows(df):
-    got = df.select("id", F.unix_micros("hour").alias("h"), F.unix_micros("at").alias("a")).collect()
-    return sorted([r["id"], r["h"], r["a"]] for r in got)
-out = {"zone": spark.conf.get("spark.sql.session.timeZone")}
-t1 = time.perf_counter()
-for name, path in paths.items():
-    out[name] = [rows(read_dataset(spark, path, where=f).df) for f in [None] + filters]
-out["seconds"] = [t1 - t0, time.perf_counter() - t1]
-print(json.dumps(out))
-"""
+@contextlib.contextmanager
+def jvm_zone(spark, zone):
+    """No session zone set (as jobs/rank.py starts its session) in a JVM whose default zone is ``zone``, and this
+    process's ``TZ`` ``zone``: what a process started with ``TZ=zone`` has (the JVM takes its default zone from
+    ``TZ``). Spark's session zone is then the JVM's default zone, read when asked (``spark.sql.session.timeZone``'s
+    default is ``TimeZone.getDefault``). The session zone, the JVM's default zone and ``TZ`` are put back after."""
+    key, zones_of_java = "spark.sql.session.timeZone", spark._jvm.java.util.TimeZone
+    before_session, before_default, before_tz = spark.conf.get(key), zones_of_java.getDefault(), os.environ.get("TZ")
+    spark.conf.unset(key)
+    zones_of_java.setDefault(zones_of_java.getTimeZone(zone))
+    os.environ["TZ"] = zone
+    time.tzset()
+    try:
+        yield
+    finally:
+        zones_of_java.setDefault(before_default)
+        spark.conf.set(key, before_session)
+        if before_tz is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = before_tz
+        time.tzset()
 
 
-OTHER_ZONE_TEST = "test_a_process_in_another_zone_reads_in_its_sessions_zone"
+def test_with_no_session_zone_the_deltalake_path_reads_in_the_jvms_zone(spark, timed):
+    """The JVM's default zone Asia/Kolkata (as ``TZ=Asia/Kolkata`` gives a JVM started with it) and no session zone
+    set (as jobs/rank.py starts its session): the deltalake path reads naive literals and naive partition values in
+    the JVM's zone, Kolkata, as Spark's reader did in the worker (in a session zone of Kolkata).
 
-
-def start_other_zone(paths: dict, root) -> subprocess.Popen:
-    """:data:`SUBPROCESS` started on the tables at ``paths`` with TZ=Asia/Kolkata and no session zone (as
-    jobs/rank.py starts its session), its standard error in a file beside the tables; not waited for."""
-    env = _subprocess_env()
-    env.update({"TZ": ZONE, "SPARK_FR_DELTA": "0", "PYTHONPATH": str(ROOT)})
-    env.pop("SPARK_FR_DRIVER_MAX_SECONDS", None)
-    cwd = Path(root) / "other_zone"
-    cwd.mkdir()
-    with open(cwd / "stderr.txt", "w") as stderr:
-        return subprocess.Popen([sys.executable, "-c", SUBPROCESS, json.dumps(paths), json.dumps(FILTERS)],
-                                cwd=str(cwd), env=env, stdout=subprocess.PIPE, stderr=stderr, text=True)
-
-
-def test_a_process_in_another_zone_reads_in_its_sessions_zone(timed):
-    """TZ=Asia/Kolkata and no session zone set (as jobs/rank.py starts its session): the deltalake path reads
-    naive literals and naive partition values in the JVM's zone, Kolkata, as Spark's reader did in the worker.
-    The process was started by the ``timed`` fixture (:func:`start_other_zone`)."""
-    proc = timed["other_zone"]
-    stdout, _ = proc.communicate(timeout=600)
-    assert proc.returncode == 0, timed["other_zone_log"].read_text()[-3000:]
-    got = json.loads(stdout.strip().splitlines()[-1])
-    start_s, read_s = got["seconds"]
-    print(f"the other-zone process: its session started in {start_s:.1f} s, read in {read_s:.1f} s")
-    assert got["zone"] == ZONE
-    for name in ("utc", "naive", "mapped", "deltalake"):
-        for f, mine, truth in zip([None] + FILTERS, got[name], timed[name]["truth"]):
-            assert [tuple(r) for r in mine] == truth, (name, f)
+    Decision: this runs in the suite's session (its zone unset, its JVM's default zone set) rather than in a second
+    process started with ``TZ``: spark_fr asks the session for every time's instant (``try_cast`` in the session,
+    :mod:`spark_fr.io.delta_times`), and the session's zone with none set is ``TimeZone.getDefault`` of its JVM,
+    read at each query, so both check the same rule; the process cost a Python and a JVM start."""
+    with jvm_zone(spark, ZONE):
+        zone = spark.conf.get("spark.sql.session.timeZone")
+        got = {name: read_each(spark, timed["paths"][name])[0] for name in ("utc", "naive", "mapped", "deltalake")}
+    assert zone == ZONE
+    assert spark.conf.get("spark.sql.session.timeZone") == "UTC"  # put back
+    for name, rows in got.items():
+        for f, mine, truth in zip([None] + FILTERS, rows, timed[name]["truth"]):
+            assert mine == truth, (name, f)
 
 
 # ----- 7 and 10: the same one line from both readers, before any work ------------------------------------------
