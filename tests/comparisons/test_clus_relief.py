@@ -298,6 +298,20 @@ def clus_reference(X: np.ndarray, dY: np.ndarray, k: int, tie_order: np.ndarray 
     tie_order : int (n,), optional
         Rank of each row among equally distant candidates.
     """
+    return reference_weights(reference_neighbours(X, k, tie_order), dY)
+
+
+@dataclass
+class Neighbours:
+    """The descriptive side of ``clus_reference``: each row's k nearest rows and their feature distances."""
+
+    rows: np.ndarray   # int (n, k): the neighbours of each row, nearest first
+    d: np.ndarray      # float (n, k, D): d_i between each row and its neighbours
+
+
+def reference_neighbours(X: np.ndarray, k: int, tie_order: np.ndarray | None = None) -> Neighbours:
+    """The part of ``clus_reference`` that depends on the features alone (computed once for several target
+    distances: the HMLC tests compare three)."""
     n, D = X.shape
     lo = np.nanmin(X, axis=0)
     rng = np.nanmax(X, axis=0) - lo
@@ -312,17 +326,39 @@ def clus_reference(X: np.ndarray, dY: np.ndarray, k: int, tie_order: np.ndarray 
 
     dX = np.zeros((n, n))
     for f in range(D):
-        dX += d_feature(X[:, f][:, None], X[:, f][None, :], f)
+        dX += feature_distances(X[:, f], lo[f], rng[f])
     dX /= D
+    rows = np.empty((n, k), dtype=np.int64)
+    for r in range(n):
+        d = dX[r]
+        d[r] = np.inf
+        rows[r] = np.lexsort((keys, d))[:k]
+    every = slice(None)  # all features at once: the same elementwise arithmetic as feature by feature
+    return Neighbours(rows, np.stack([d_feature(X[r][None, :], X[rows[r]], every) for r in range(n)]))
+
+
+def feature_distances(x: np.ndarray, lo: float, rng: float) -> np.ndarray:
+    """d_i between every pair of rows (n, n): ``d_feature`` of every pair, computed as |a - b| / range and the
+    rows and columns of the missing values then overwritten (the same numbers, a few passes instead of ten)."""
+    d = np.abs(x[:, None] - x[None, :])
+    d /= rng
+    miss = np.flatnonzero(np.isnan(x))
+    if miss.size:
+        t = (x - lo) / rng
+        one_missing = np.where(np.isnan(x), 1.0, np.maximum(t, 1.0 - t))  # the other one missing too: 1
+        d[miss, :] = one_missing[None, :]
+        d[:, miss] = one_missing[:, None]
+    return d
+
+
+def reference_weights(nb: Neighbours, dY: np.ndarray) -> np.ndarray:
+    """``clus_reference``'s weights from the neighbours and target distances ``dY`` (n, n)."""
+    D = nb.d.shape[2]
     S = PdC = 0.0
     PdA = np.zeros(D)
     PdAdC = np.zeros(D)
-    for r in range(n):
-        d = dX[r].copy()
-        d[r] = np.inf
-        nb = np.lexsort((keys, d))[:k]
-        dm = np.stack([d_feature(X[r, f], X[nb, f], f) for f in range(D)], axis=1)
-        dc = dY[r, nb]
+    for r, (rows, dm) in enumerate(zip(nb.rows, nb.d)):
+        dc = dY[r, rows]
         S += 1.0
         PdC += dc.mean()
         PdA += dm.mean(axis=0)
@@ -423,10 +459,13 @@ def test_enb_agrees_up_to_tie_breaking(spark, datasets, files, tmp_path, record_
 
 @pytest.fixture(scope="module")
 def cellcycle(datasets, tmp_path_factory) -> dict:
-    """CLUS on cellcycle train (computed once) and the parsed data."""
+    """CLUS on cellcycle train (computed once), the parsed data and the reference's neighbours (the same for
+    every target distance the HMLC tests compare)."""
     arff = datasets / CELLCYCLE
     work = tmp_path_factory.mktemp("clus_hmlc")
-    return {"arff": arff, "clus": clus_relief(arff, HMLC_CLUS, work), "data": read_hmlc(arff)}
+    h = read_hmlc(arff)
+    return {"arff": arff, "clus": clus_relief(arff, HMLC_CLUS, work), "data": h,
+            "neighbours": reference_neighbours(h.X, K)}
 
 
 def test_clus_hmlc_is_the_reference_with_its_bound(cellcycle):
@@ -437,7 +476,7 @@ def test_clus_hmlc_is_the_reference_with_its_bound(cellcycle):
     """
     h = cellcycle["data"]
     c = np.array([cellcycle["clus"][f] for f in h.names])
-    ref = clus_reference(h.X, h.distances(True, h.clus_bound), K)
+    ref = reference_weights(cellcycle["neighbours"], h.distances(True, h.clus_bound))  # = clus_reference(...)
     print(f"\nHMLC bounds: CLUS {h.clus_bound:.6g}, spark_fr {h.ours_bound:.6g}; reference vs CLUS "
           f"{np.max(np.abs(ref - c)):.3g}")
     assert np.max(np.abs(ref - c)) <= REFERENCE_TOL
@@ -450,7 +489,7 @@ def test_hmlc_against_clus(spark, cellcycle, record_property, squared):
     h = cellcycle["data"]
     ours = our_relief(spark, cellcycle["arff"], task="hmlc", targets="class", hmlc_w0=HMLC_W0,
                       relief_hmlc_squared=squared)
-    ref = clus_reference(h.X, h.distances(squared, h.ours_bound), K)
+    ref = reference_weights(cellcycle["neighbours"], h.distances(squared, h.ours_bound))
     r_ref = agreement(ours, dict(zip(h.names, ref)))
     r = agreement(ours, cellcycle["clus"])
     name = f"hmlc_cellcycle_{'squared' if squared else 'euclidean'}"
