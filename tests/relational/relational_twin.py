@@ -67,18 +67,18 @@ def assert_frames_equal(what: str, spark_frame, local_cols: dict):
 
 
 class TwinGroup:
-    """A hop's aggregates recorded by both executors' groups."""
+    """A hop's aggregates recorded by both executors' groups (and by ``more`` groups, :class:`KernelTwin`'s)."""
 
-    def __init__(self, spark_group, local_group):
-        self.spark, self.local = spark_group, local_group
+    def __init__(self, spark_group, local_group, *more):
+        self.spark, self.local, self.more = spark_group, local_group, more
 
     def add(self, *args, **kwargs):
-        self.spark.add(*args, **kwargs)
-        self.local.add(*args, **kwargs)
+        for g in (self.spark, self.local, *self.more):
+            g.add(*args, **kwargs)
 
     def add_share(self, *args, **kwargs):
-        self.spark.add_share(*args, **kwargs)
-        self.local.add_share(*args, **kwargs)
+        for g in (self.spark, self.local, *self.more):
+            g.add_share(*args, **kwargs)
 
     def __bool__(self):
         return bool(self.local)
@@ -185,6 +185,40 @@ class Twin:
         return b
 
 
+class KernelTwin(Twin):
+    """A :class:`Twin` over a Spark executor with ``kernels=False`` whose Spark side aggregates every hop twice,
+    each compared with the local engine's: by Spark's ``groupBy`` (the frame the walk goes on with) under
+    ``partitions`` shuffle partitions, and by the group the executor chooses with the kernels on (the kernels per
+    partition unless a value may be NaN: ``kernel_groups``) under ``kernel_partitions``; so one walk checks both
+    ways of aggregating under two partitionings."""
+
+    def __init__(self, spark, spark_ex: SparkExecutor, local_ex: LocalExecutor, partitions: int,
+                 kernel_partitions: int):
+        super().__init__(spark_ex, local_ex)
+        self.conf, self.partitions, self.kernel_partitions = spark.conf, partitions, kernel_partitions
+        self.kernel_groups = None
+
+    def groups(self, largest):
+        a, b = self.spark.groups(largest), self.local.groups(largest)
+        self.spark.kernels = True
+        try:
+            k = self.kernel_groups = self.spark.groups(largest)
+        finally:
+            self.spark.kernels = False
+        return lambda: TwinGroup(a(), b(), k())
+
+    def aggregate(self, frame, group):
+        b = self.local.aggregate(frame[1], group.local)
+        self.conf.set("spark.sql.shuffle.partitions", str(self.kernel_partitions))
+        try:  # the partitions are read when the hop is planned and when it runs: both here
+            assert_frames_equal("aggregate by the kernels", self.spark.aggregate(frame[0], group.more[0]),
+                                {"__l": b.link, **b.cols})
+        finally:
+            self.conf.set("spark.sql.shuffle.partitions", str(self.partitions))
+        self._count("aggregate_by_the_kernels")
+        return self._pair("aggregate", self.spark.aggregate(frame[0], group.spark), b)
+
+
 def twin(spark, cfg, tables=None, kernels: bool = True) -> Twin:
     """The two executors of schema ``cfg`` (and the DataFrames ``tables``) as a :class:`Twin`."""
     schema = load_schema(cfg)
@@ -199,6 +233,21 @@ def walk_both(spark, cfg, tables=None, check: bool = True, kernels: bool = True)
     finally:
         release()
     return frame, lineage, t
+
+
+def walk_kernels_and_groupby(spark, cfg, partitions: int, kernel_partitions: int, check: bool = True) -> KernelTwin:
+    """The whole walk over a :class:`KernelTwin`: Spark's ``groupBy`` under ``partitions`` shuffle partitions and
+    the kernels under ``kernel_partitions``, every operation compared with the local engine's; returns the twin
+    (``spark.sql.shuffle.partitions`` is ``partitions`` after)."""
+    schema = load_schema(cfg)
+    t = KernelTwin(spark, SparkExecutor(spark, schema, kernels=False), LocalExecutor(schema), partitions,
+                   kernel_partitions)
+    spark.conf.set("spark.sql.shuffle.partitions", str(partitions))
+    try:
+        W.walk(t, t.schema, check, None)
+    finally:
+        release()
+    return t
 
 
 def release() -> None:

@@ -8,7 +8,8 @@ arrays. The features of a whole run on real data: tests/relational/test_relation
 rankings (both engines)."""
 import pytest
 
-from tests.relational.relational_twin import walk_both
+from spark_fr.relational.partition_hop import PartitionHop
+from tests.relational.relational_twin import walk_both, walk_kernels_and_groupby
 from tests.relational.test_relational_generate import shop_schema
 from tests.relational.test_relational_local import random_tables, shop_files, with_sources
 
@@ -80,11 +81,11 @@ def test_every_operation_with_hostile_names_and_collisions(spark, tmp_path):
 
 def test_spark_groupby_and_the_kernels_equal_the_arrays_for_any_partitioning(spark, tmp_path, shuffle_partitions):
     """A hop aggregated by Spark's own groupBy (used when a value may be NaN) and by the kernels per partition, each
-    against the arrays: one partition (every group together), five."""
+    against the arrays: one partition for the kernels (every group together), five for the groupBy (and the walk's
+    other operations); both in one walk (:class:`KernelTwin`)."""
     cfg, rows, columns = random_tables(2)
-    cfg = with_sources(cfg, tmp_path, rows, columns)
-    shuffle_partitions(1)
-    walk_both(spark, cfg, check=False)
-    shuffle_partitions(5)
-    _, _, twin = walk_both(spark, cfg, check=False, kernels=False)
-    assert twin.calls["aggregate"] >= 3
+    shuffle_partitions(2)  # restored after
+    twin = walk_kernels_and_groupby(spark, with_sources(cfg, tmp_path, rows, columns), partitions=5,
+                                    kernel_partitions=1, check=False)
+    assert twin.kernel_groups is PartitionHop
+    assert twin.calls["aggregate"] == twin.calls["aggregate_by_the_kernels"] >= 3, twin.calls
