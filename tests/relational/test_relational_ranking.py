@@ -97,6 +97,7 @@ def test_output_table_levels_and_roll_ups_against_the_features(planted):
     t = ranking.to_pandas()
     assert list(t.columns) == CONTRACT + ["level", "lineage"]
     assert set(t.level) == set(LEVELS)
+    assert ranking.metadata["cross_validation"]["folds"] == 10  # rank_relational's default (the others pass 0)
     for (level, score), g in t.groupby(["level", "score"]):
         assert sorted(g["rank"]) == list(range(1, len(g) + 1)), (level, score)
         assert np.all(np.diff(g.sort_values("rank").importance.to_numpy()) <= 1e-12)
@@ -128,7 +129,7 @@ def test_output_table_levels_and_roll_ups_against_the_features(planted):
 def test_feature_rule_option_and_its_difference_from_the_node_rule(spark, planted):
     tables, node = planted
     feature = spark_fr.rank_relational(spark_tables(spark, tables), schema=PLANTED_SCHEMA, trees=30, seed=3,
-                                       spark=spark, relation_rollup="feature")
+                                       spark=spark, relation_rollup="feature", cv_folds=0)  # CV: the fixture's
     a, b = node.to_pandas(), feature.to_pandas()
     same = ["feature", "score", "target", "importance", "rank"]
     for level in ("feature", "attribute"):
@@ -143,7 +144,8 @@ def test_feature_rule_option_and_its_difference_from_the_node_rule(spark, plante
 def test_same_bits_for_any_partitioning_of_the_tables(spark, planted):
     tables, ranking = planted
     other = spark_fr.rank_relational(spark_tables(spark, tables, partitions=3), schema=PLANTED_SCHEMA, trees=30,
-                                     seed=3, spark=spark, engine="spark")  # the fixture's: auto, the local engine
+                                     seed=3, spark=spark, engine="spark",  # the fixture's: auto, the local engine
+                                     cv_folds=0)  # the ranking is made before (and apart from) the fixture's CV
     cols = ["level", "feature", "score", "importance", "rank", "importance_std"]
     pd.testing.assert_frame_equal(ranking.to_pandas()[cols], other.to_pandas()[cols])
 
@@ -159,7 +161,7 @@ def test_hostile_names_run_end_to_end(spark):
     schema = {"tables": {"t.1": {"key": "id.x"}, evil_table: {"key": "k`", "foreign_keys": {"fk'": "t.1"}}},
               "target": {"table": "t.1", "column": "y"}, "max_depth": 1}
     ranking = spark_fr.rank_relational(spark_tables(spark, {"t.1": target, evil_table: child}), schema=schema,
-                                       trees=10, seed=0, spark=spark)
+                                       trees=10, seed=0, spark=spark, cv_folds=0)
     assert rows(ranking, "attribute").feature.iloc[0] == f"{evil_table}.{evil_col}"
     assert f"{evil_table}.fk'->t.1" in set(rows(ranking, "relation").feature)
     assert spark.catalog.tableExists("x") is False
@@ -245,7 +247,8 @@ def test_boosting_same_bits_with_one_and_two_partitions(spark):
         for parts in (1, 2):
             spark.conf.set("spark.sql.shuffle.partitions", str(parts))
             ranking = spark_fr.rank_relational(spark_tables(spark, tables, partitions=parts), schema=PLANTED_SCHEMA,
-                                               method="boosting", trees=8, seed=2, spark=spark, engine="spark")
+                                               method="boosting", trees=8, seed=2, spark=spark, engine="spark",
+                                               cv_folds=0)  # the rankings and curves compared: made before any CV
             results.append(ranking)
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", before)
