@@ -6,9 +6,11 @@ any number of partitions: tests/relational/test_relational_executors.py."""
 import numpy as np
 
 from spark_fr.relational import generate_features, load_schema
-from spark_fr.relational.partition_hop import applies
+from spark_fr.relational.aggregates import GroupAggregates
+from spark_fr.relational.partition_hop import PartitionHop, applies
 from spark_fr.relational.spark_executor import SparkExecutor
 from spark_fr.relational.walk import walk
+from tests.relational.relational_twin import TwinGroup
 
 
 def _bits(frame, id_col):
@@ -24,6 +26,34 @@ def _bits(frame, id_col):
             a = a.astype(np.float64)
             out[c] = (np.isnan(a).tolist(), a[~np.isnan(a)].view(np.int64).tolist())
     return out
+
+
+class BothWays(SparkExecutor):
+    """The Spark executor with the kernels, whose every hop is aggregated by Spark's ``groupBy`` too and the two
+    compared bit for bit (:func:`_bits`) before the walk goes on with the kernels' frame: one walk where two
+    (``kernels=True`` and ``kernels=False``) would run every other operation twice. ``kinds``: the group classes
+    chosen (kernels, groupBy); ``compared``: the hops compared."""
+
+    def __init__(self, spark, schema, tables):
+        super().__init__(spark, schema, tables)
+        self.kinds, self.compared = None, 0
+
+    def groups(self, largest):
+        kernels = super().groups(largest)
+        self.kernels = False
+        try:
+            sql = super().groups(largest)
+        finally:
+            self.kernels = True
+        self.kinds = (kernels, sql)
+        return lambda: TwinGroup(kernels(), sql())
+
+    def aggregate(self, frame, group):
+        by_kernels, by_sql = super().aggregate(frame, group.spark), super().aggregate(frame, group.local)
+        assert sorted(by_kernels.columns) == sorted(by_sql.columns)  # in either order
+        assert _bits(by_kernels, "__l") == _bits(by_sql, "__l"), by_kernels.columns
+        self.compared += 1
+        return by_kernels
 
 
 def test_keys_of_every_kind(spark):
@@ -50,9 +80,10 @@ def test_keys_of_every_kind(spark):
                       "v": {"key": "fz"}, "q": {"key": "qid", "foreign_keys": {"fz": "v"}}},
            "target": {"table": "t", "column": "label"}, "max_depth": 2}
     schema = load_schema(cfg)
-    kernels, lineage, _ = walk(SparkExecutor(spark, schema, tables), schema)
-    sql, sql_lineage, _ = walk(SparkExecutor(spark, schema, tables, kernels=False), schema)
-    assert sql_lineage == lineage and _bits(kernels, "tid") == _bits(sql, "tid")
+    both = BothWays(spark, schema, tables)
+    kernels, lineage, _ = walk(both, schema)  # every hop: the kernels' bits are Spark's groupBy's
+    assert both.kinds == (PartitionHop, GroupAggregates) and both.compared >= 3
+    assert {f.table for f in lineage if f.aggregates} >= {"c", "q", "w"}  # hops grouped by text, float, date keys
     rows = {r["tid"]: r.asDict() for r in kernels.collect()}
     count = next(f.feature for f in lineage if f.table == "q" and f.aggregates == ("count",))
     assert (rows["a"][count], rows["c"][count], rows["b"][count]) == (2.0, 2.0, 1.0)  # -0.0 and 0.0: one group
