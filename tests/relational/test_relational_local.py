@@ -51,10 +51,10 @@ def shop_files(cfg, folder):
     return with_sources(cfg, folder, {n: SHOP_ROWS[n] for n in cfg["tables"]}, columns)
 
 
-def assert_identical(spark, cfg, check=True, tables=None):
+def assert_identical(spark, cfg, check=True, tables=None, local=None):
     """Both engines on ``cfg`` (and the DataFrames ``tables``); every column bit-identical; returns the local
-    result."""
-    loc = generate_features(spark if tables else None, cfg, tables, engine="local", check=check)
+    result (``local``: the local engine's result already made, e.g. by engine auto)."""
+    loc = local or generate_features(spark if tables else None, cfg, tables, engine="local", check=check)
     assert loc.engine == "local" and loc.frame is None
     sp = generate_features(spark, cfg, tables, engine="spark", check=check)
     assert sp.engine == "spark"
@@ -142,18 +142,24 @@ def random_tables(seed: int):
     return cfg, rows, columns
 
 
-def test_financial_identical(spark):
-    loc = assert_identical(spark, str(FINANCIAL))
+@pytest.fixture(scope="module")
+def financial_auto():
+    """Financial generated with engine auto and no session (the local engine): both tests below read it."""
+    return generate_features(None, str(FINANCIAL))
+
+
+def test_financial_identical(spark, financial_auto):
+    loc = assert_identical(spark, str(FINANCIAL), local=financial_auto)
     assert len(loc.pandas) == 682
 
 
-def test_auto_rule(tmp_path, spark):
+def test_auto_rule(tmp_path, spark, financial_auto):
     fin = load_schema(str(FINANCIAL))
     assert local_possible(fin)
     assert not local_possible(fin, max_cells=1000)  # too large
     assert not local_possible(fin, memory=1e6)  # the driver's memory decides too
     assert not local_possible(load_schema(str(MUTAGENESIS)))  # nested JSON: Spark
-    got = generate_features(None, str(FINANCIAL))
+    got = financial_auto
     assert got.engine == "local" and "GB available" in got.engine_reason  # auto: never touches the session
     cfg = shop_files(shop_schema(), tmp_path)
     frames = {n: spark.createDataFrame(SHOP_ROWS[n], SCHEMAS[n]) for n in SHOP_ROWS}

@@ -42,7 +42,11 @@ TX = "".join(f"{i}\t{i % 8 + 1}\t{i * 1.5}\n" for i in range(30))
 
 
 def generate(spark, cfg, engine):
-    g = generate_features(None if engine == "local" else spark, cfg, engine=engine)
+    return rows_of(generate_features(None if engine == "local" else spark, cfg, engine=engine))
+
+
+def rows_of(g):
+    """A generation and its features as pandas, sorted by id."""
     pdf = g.pandas if g.pandas is not None else g.frame.toPandas()
     return g, pdf.sort_values(g.id).reset_index(drop=True)
 
@@ -103,8 +107,8 @@ def test_integer_keys_beyond_2_53_join_their_own_rows(spark, tmp_path, header):
     if header:
         cust, tx = "cid\tcls\tv\twhen\n" + cust, "tid\tcid\tamount\n" + tx
     cfg = schema_with(tmp_path, {"cust.tsv": cust, "tx.tsv": tx}, header=header)
-    assert generate_features(spark, cfg).engine == "spark"  # the local engine leaves such integers to Spark
-    g, pdf = generate(spark, cfg, "spark")
+    g, pdf = rows_of(generate_features(spark, cfg))
+    assert g.engine == "spark"  # the local engine leaves such integers to Spark (auto: the Spark engine's run)
     assert pdf["cid"].tolist() == [1, big, big + 2] and pdf["cid"].dtype == np.int64
     assert pdf["tx__count"].tolist() == [1, 1, 1]  # 2^53 + 1 dangles; 2^53 has only its own transaction
     assert pdf["tx__amount__sum"].tolist() == [5.0, 11.0, 20.0]
@@ -160,17 +164,25 @@ def _exact_std(values):
 GROUPS = {1: [1e308, 1.0], 2: [1.7e308, 1.7e308, 1.0], 3: [-1.5e308, 1.0e308, 3.0], 4: [2.5, 4.0]}
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-@pytest.mark.parametrize("count_distinct", [True, False], ids=["sorted", "fixed-point"])
-def test_means_and_standard_deviations_of_finite_values_are_finite(spark, tmp_path, engine, count_distinct):
-    """{1e308, 1}: the squared deviations overflowed to inf (sorted path); the sum of {1.7e308, 1.7e308, 1} too,
-    and the mean from it. Both are now within a few ulps of the exact values, the same bits in both engines."""
+@pytest.fixture(scope="module", params=[True, False], ids=["sorted", "fixed-point"])
+def overflow_runs(request, spark, tmp_path_factory):
+    """(count_distinct, {engine: its sorted features}) of the groups above: each engine's run made once, read by
+    both engines' tests (each compares its own with the other's)."""
+    count_distinct = request.param
     rows = [(i, c, v) for i, (c, v) in enumerate((c, v) for c, vs in GROUPS.items() for v in vs)]
     tx = "".join(f"{i}\t{c}\t{v!r}\n" for i, c, v in rows)
     aggs = ["count", "mean", "std", "sum"] + (["count_distinct"] if count_distinct else [])
-    cfg = schema_with(tmp_path, {"cust.tsv": CUST, "tx.tsv": tx})
+    cfg = schema_with(tmp_path_factory.mktemp("overflow"), {"cust.tsv": CUST, "tx.tsv": tx})
     cfg["aggregates"] = {"numeric": aggs}
-    g, pdf = generate(spark, cfg, engine)
+    return count_distinct, {engine: generate(spark, cfg, engine)[1] for engine in ENGINES}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_means_and_standard_deviations_of_finite_values_are_finite(overflow_runs, engine):
+    """{1e308, 1}: the squared deviations overflowed to inf (sorted path); the sum of {1.7e308, 1.7e308, 1} too,
+    and the mean from it. Both are now within a few ulps of the exact values, the same bits in both engines."""
+    count_distinct, runs = overflow_runs
+    pdf = runs[engine]
     by = pdf.set_index("cid")
     for c, vs in GROUPS.items():
         if c == 4 and not count_distinct:
@@ -179,7 +191,7 @@ def test_means_and_standard_deviations_of_finite_values_are_finite(spark, tmp_pa
         assert by.loc[c, "tx__amount__mean"] == pytest.approx(mean, rel=1e-15), c
         assert by.loc[c, "tx__amount__std"] == pytest.approx(_exact_std(vs), rel=1e-14), c
     assert np.isinf(by.loc[2, "tx__amount__sum"])  # the sum itself is beyond the largest double
-    other = generate(spark, cfg, "spark" if engine == "local" else "local")[1]
+    other = runs["spark" if engine == "local" else "local"]
     for col in ("tx__amount__mean", "tx__amount__std"):
         assert np.array_equal(pdf[col].to_numpy().view(np.int64), other[col].to_numpy().view(np.int64)), col
 
