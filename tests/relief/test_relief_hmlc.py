@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import functools
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -22,7 +23,7 @@ import pytest
 
 import spark_fr
 from spark_fr.errors import InputError
-from tests.conftest import run_job
+from tests.paths import ROOT
 
 COLS = ["feature", "score", "target", "importance", "rank", "importance_std"]
 
@@ -132,14 +133,14 @@ def test_enron_semi_supervised_keeps_unlabelled_rows(spark, enron_ssl, datasets)
     assert b.loc[top, "rank"].median() < 100
 
 
-def test_command_line_reads_a_zipped_harff(spark, tmp_path, datasets, capsys):
-    """The job's command line (jobs/rank.py, run in this process on the session's JVM: the zip reading and the
-    options are the job's own code either way; a separate process would only add a Python and a JVM start)."""
+def test_command_line_reads_a_zipped_harff(tmp_path, datasets):
     out = tmp_path / "enron"
-    code, _, err = run_job(["--input", datasets / "hmlc_enron_harff" / "enron.harff.zip", "--method", "relief",
-                            "--relief-iterations", "300", "--seed", "1", "--output", out,
-                            "--output-format", "csv"], capsys)
-    assert code == 0, err[-2000:]
+    proc = subprocess.run([sys.executable, str(ROOT / "jobs" / "rank.py"), "--input",
+                           str(datasets / "hmlc_enron_harff" / "enron.harff.zip"), "--method", "relief",
+                           "--relief-iterations", "300", "--seed", "1", "--output", str(out),
+                           "--output-format", "csv", "--master", "local[2]"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
     table = pd.read_csv(out / "ranking.csv")
     assert len(table) == 1001 and set(table.target) == {"__all__"}
     assert '"task": "hmlc"' in table.params[0] and "enron.harff.zip" in table.params[0]
