@@ -23,8 +23,8 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from ..runtime.rng import rand_below
 from .jit import KERNEL
+from .route import draw_permutation
 
 #: a tree's (feature, row) pairs as the kernel reads them, CSR over the features (:class:`~spark_fr.pct.tree.PathPairs`):
 #: ``positions`` (in the out-of-bag rows), ``first_nodes``, and the range ``[lo, hi]`` of codes keeping the path
@@ -49,21 +49,6 @@ def walk_buffers(n_oob: int, indptr: np.ndarray) -> WalkBuffers:
     """
     m = int(np.diff(indptr).max()) if indptr.shape[0] > 1 else 0
     return WalkBuffers(np.empty(n_oob, np.int64), *(np.empty(m, np.int64) for _ in range(5)))
-
-
-@njit(**KERNEL)
-def draw_permutation(state_seed, perm):
-    """Fill ``perm`` with :func:`~spark_fr.pct.route.permutation` ``(state_seed, len(perm))``, the same draw."""
-    state = np.empty(1, np.uint64)
-    state[0] = state_seed
-    n = perm.shape[0]
-    for i in range(n):
-        perm[i] = i
-    for i in range(n - 1, 0, -1):
-        j = rand_below(state, i + 1)
-        tmp = perm[i]
-        perm[i] = perm[j]
-        perm[j] = tmp
 
 
 @njit(**KERNEL)

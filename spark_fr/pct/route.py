@@ -243,16 +243,26 @@ def group_by_feature(counts, pair_f, pair_i, pair_n, pair_lo, pair_hi):
 
 
 @njit(**KERNEL)
-def permutation(state_seed, n):
-    """A uniformly random permutation of range(n) (Fisher-Yates with the SplitMix64 stream)."""
+def draw_permutation(state_seed, perm):
+    """Fill ``perm`` with a uniformly random permutation of range(len(perm)) (Fisher-Yates with the SplitMix64
+    stream): :func:`permutation`'s draw into a buffer the caller reuses."""
     state = np.empty(1, np.uint64)
     state[0] = state_seed
-    p = np.arange(n)
+    n = perm.shape[0]
+    for i in range(n):
+        perm[i] = i
     for i in range(n - 1, 0, -1):
         j = rand_below(state, i + 1)
-        tmp = p[i]
-        p[i] = p[j]
-        p[j] = tmp
+        tmp = perm[i]
+        perm[i] = perm[j]
+        perm[j] = tmp
+
+
+@njit(**KERNEL)
+def permutation(state_seed, n):
+    """A uniformly random permutation of range(n) (Fisher-Yates with the SplitMix64 stream)."""
+    p = np.empty(n, np.int64)
+    draw_permutation(state_seed, p)
     return p
 
 

@@ -4,6 +4,7 @@ import pytest
 
 from spark_fr.pct.permute import PairArrays, draw_permutation, rows_to_walk, walk_buffers
 from spark_fr.pct.route import permutation
+from spark_fr.runtime.rng import rand_below
 from spark_fr.pct.scores import oob_permutation, permutation_seed
 
 
@@ -31,13 +32,25 @@ def random_pairs(rng, n_oob, D, n_nodes):
     return PairArrays(indptr, positions, first_nodes, lo, hi)
 
 
+def reference_permutation(state_seed, n):
+    """Fisher-Yates from the last position down, j drawn by rand_below from one SplitMix64 state: one swap at a time."""
+    state = np.array([state_seed], np.uint64)
+    p = list(range(n))
+    for i in range(n - 1, 0, -1):
+        j = rand_below(state, i + 1)
+        p[i], p[j] = p[j], p[i]
+    return np.array(p, np.int64)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 17, 1000])
 def test_draw_permutation_is_the_rf_scores_permutation_to_the_bit(n):
-    perm = np.full(n, -7, np.int64)
+    perm = np.full(n, -7, np.int64)  # reused across draws, as the RF score reuses it across features
     for seed, feature in [(0, 0), (3, 11), (2**63 + 5, 49)]:
         draw_permutation(permutation_seed(seed, feature), perm)
-        assert np.array_equal(perm, permutation(permutation_seed(seed, feature), n))
-        assert np.array_equal(perm, oob_permutation(seed, feature, n))
+        want = reference_permutation(permutation_seed(seed, feature), n)
+        assert np.array_equal(perm, want)
+        assert np.array_equal(permutation(permutation_seed(seed, feature), n), want)
+        assert np.array_equal(oob_permutation(seed, feature, n), want)
 
 
 @pytest.mark.parametrize("case", range(6))
