@@ -54,7 +54,8 @@ def new_dense_state(targets, rows, nominal):
     K = Z.shape[1]
     has_missing = has_missing_targets(Z, rows)
     hist = Histogram(np.zeros(256), np.zeros((256, K)), np.zeros((256, K)),
-                     np.zeros((256, K) if has_missing else (1, 1)), np.zeros(256, np.int64))
+                     np.zeros((256, K) if has_missing else (1, 1)), np.zeros(256, np.int64),
+                     np.empty(rows.shape[0], np.uint8))
     return DenseState(Z, has_missing, new_sums(K), new_sums(K), new_sums(K), hist, np.empty((rows.shape[0], K)))
 
 
@@ -86,8 +87,8 @@ def dense_end_node(tb):
 
 @njit(**BORROWING)
 def dense_clear(tb, nt):
-    """Reset the marks of the feature's histogram (``nt`` touched codes)."""
-    clear_histogram(tb.hist.w, tb.hist.touched, nt)
+    """Reset the feature's histogram to zeros (its ``nt`` touched codes' cells)."""
+    clear_histogram(tb.hist, nt)
 
 
 @njit(**BORROWING)

@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .config import MISSING_FRACTIONAL, SPLITTER_RANDOM
-from .histogram import Histogram, PresentCodes, clear_histogram, order_codes
+from .histogram import Histogram, PresentCodes, clear_weights, order_codes
 from .impurity import NodeTotals, Sums, Totals
 from .jit import BORROWING, INLINE, KERNEL
 from .node_rows import MISSING, code_at
@@ -56,8 +56,9 @@ LabelSet = namedtuple("LabelSet", ["labels", "is_present", "pos", "count"])
 #: (their weights in ``order_w``), and the ``touched`` codes
 Buckets = namedtuple("Buckets", ["w", "cnt", "off", "order", "order_w", "touched"])
 #: nominal searches' scratch over the node's present labels: a (256 x labels) histogram ``s``, the node's sums
-#: ``T`` and its known rows' ``K`` by present label, the left side's ``L``, ``Q``, ``N``, and an ``unused`` 1 x 1
-Compact = namedtuple("Compact", ["s", "T", "K", "L", "Q", "N", "unused"])
+#: ``T`` and its known rows' ``K`` by present label, the left side's ``L``, ``Q``, ``N``, an ``unused`` 1 x 1 and
+#: ``no_codes`` (empty: the :data:`~spark_fr.pct.histogram.Histogram` the nominal search reads gathers no codes)
+Compact = namedtuple("Compact", ["s", "T", "K", "L", "Q", "N", "unused", "no_codes"])
 #: the backend's state: the ``targets``, label sums (K,) of the node ``T``, a left side ``L``, the missing block
 #: or a right side ``M``, the known rows ``K``; the ``present`` labels, the ``buckets``, the ``compact`` scratch
 SparseState = namedtuple("SparseState", ["targets", "T", "L", "M", "K", "present", "buckets", "compact"])
@@ -76,7 +77,7 @@ def new_sparse_state(targets, rows, nominal):
                       np.zeros(max(m, 1), np.float64), np.zeros(256, np.int64))
     Kc = K if nominal.any() else 0
     compact = Compact(np.zeros(256 * Kc), np.zeros(Kc), np.zeros(Kc), np.zeros(Kc), np.zeros(Kc), np.zeros(Kc),
-                      np.zeros((1, 1)))
+                      np.zeros((1, 1)), np.zeros(0, np.uint8))
     return SparseState(targets, np.zeros(K), np.zeros(K), np.zeros(K), np.zeros(K), present, buckets, compact)
 
 
@@ -188,7 +189,7 @@ def sparse_histogram(tb, X, f, nr, start, end):
 def sparse_clear(tb, nt):
     """Reset the buckets' weights and counts of the touched codes."""
     bk = tb.buckets
-    clear_histogram(bk.w, bk.touched, nt)
+    clear_weights(bk.w, bk.touched, nt)
     for t in range(nt):
         bk.cnt[bk.touched[t]] = 0
 
@@ -362,7 +363,7 @@ def _compact_subset(tb, search, pc, parent, known, config):
         S = c.K[:npres]
         for j in range(npres):
             S[j] = c.T[j] - hs[MISSING, j]
-    hist = Histogram(tb.buckets.w, hs, c.unused, c.unused, tb.buckets.touched)
+    hist = Histogram(tb.buckets.w, hs, c.unused, c.unused, tb.buckets.touched, c.no_codes)
     compact = Totals(parent.W, parent.P, parent.sT2, Sums(S, S, S), parent.MW)
     left = Sums(c.L[:npres], c.Q[:npres], c.N[:npres])
     h, ml = best_subset(config.splitter, search, hist, pc, compact, False, config.min_leaf, left)

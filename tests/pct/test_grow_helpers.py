@@ -110,7 +110,8 @@ class Node:
         self.lower[0], self.upper[0] = edges[0::2], edges[1::2]
         self.T, self.L = new_sums(K), new_sums(K)
         self.hist = Histogram(np.zeros(256), np.zeros((256, K)), np.zeros((256, K)),
-                              np.zeros((256, K) if self.has_missing else (1, 1)), np.zeros(256, np.int64))
+                              np.zeros((256, K) if self.has_missing else (1, 1)), np.zeros(256, np.int64),
+                              np.full(n, 77, np.uint8))
         self.search = Search(np.array([rng.integers(0, 2**63)], np.uint64), np.arange(2), np.zeros(256, np.bool_),
                              np.zeros(4, np.uint64), np.zeros(4, np.uint64))
         self.nr = node_rows(rows, self.w, rows.size)  # the grower's (row, weight) pairs; rows in place
@@ -171,8 +172,13 @@ def test_node_totals_and_histogram_are_weighted_sums():
             if nd.has_missing:
                 np.testing.assert_allclose(hist.q[b], (ws[sel, None] * Z0[sel] ** 2).sum(0), rtol=1e-10)
                 np.testing.assert_allclose(hist.n[b], (ws[sel, None] * known[sel]).sum(0), rtol=1e-12)
-        clear_histogram(hist.w, hist.touched, nd.nt)
-        assert not hist.w.any()
+        # cleared, the histogram is all zeros again (fill_histogram adds to it without resetting a cell) and a
+        # second fill of the same node gives the same cells to the bit
+        first = [a.copy() for a in hist[:4]]
+        clear_histogram(hist, nd.nt)
+        assert not any(a.any() for a in hist[:4])
+        assert fill_histogram(nd.X, 0, nd.nr, nd.start, nd.end, nd.G, nd.has_missing, hist) == nd.pc
+        assert all(np.array_equal(a, b) for a, b in zip(first, hist[:4]))
 
 
 @pytest.mark.parametrize("p_missing_target", [0.0, 0.15])
