@@ -314,3 +314,35 @@ def test_bad_parquet_in_a_real_process_is_one_quiet_line(tmp_path):
                  or "Traceback" in ln or "Exception" in ln]
         assert noise == [], noise[:5]
         assert not out.exists()
+
+
+def test_local_source_batches_equal_the_files_columns_by_name(spark, tmp_path):
+    """:class:`P.ParquetSource` (each file opened once, with its parsed footer; a batch holding every column asked
+    for is the row group's own, renamed) against the obvious reference: each file read whole by pyarrow, its row
+    groups in order, the columns asked for picked by name (null where a file lacks one)."""
+    rng = np.random.default_rng(3)
+    full = {f"x{i}": rng.normal(size=12) for i in (3, 1, 2)} | {"s": [str(v) for v in rng.integers(0, 3, 12)]}
+    pq.write_table(pa.table(full), tmp_path / "a.parquet", row_group_size=5)
+    pq.write_table(pa.table({k: v for k, v in full.items() if k != "x2"}), tmp_path / "b.parquet", row_group_size=7)
+    ds = P.read_parquet(spark, str(tmp_path))
+    source = ds.batches
+    assert isinstance(source, P.ParquetSource) and set(source.metadata) == {str(tmp_path / f"{n}.parquet") for n in "ab"}
+    for names in (["s", "x1", "x2", "x3"], ["x1", "x3"], ["s"]):
+        narrowed, _ = source.narrow([c for c in ds.columns if c.column in names])
+        got = narrowed.driver_batches()
+        expected = []
+        for f in ("a", "b"):
+            t = pq.read_table(tmp_path / f"{f}.parquet")
+            for g in range(pq.ParquetFile(tmp_path / f"{f}.parquet").num_row_groups):
+                part = pq.ParquetFile(tmp_path / f"{f}.parquet").read_row_group(g)
+                expected.append({n: part.column(n).to_pylist() if n in t.column_names else [None] * part.num_rows
+                                 for n in names})
+        assert [b.schema.names for b in got] == [names] * len(expected)
+        assert [b.to_pydict() for b in got] == expected
+    assert sorted(source._opened) == [str(tmp_path / "a.parquet"), str(tmp_path / "b.parquet")]
+    assert narrowed._file(str(tmp_path / "a.parquet")) is source._file(str(tmp_path / "a.parquet"))
+    import pickle
+
+    shipped = pickle.loads(pickle.dumps(narrowed))  # to Spark tasks: no footers, files opened there
+    assert shipped.metadata == {} and shipped._opened == {}
+    assert [b.to_pydict() for b in shipped.driver_batches()] == expected
