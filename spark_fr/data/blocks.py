@@ -37,10 +37,7 @@ def encode_features(batch, plan: EncodingPlan) -> tuple:
         codes = np.empty((D, m), np.uint8)
         dense = plan.dense_numeric()
         if dense.size:
-            M = np.empty((m, dense.size), order="F")
-            for j, f in enumerate(dense):
-                M[:, j] = bv.dense(f)
-            codes[dense] = encode_matrix(M, plan.cut_matrix())
+            codes[dense] = encode_matrix(bv.dense_matrix(dense), plan.cut_matrix())
         for f, c in enumerate(plan.features):
             if c.index is None:
                 if c.kind == "nominal":

@@ -193,6 +193,37 @@ class BatchValues:
         self._dense[i] = out
         return out
 
+    def dense_matrix(self, idx) -> np.ndarray:
+        """The values of the ordinary logical columns ``idx`` as one float64 matrix (rows x len(idx), column-major):
+        column j is :meth:`dense` of ``idx[j]``.
+
+        Decision: the numeric columns stored as float64 are copied by one Arrow call (``RecordBatch.to_tensor``,
+        nulls as NaN: what :func:`numeric_array` gives), the others column by column. A wide table's 20,000
+        columns cost 0.45 s a batch through :func:`numeric_array` (its per-call overhead), 0.09 s in one call.
+        """
+        M = np.empty((self.n_rows, len(idx)), order="F")
+        schema = self.batch.schema
+        at = {n: k for k, n in enumerate(schema.names)} if self.n_rows else {}
+        types = schema.types
+        fast, arrow = [], []
+        for j, i in enumerate(idx):
+            c = self.columns[i]
+            k = at.get(c.column) if c.kind != "nominal" and c.index is None and i not in self._dense else None
+            if k is not None and pa.types.is_float64(types[k]):
+                fast.append(j)
+                arrow.append(k)
+            else:
+                M[:, j] = self.dense(i)
+        if fast:
+            T = np.asarray(self.batch.select(arrow).to_tensor(null_to_nan=True, row_major=False))
+            if len(fast) == len(idx):
+                M = np.asfortranarray(T, dtype=np.float64)
+            else:
+                M[:, fast] = T
+        for j in fast:
+            self._dense[idx[j]] = M[:, j]
+        return M
+
     def strings(self, i: int):
         """The raw strings of nominal logical column i."""
         return string_array(self.batch.column(self.columns[i].column))

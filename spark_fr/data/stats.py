@@ -290,9 +290,7 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
         if error_column is not None:
             stats.add_errors([e for e in batch.column(error_column).to_pylist() if e is not None])
         dense = [i for i, c in enumerate(columns) if not string_columns[i] and c.index is None]
-        M = np.empty((batch.num_rows, len(dense)), order="F")  # column-major: one contiguous column each
-        for j, i in enumerate(dense):
-            M[:, j] = bv.dense(i)
+        M = bv.dense_matrix(dense)  # column-major: one contiguous column each
         add_numeric_matrix([stats.columns[i] for i in dense], M)
         for i, c in enumerate(columns):
             if string_columns[i]:

@@ -190,3 +190,29 @@ def test_matrix_statistics_equal_column_by_column_statistics(rows):
         assert (a.distinct is None) == (b.distinct is None)
         if a.distinct is not None:
             np.testing.assert_array_equal(a.distinct, b.distinct)
+
+
+def test_dense_matrix_equals_the_columns_one_by_one():
+    """:meth:`BatchValues.dense_matrix` (float64 columns in one Arrow call) against :meth:`BatchValues.dense` of each
+    column, for float64 columns with nulls, other numeric types, nominal columns, a column read twice, and a batch
+    that is a slice of a longer one (Arrow offsets)."""
+    rng = np.random.default_rng(7)
+    n = 50
+    floats = [pa.array(np.where(rng.random(n) < 0.2, None, rng.normal(size=n)).tolist(), pa.float64()) for _ in range(4)]
+    arrays = floats[:2] + [pa.array(rng.integers(-5, 5, n), pa.int32()), pa.array(["a", "b"] * (n // 2))] + floats[2:] \
+        + [pa.array([None] * n, pa.float64()), pa.array(np.r_[-0.0, np.inf, rng.normal(size=n - 2)], pa.float32())]
+    names = [f"c{i}" for i in range(len(arrays))]
+    cols = [ColumnInfo(nm, "nominal" if nm == "c3" else "numeric", None, nm) for nm in names]
+    cats = [["a", "b"] if c.kind == "nominal" else None for c in cols]
+    whole = pa.RecordBatch.from_arrays(arrays, names=names)
+    for batch in (whole, whole.slice(7, 30), whole.slice(0, 0)):
+        for idx in (list(range(len(cols))), [0, 1, 4, 5], [5, 0, 2, 0], [6], []):
+            bv = BatchValues(batch, cols, cats)
+            M = bv.dense_matrix(idx)
+            expected = np.column_stack([BatchValues(batch, cols, cats).dense(i) for i in idx]) if idx \
+                else np.empty((batch.num_rows, 0))
+            assert M.shape == (batch.num_rows, len(idx)) and M.flags.f_contiguous and M.dtype == np.float64
+            np.testing.assert_array_equal(M, expected)
+            assert np.array_equal(np.signbit(M), np.signbit(expected))
+            for j, i in enumerate(idx):
+                np.testing.assert_array_equal(bv.dense(i), expected[:, j])
