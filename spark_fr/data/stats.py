@@ -35,6 +35,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from numba import njit
 
 from ..runtime.engine import engine_for
 from ..runtime.progress import Progress
@@ -110,8 +111,30 @@ def take_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def merge_rows(a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``np.concatenate([a, b])[idx]``, column-major: the columns stacked, then their rows gathered."""
-    return np.take(np.concatenate([a.T, b.T], axis=1), idx, axis=1).T
+    """``np.concatenate([a, b])[idx]`` (float64, column-major), gathered column by column from ``a`` and ``b``
+    without stacking them (:func:`_gather_two`: a wide sample's stacked copy cost more than the gather)."""
+    out = np.empty((idx.size, a.shape[1]), order="F")
+    if out.size:
+        _gather_two(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(idx, np.int64), out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _gather_two(a, b, idx, out):
+    """out[r, j] = row ``idx[r]`` of ``a`` stacked on ``b``, column j."""
+    na = a.shape[0]
+    for j in range(out.shape[1]):
+        for r in range(idx.shape[0]):
+            p = idx[r]
+            out[r, j] = a[p, j] if p < na else b[p - na, j]
+
+
+def warm_up_sample() -> None:
+    """Compile (or load from numba's cache) :func:`_gather_two` for the sample's column-major matrices (numba
+    types a one-column matrix as C-contiguous, a wider one as Fortran), as
+    :func:`spark_fr.data.rowkeys.warm_up_row_hashes` does for the row hashes."""
+    for k in (2, 1):
+        merge_rows(np.zeros((2, k), order="F"), np.zeros((2, k), order="F"), np.arange(2))
 
 
 @dataclass

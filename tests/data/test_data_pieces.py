@@ -192,6 +192,22 @@ def test_matrix_statistics_equal_column_by_column_statistics(rows):
             np.testing.assert_array_equal(a.distinct, b.distinct)
 
 
+@pytest.mark.parametrize("shape", [(30, 7, 40), (5, 1, 3), (0, 4, 6), (8, 3, 0)])
+def test_merged_sample_rows_equal_the_stacked_rows_gathered(shape):
+    """:func:`merge_rows` (a kernel gathering from both matrices) against the obvious stack-then-index."""
+    from spark_fr.data.stats import merge_rows
+
+    na, k, nb = shape
+    rng = np.random.default_rng(na + 10 * k + 100 * nb)
+    a = np.asfortranarray(np.where(rng.random((na, k)) < 0.1, np.nan, rng.normal(size=(na, k))))
+    b = np.asfortranarray(rng.normal(size=(nb, k)))
+    for idx in (rng.permutation(na + nb)[:(na + nb) // 2], np.arange(na + nb), rng.integers(0, max(na + nb, 1), 0)):
+        got = merge_rows(a, b, idx)
+        expected = np.array([[(a if p < na else b)[p if p < na else p - na, j] for j in range(k)] for p in idx])
+        np.testing.assert_array_equal(got, expected.reshape(len(idx), k))
+        assert got.flags.f_contiguous and got.dtype == np.float64
+
+
 def test_dense_matrix_equals_the_columns_one_by_one():
     """:meth:`BatchValues.dense_matrix` (float64 columns in one Arrow call) against :meth:`BatchValues.dense` of each
     column, for float64 columns with nulls, other numeric types, nominal columns, a column read twice, and a batch
