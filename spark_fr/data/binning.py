@@ -104,15 +104,56 @@ def numeric_bins(name: str, distinct: np.ndarray | None, quantile_cuts: np.ndarr
         cuts = v[:-1]
         thresholds = np.r_[(v[:-1] + v[1:]) / 2.0, np.inf]
         return FeatureBins(name, False, cuts, None, v.copy(), v.copy(), thresholds, True)
-    cuts = np.unique(np.asarray(quantile_cuts, dtype=np.float64))
-    cuts = cuts[(cuts < vmax)]
-    if cuts.size > MAX_BINS - 1:
-        idx = np.linspace(0, cuts.size - 1, MAX_BINS - 1).round().astype(int)
-        cuts = np.unique(cuts[idx])
-    lower = np.r_[vmin, cuts]
-    upper = np.r_[cuts, vmax]
-    thresholds = np.r_[cuts, np.inf]
-    return FeatureBins(name, False, cuts, None, lower, upper, thresholds, False)
+    column = np.asarray(quantile_cuts, dtype=np.float64).reshape(-1, 1)
+    return quantile_bins([name], column, np.array([vmin], np.float64), np.array([vmax], np.float64))[0]
+
+
+def quantile_bins(names: list, cuts: np.ndarray, vmin: np.ndarray, vmax: np.ndarray) -> list:
+    """The bins of numeric features from their candidate cut points (:func:`numeric_bins` without distinct values),
+    every feature at once.
+
+    Parameters
+    ----------
+    names : list of str
+    cuts : ndarray (q, k)
+        Column j: the candidate cuts (quantiles) of feature j, in any order; NaN entries are no cut.
+    vmin, vmax : ndarray (k,)
+        Minimum and maximum of the known values (NaN when a column is all missing).
+
+    Returns
+    -------
+    list of FeatureBins
+        Per feature: the distinct candidates below ``vmax``, sorted (at most 254, evenly thinned beyond), as cuts.
+
+    Decision: the sort, the distinct values and the bounds are computed on the whole matrix, and the arrays of all
+    features are cut out of three flat ones (a wide table's 20,000 features cost 0.6 s feature by feature, in
+    ``np.unique`` and ``np.r_``); the same values as feature by feature.
+    """
+    S = np.sort(np.asarray(cuts, dtype=np.float64), axis=0)  # NaN last
+    k = S.shape[1]
+    keep = S < np.asarray(vmax, np.float64)[None, :]  # NaN is never below
+    keep[1:] &= S[1:] != S[:-1]  # the first of equal values, as np.unique keeps it
+    count = keep.sum(axis=0)
+    flat = S.T[keep.T]  # column after column
+    # lower = [vmin, cuts], upper = [cuts, vmax], thresholds = [cuts, inf] of every feature, one after another
+    at = np.r_[0, np.cumsum(count + 1)[:-1]].astype(np.int64) if k else np.zeros(0, np.int64)  # a feature's first
+    first, last = np.zeros(flat.size + k, bool), np.zeros(flat.size + k, bool)
+    first[at], last[at + count] = True, True
+    lower, upper = np.empty(flat.size + k), np.empty(flat.size + k)
+    lower[first], lower[~first] = np.asarray(vmin, np.float64), flat
+    upper[last], upper[~last] = np.asarray(vmax, np.float64), flat
+    thresholds = np.where(last, np.inf, upper)
+    out = []
+    for j, name in enumerate(names):
+        c = flat[at[j] - j:at[j] - j + count[j]]
+        if c.size > MAX_BINS - 1:
+            idx = np.linspace(0, c.size - 1, MAX_BINS - 1).round().astype(int)
+            c = np.unique(c[idx])
+            out.append(FeatureBins(name, False, c, None, np.r_[vmin[j], c], np.r_[c, vmax[j]], np.r_[c, np.inf], False))
+            continue
+        a, b = at[j], at[j] + count[j] + 1
+        out.append(FeatureBins(name, False, c, None, lower[a:b], upper[a:b], thresholds[a:b], False))
+    return out
 
 
 def nominal_bins(name: str, categories: list) -> FeatureBins:

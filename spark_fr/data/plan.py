@@ -20,7 +20,7 @@ import numpy as np
 
 from ..scaling import unit_range
 from ..tasks import TargetColumn, TargetEncoder
-from .binning import OTHER_CATEGORY, FeatureBins, cut_matrix, nominal_bins, numeric_bins
+from .binning import OTHER_CATEGORY, FeatureBins, cut_matrix, nominal_bins, numeric_bins, quantile_bins
 
 log = logging.getLogger(__name__)
 
@@ -90,18 +90,20 @@ def nominal_categories(name: str, declared, counts: dict | None) -> list:
     return cats
 
 
-def quantile_cuts(values: np.ndarray) -> list:
-    """Exact quantiles (1/255 ... 254/255) of each column of the hash-selected sample (rows x columns).
+def quantile_cuts(values: np.ndarray) -> np.ndarray:
+    """Exact quantiles (1/255 ... 254/255) of each column of the hash-selected sample (rows x columns): a matrix
+    (254 x columns).
 
     The same as ``np.quantile(known values, QUANTILE_PROBS, method="inverted_cdf")`` per column (the
     ``ceil(n q) - 1``-th smallest known value), for all columns with one sort. A column without known
-    values gets no cut.
+    values gets no cut (NaN: no cut, :func:`spark_fr.data.binning.quantile_bins`).
     """
     V = np.sort(np.asfortranarray(values, dtype=np.float64), axis=0)  # NaN last; column by column
     n = (~np.isnan(V)).sum(axis=0)
+    if not V.shape[0]:
+        return np.full((QUANTILE_PROBS.size, V.shape[1]), np.nan)
     idx = np.clip(np.ceil(QUANTILE_PROBS[:, None] * n[None, :]).astype(np.int64) - 1, 0, np.maximum(n - 1, 0))
-    cuts = V[idx, np.arange(V.shape[1])[None, :]] if V.shape[0] else np.empty((QUANTILE_PROBS.size, V.shape[1]))
-    return [cuts[:, j] if n[j] else np.empty(0) for j in range(V.shape[1])]
+    return np.take_along_axis(V, idx, axis=0)  # a column without known values: NaN
 
 
 def feature_bins(features: list, fstats: list, sample=None) -> tuple:
@@ -124,7 +126,11 @@ def feature_bins(features: list, fstats: list, sample=None) -> tuple:
     usable = np.zeros(len(features), bool)
     many = [f for f, (c, s) in enumerate(zip(features, fstats))
             if c.kind != "nominal" and s.n_known and s.distinct is None]
-    cuts = dict(zip(many, quantile_cuts(sample.matrix(many)))) if sample is not None and many else {}
+    if many:  # quantile bins, all at once (without a sample: no cut)
+        cuts = quantile_cuts(sample.matrix(many)) if sample is not None else np.empty((0, len(many)))
+        quantiles = dict(zip(many, quantile_bins([features[f].name for f in many], cuts,
+                                                 np.array([fstats[f].vmin for f in many], np.float64),
+                                                 np.array([fstats[f].vmax for f in many], np.float64))))
     for f, (c, s) in enumerate(zip(features, fstats)):
         if c.kind == "nominal":
             if c.index is None:
@@ -142,7 +148,7 @@ def feature_bins(features: list, fstats: list, sample=None) -> tuple:
             bins[f] = numeric_bins(c.name, s.distinct, None, s.vmin, s.vmax)
             usable[f] = s.distinct.size + (1 if s.n_missing else 0) >= 2
         else:
-            bins[f] = numeric_bins(c.name, None, cuts.get(f, np.empty(0)), s.vmin, s.vmax)
+            bins[f] = quantiles[f]
             usable[f] = True
     return bins, categories, usable
 

@@ -232,3 +232,45 @@ def test_dense_matrix_equals_the_columns_one_by_one():
             assert np.array_equal(np.signbit(M), np.signbit(expected))
             for j, i in enumerate(idx):
                 np.testing.assert_array_equal(bv.dense(i), expected[:, j])
+
+
+def _one_feature_quantile_bins(name, candidates, vmin, vmax):
+    """The obvious feature-by-feature binning from candidate cuts (what ``numeric_bins`` computed before it was
+    vectorised): distinct candidates below vmax, thinned to 254, then the bounds."""
+    from spark_fr.data.binning import FeatureBins
+
+    cuts = np.unique(np.asarray(candidates, dtype=np.float64))
+    cuts = cuts[cuts < vmax]
+    if cuts.size > 254:
+        cuts = np.unique(cuts[np.linspace(0, cuts.size - 1, 254).round().astype(int)])
+    return FeatureBins(name, False, cuts, None, np.r_[vmin, cuts], np.r_[cuts, vmax], np.r_[cuts, np.inf], False)
+
+
+@pytest.mark.parametrize("q", [0, 1, 254, 400])
+def test_quantile_bins_equal_the_feature_by_feature_bins(q):
+    """:func:`quantile_bins` (every feature at once, arrays cut out of flat ones) against the obvious per-feature
+    computation: repeated candidates, candidates at or above the maximum, NaN (no cut), all-missing features (NaN
+    bounds), signed zeros, unsorted candidates, more than 254 distinct candidates."""
+    from spark_fr.data.binning import numeric_bins, quantile_bins
+
+    rng = np.random.default_rng(q)
+    k = 9
+    C = np.round(rng.normal(size=(q, k)), 1 if q < 300 else 4)
+    C[:, 1] = np.sort(C[:, 1])
+    C[rng.random((q, k)) < 0.1] = np.nan
+    C[:, 2] = np.nan
+    C[:q // 2, 3] = -0.0
+    C[q // 2:, 3] = 0.0
+    C[:, 4] = 5.0
+    vmin, vmax = np.nanmin(np.r_[C, np.zeros((1, k))], axis=0) - 1, np.r_[np.full(k - 2, 0.5), np.nan, 9.0]
+    names = [f"f{j}" for j in range(k)]
+    got = quantile_bins(names, C, vmin, vmax)
+    for j, b in enumerate(got):
+        want = _one_feature_quantile_bins(names[j], C[:, j], vmin[j], vmax[j])
+        for a, e in [(b.cuts, want.cuts), (b.lower, want.lower), (b.upper, want.upper), (b.thresholds, want.thresholds)]:
+            np.testing.assert_array_equal(a, e, err_msg=names[j])
+            assert a.dtype == np.float64 and np.array_equal(np.signbit(a), np.signbit(e)), names[j]
+        assert (b.name, b.nominal, b.lossless, b.categories) == (names[j], False, False, None)
+        one = numeric_bins(names[j], None, C[:, j], vmin[j], vmax[j])
+        np.testing.assert_array_equal(one.thresholds, want.thresholds)
+    assert quantile_bins([], np.empty((q, 0)), np.empty(0), np.empty(0)) == []
