@@ -42,3 +42,34 @@ def test_a_narrowing_collects_the_batches_of_its_projection(spark):
         # Spark's passes read the projection: the same rows
         parts = source.map(spark, lambda batches: iter([sum(b.num_rows for b in batches)])).collect()
         assert sum(parts) == 50
+
+
+def test_a_wide_frame_is_collected_with_interpreted_projections_and_the_setting_restored(spark):
+    """A frame wider than whole-stage code takes is collected with Spark's interpreted projections (the same
+    batches); the session's setting is back afterwards; a narrow frame and a user's own value are left alone."""
+    from spark_fr.data.source import FACTORY_MODE, INTERPRETED, interpreted_projections
+
+    before = spark.conf.get(FACTORY_MODE)
+    assert before != INTERPRETED
+    with interpreted_projections(spark, 101):
+        assert spark.conf.get(FACTORY_MODE) == INTERPRETED
+    assert spark.conf.get(FACTORY_MODE) == before
+    with interpreted_projections(spark, 100):
+        assert spark.conf.get(FACTORY_MODE) == before
+    spark.conf.set(FACTORY_MODE, "CODEGEN_ONLY")
+    try:
+        with interpreted_projections(spark, 5000):
+            assert spark.conf.get(FACTORY_MODE) == "CODEGEN_ONLY"
+        assert spark.conf.get(FACTORY_MODE) == "CODEGEN_ONLY"
+    finally:
+        spark.conf.unset(FACTORY_MODE)
+    rng = np.random.default_rng(5)
+    pdf = pd.DataFrame(rng.normal(size=(40, 130)), columns=[f"x{i}" for i in range(130)])
+    pdf.iloc[::7, 3] = np.nan
+    df = spark.createDataFrame(pdf).repartition(2)
+    source, cols = FrameSource(df).narrow(infos(list(pdf.columns)))
+    got = table_of(source.driver_batches())
+    want = table_of(df.toArrow().to_batches())
+    alias = {c.name: c.column for c in cols}
+    assert got.select([alias[n] for n in pdf.columns]).rename_columns(list(pdf.columns)).equals(want)
+    assert spark.conf.get(FACTORY_MODE) == before
