@@ -35,6 +35,7 @@ Sketch
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -65,8 +66,10 @@ _SPARK_SIMPLE = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.In
                  "bigint": T.LongType(), "double": T.DoubleType()}
 
 
+@functools.lru_cache(maxsize=1024)
 def spark_type(t: pa.DataType) -> str:
-    """The Spark SQL type (``simpleString``) a Parquet column of Arrow type ``t`` is read as.
+    """The Spark SQL type (``simpleString``) a Parquet column of Arrow type ``t`` is read as (remembered per type: a
+    wide table's 20,000 columns have a handful of types).
 
     Unsigned integers read as the next wider signed type (``uint64`` as ``decimal(20,0)``), dictionary
     columns as their values, a column of nulls only (pandas' all-None column) as ``void`` (it merges with
@@ -132,14 +135,13 @@ class Footer:
 
 def read_footer(spark, file: DataFile) -> pa.Schema:
     """The Arrow schema in a Parquet file's footer, reading only the footer's bytes (:func:`parse_footer`)."""
-    return parse_footer(spark, file).schema_arrow
+    return parse_footer(spark, file)[0]
 
 
-def parse_footer(spark, file: DataFile) -> pq.ParquetFile:
-    """A Parquet file's footer, parsed once from only its bytes: a :class:`pyarrow.parquet.ParquetFile` of them,
-    whose ``schema_arrow`` is the file's Arrow schema and ``metadata`` its row groups (what
-    :class:`ParquetSource` opens the file with, without parsing the footer again: 20,000 columns take 0.1-0.2 s a
-    parse).
+def parse_footer(spark, file: DataFile) -> tuple:
+    """A Parquet file's footer, parsed once from only its bytes: (its Arrow schema, its ``FileMetaData``: the row
+    groups, what :class:`ParquetSource` opens the file with without parsing the footer again; 20,000 columns take
+    0.1-0.2 s a parse).
 
     Raises
     ------
@@ -164,8 +166,7 @@ def parse_footer(spark, file: DataFile) -> pq.ParquetFile:
                                                                               length + 8)
     try:
         parsed = pq.ParquetFile(pa.BufferReader(MAGIC + footer))
-        _ = parsed.schema_arrow  # what pq.read_schema returns: its errors are the footer's
-        return parsed
+        return parsed.schema_arrow, parsed.metadata  # the schema: what pq.read_schema returns (computed per call)
     except Exception as err:  # pyarrow raises several error types for damaged metadata
         raise InputError(f"{path}: damaged Parquet footer ({one_line(err)})") from None
 
@@ -187,6 +188,11 @@ def spark_attributes(schema: pa.Schema) -> bool:
     return b'"ml_attr"' in ((schema.metadata or {}).get(SPARK_SCHEMA_KEY) or b"")
 
 
+#: Spark types whose Arrow types Spark always reads (no unit or width to check)
+_READABLE = frozenset({"tinyint", "smallint", "int", "bigint", "float", "double", "boolean", "string", "binary",
+                       "date", "void"})
+
+
 def check_footer(footer: Footer, case_sensitive: bool = False, duplicate_names: str = "error") -> None:
     """Names given twice (unless ``duplicate_names='rename'``: the repeats are renamed, :mod:`spark_fr.data.names`)
     and column types Spark cannot read are errors naming the file and column."""
@@ -195,6 +201,8 @@ def check_footer(footer: Footer, case_sensitive: bool = False, duplicate_names: 
     if renamed:
         footer.rename(names, renamed)
     for name, f in zip(footer.names, footer.schema):
+        if footer.types[name] in _READABLE:
+            continue
         t = f.type.value_type if pa.types.is_dictionary(f.type) else f.type
         if pa.types.is_timestamp(t) and t.unit == "ns":
             raise InputError(f"{footer.file.path}: column '{name}' holds nanosecond timestamps, which Spark "
@@ -284,8 +292,7 @@ def parquet_footers(spark, paths: list) -> list:
         entries.extend((p, f) for f in files)
 
     def one(entry):
-        parsed = parse_footer(spark, entry[1])
-        return Footer(entry[0], entry[1], parsed.schema_arrow, parsed.metadata)
+        return Footer(entry[0], entry[1], *parse_footer(spark, entry[1]))
 
     if len(entries) > 8:
         with ThreadPoolExecutor(max_workers=8) as pool:
@@ -419,7 +426,9 @@ class ParquetSource(BatchSource):
 
     def column_infos(self, index=()) -> list:
         """The logical columns: every column of a supported type but the pandas ``index`` columns."""
-        return [ColumnInfo(n, self._kind(n), None, n) for n in self.order if self._kind(n) and n not in index]
+        index = set(index)
+        return [ColumnInfo(n, kind, None, n) for n, kind in zip(self.order, map(self._kind, self.order))
+                if kind and n not in index]
 
     def skipped(self, index=()) -> dict:
         """{name: type} of the columns that are not features: unsupported types and the pandas ``index``."""
