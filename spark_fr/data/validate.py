@@ -12,6 +12,7 @@ Every check runs on the driver on the merged statistics of the one statistics pa
 """
 from __future__ import annotations
 
+import math
 import os
 import re
 
@@ -42,7 +43,7 @@ def check_finite(dataset, columns: list, stats: list) -> None:
     ``dataset.extra['origin']``, see :class:`spark_fr.relational.rank.GeneratedOrigin`)."""
     origin = dataset.extra.get("origin")
     for c, s in zip(columns, stats):
-        if c.kind == "numeric" and s.n_known and (np.isinf(s.vmin) or np.isinf(s.vmax)):
+        if c.kind == "numeric" and s.n_known and (math.isinf(s.vmin) or math.isinf(s.vmax)):  # scalars: no ufunc
             value = "-inf" if s.vmin == -np.inf else "inf"
             if origin is not None:
                 raise InputError(origin.infinite(c.name, value))
