@@ -149,6 +149,18 @@ def remote_url() -> str | None:
     return None if _under_spark_submit() else (os.environ.get("SPARK_REMOTE") or None)
 
 
+def local_master_cores(master: str) -> int | None:
+    """The cores of a local master URL (``local``: 1, ``local[N]``: N, ``local[*]``: this machine's, ``local[N, F]``
+    and ``local[*, F]`` with F task failures allowed, as a single-node cluster's), None for any other master."""
+    found = re.fullmatch(r"local(?:\[\s*(\*|\d+)\s*(?:,\s*\d+\s*)?\])?", master.strip())
+    if found is None:
+        return None
+    cores = found.group(1)
+    if cores is None:
+        return 1
+    return (os.cpu_count() or 1) if cores == "*" else int(cores)
+
+
 def is_connect_session(spark) -> bool:
     """Whether ``spark`` is a Spark Connect session (a :class:`SessionStart`: the one it started, or will start)."""
     if isinstance(spark, SessionStart):
@@ -396,13 +408,7 @@ class SessionStart:
         process (another master, ``spark-submit``'s, or Spark Connect)."""
         if _under_spark_submit() or remote_url() is not None:
             return None
-        found = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\d+)?\])?", self.requested_master)
-        if found is None:
-            return None
-        cores = found.group(1)
-        if cores is None:
-            return 1
-        return (os.cpu_count() or 1) if cores == "*" else int(cores)
+        return local_master_cores(self.requested_master)
 
     @property
     def started(self) -> bool:

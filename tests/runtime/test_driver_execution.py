@@ -199,11 +199,13 @@ def test_a_lazy_session_starts_only_for_work_too_large_for_the_driver(spark, mon
 
 
 @pytest.mark.parametrize("master, cores", [("local", 1), ("local[1]", 1), ("local[3]", 3), ("local[2,4]", 2),
-                                           ("local[*]", os.cpu_count()), ("local-cluster[2,1,1024]", None),
-                                           ("spark://host:7077", None)])
+                                           ("local[*]", os.cpu_count()), ("local[*, 4]", os.cpu_count()),
+                                           ("local[ 2 , 4 ]", 2), ("local-cluster[2,1,1024]", None),
+                                           ("spark://host:7077", None), ("yarn", None)])
 def test_the_cores_of_the_local_master_a_lazy_session_would_have(master, cores, monkeypatch):
-    from spark_fr.runtime.session import SessionStart
+    from spark_fr.runtime.session import SessionStart, local_master_cores
 
+    assert local_master_cores(master) == cores  # a started session's master too (a single node's local[*, 4])
     monkeypatch.delenv("SPARK_REMOTE", raising=False)
     monkeypatch.delenv("PYSPARK_GATEWAY_PORT", raising=False)
     assert SessionStart(lazy=True, master=master).local_cores == cores
@@ -240,3 +242,26 @@ def test_work_of_any_size_stays_in_the_driver_when_the_session_would_be_local(mo
         with pytest.raises(RuntimeError, match="asked for"):
             run_units(NoStart(lazy=True, master=master), 3, list(range(6)), _square_units, _merge_units, {}, plan,
                       estimated_seconds=10_000.0)
+
+
+def test_a_users_started_local_session_leaves_the_work_on_the_driver(spark, monkeypatch):
+    """A started classic session whose master is local with at least the driver's threads (the tests' local[2],
+    a notebook's local[*]) would run its tasks on this machine's cores: every unit runs on the driver's threads
+    whatever the estimate (no Spark task); with more driver threads than its cores, or the limit at 0, they run
+    as Spark tasks (the same merged result)."""
+    from spark_fr.runtime.session import local_master_cores
+    from spark_fr.runtime.spark import run_units
+
+    cores = local_master_cores(spark.sparkContext.master)
+    assert cores == 2
+    expected = {u: 3 * u * u for u in range(6)}
+
+    def plan(left, parallelism):
+        return [left[i:i + 1] for i in range(len(left))]
+
+    for threads, limit, units_here in (("2", "2", 6), ("3", "2", 0), ("2", "0", 0)):
+        monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", threads)
+        monkeypatch.setenv("SPARK_FR_DRIVER_MAX_SECONDS", limit)
+        got, _, here = run_units(spark, 3, list(range(6)), _square_units, _merge_units, {}, plan,
+                                 estimated_seconds=10_000.0)
+        assert got == expected and here == units_here, (threads, limit, here)
