@@ -19,7 +19,7 @@ from collections import namedtuple
 from numba import njit
 
 from .jit import BORROWING, INLINE
-from .node_rows import MISSING, code_at
+from .node_rows import MISSING
 
 #: the feature codes a tree is grown on: ``X`` uint8 (D, n), 255 = missing (numeric codes are ordered bins,
 #: nominal codes category indices); ``nominal`` bool (D,); ``lower``, ``upper`` float64 (D, 255), the smallest
