@@ -13,7 +13,7 @@ import pytest
 
 from spark_fr.runtime.session import with_jvm_options  # the tests' JVM runs as a launched one does
 from tests.paths import DATASETS, JOB, ROOT, SHARED  # noqa: F401 (ROOT, SHARED: shared with the test modules)
-from tests import jvm_archive, prewarm
+from tests import delta_jars, jvm_archive, prewarm
 from tests.scheduling import RECORD_ENV, DurationRecorder, longest_first, read_record
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
@@ -157,7 +157,11 @@ def pytest_configure(config):
     if prewarm.wanted(config, ROOT):
         sys.stderr.write("compiling spark_fr's numba kernels once before the two workers start (no cache yet: about "
                          "1-2 minutes; SPARK_FR_TEST_PREWARM=0 skips it)\n")
+        from spark_fr.runtime.delta import delta_package
+
+        fetching = delta_jars.start(delta_package(DELTA_VERSION))  # meanwhile (tests/delta_jars.py)
         _PREWARMED.append(prewarm.prewarm(ROOT))
+        _PREWARMED.append(delta_jars.finish(fetching))
 
 
 def pytest_runtest_logreport(report):
@@ -192,7 +196,7 @@ def pytest_terminal_summary(terminalreporter):
     (tests/comparisons/clus_cache.py): CLUS ran them, slowly."""
     for thread in _ARCHIVING:
         thread.join(timeout=180)
-    for line in _PREWARMED:
+    for line in filter(None, _PREWARMED):
         terminalreporter.write_line(line)
     cache = sys.modules.get("tests.comparisons.clus_cache")
     if cache is not None and cache.MISSED:
