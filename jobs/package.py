@@ -135,14 +135,17 @@ def _numba_cache_module():
 
 
 def seed_from_checkout(cache: Path, output: Path) -> int:
-    """Start from the checkout's own numba cache (``spark_fr/**/__pycache__``, e.g. after the tests): the same
-    files as an archive's cache (numba's stamp is a hash of the module's source, its index keys the bytecode's
-    hash and numba's version), so numba loads what is fresh and compiles only the rest. Returns the count."""
-    root = cache / f"{PACKAGE}-{_numba_cache_module().sources_hash(str(output))}"
+    """Start from the checkout's own numba cache (its folder under numba's cache, spark_fr.runtime.checkout_cache,
+    e.g. after the tests): the same files as an archive's cache of the same sources (the folder is named by their
+    hash, numba's stamp is a hash of the module's source, its index keys the bytecode's hash and numba's version), so
+    numba loads what is fresh and compiles only the rest. Returns the count."""
+    module = _numba_cache_module()
+    root = cache / f"{PACKAGE}-{module.sources_hash(str(output))}"
+    checkout = Path(module.cache_root(module.FolderSources(str(ROOT))))
     copied = 0
-    for path in (ROOT / PACKAGE).rglob("__pycache__/*"):
+    for path in checkout.rglob("*"):
         if path.suffix in (".nbi", ".nbc"):
-            target = root / path.parent.parent.relative_to(ROOT / PACKAGE) / path.name
+            target = root / path.relative_to(checkout)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(path.read_bytes())
             copied += 1

@@ -1,4 +1,4 @@
-"""Compile spark_fr's numba kernels once, before the suite's two workers start, when the checkout has no cache yet.
+"""Compile spark_fr's numba kernels once, before the suite's two workers start, when its sources have no cache yet.
 
 Sketch
 ------
@@ -32,9 +32,11 @@ api.warm_up_all(sys.argv[1].split(","))
 
 
 def cache_is_cold(root: Path) -> bool:
-    """Whether the checkout at ``root`` holds no compiled grow loop (numba's in-tree cache, or NUMBA_CACHE_DIR's)."""
-    where = Path(os.environ["NUMBA_CACHE_DIR"]) if os.environ.get("NUMBA_CACHE_DIR") else root / "spark_fr"
-    return not any(where.rglob("grow.grow_tree-*.nbi"))
+    """Whether the cache of the checkout at ``root``'s sources holds no compiled grow loop (the cache folder of
+    spark_fr.runtime.checkout_cache: one per state of the sources, so after an edit it is cold)."""
+    from spark_fr.runtime.numba_cache import FolderSources, cache_root
+
+    return not any(Path(cache_root(FolderSources(str(root)))).rglob("grow.grow_tree-*.nbi"))
 
 
 def prewarm(root: Path) -> str:

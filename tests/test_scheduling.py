@@ -44,16 +44,25 @@ def test_the_recorder_sums_setup_call_and_teardown_per_module(tmp_path):
     assert read_record(tmp_path / "record.json") == {"tests/a.py": 3.8, "tests/b.py": 4.0}
 
 
-def test_the_kernels_are_compiled_before_the_workers_only_when_no_cache_holds_the_grow_loop(tmp_path, monkeypatch):
+def test_the_kernels_are_compiled_before_the_workers_only_when_no_cache_of_the_sources_holds_the_grow_loop(
+        tmp_path, monkeypatch):
+    from numba.core import config
+
+    from spark_fr.runtime.numba_cache import FolderSources, cache_root
     from tests.prewarm import cache_is_cold
 
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
-    assert cache_is_cold(tmp_path / "checkout")
-    (tmp_path / "spark_fr" / "pct").mkdir(parents=True)
-    (tmp_path / "spark_fr" / "pct" / "grow.grow_tree-143.py311.nbi").write_bytes(b"")
-    assert not cache_is_cold(tmp_path / "checkout")
-    monkeypatch.delenv("NUMBA_CACHE_DIR")
-    assert cache_is_cold(tmp_path / "checkout")  # the checkout's own cache: nothing under checkout/spark_fr
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path / "cache"))  # numba's NUMBA_CACHE_DIR, as read at import
+    checkout = tmp_path / "checkout"
+    (checkout / "spark_fr" / "pct").mkdir(parents=True)
+    (checkout / "spark_fr" / "pct" / "grow.py").write_text("x = 1\n")
+    assert cache_is_cold(checkout)
+    root = Path(cache_root(FolderSources(str(checkout))))
+    assert root.parent == tmp_path / "cache"
+    (root / "pct").mkdir(parents=True)
+    (root / "pct" / "grow.grow_tree-143.py311.nbi").write_bytes(b"")
+    assert not cache_is_cold(checkout)
+    (checkout / "spark_fr" / "pct" / "grow.py").write_text("x = 2\n")  # an edit: the sources' folder is another
+    assert cache_is_cold(checkout)
 
 
 def test_the_jvms_are_pointed_at_the_class_archive_once_and_only_when_it_exists(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ Installed (``numba_cache.install()``) by ``spark_fr/__init__.py`` before any ker
 Sketch
 ------
     sources()          where spark_fr's sources are: a zip archive, or a folder with a shipped cache
-                       (``spark_fr/_numba_cache/``); None for a source checkout (numba's own ``__pycache__``)
+                       (``spark_fr/_numba_cache/``); None for a source checkout (spark_fr.runtime.checkout_cache)
     sources_hash(...)  12 hex digits of the SHA-256 of every ``spark_fr/**.py`` (names and contents, sorted): the
                        same for a zip and a folder that hold the same sources
     cache_root(...)    ``<NUMBA_CACHE_DIR or numba's user cache>/spark_fr-<sources hash>``: the writable cache
@@ -26,8 +26,9 @@ on a hash of the module's source (never a path or a time: pip does not keep the 
 numba's index keys each entry by the function's bytecode, numba's version and the CPU target. Two versions of
 spark_fr never share, nor overwrite, each other's entries, and a shipped cache whose ``_numba_cache.json`` names other
 sources (one byte differs) is not copied: a kernel's compiled code holds the kernels it calls from other modules,
-which numba's per-module check does not see. A source checkout keeps numba's in-tree cache (a hash of all sources
-would recompile every kernel after any edit).
+which numba's per-module check does not see. A source checkout (or a package installed without a shipped cache)
+follows the same rule, registered when numba is first imported (``spark_fr.runtime.checkout_cache``): numba's own
+in-tree cache ran a kernel's old callees after an edit to their module.
 
 Decision: the shipped cache is compiled for a portable target (``NUMBA_CPU_NAME=generic``: x86-64 with SSE2;
 ``spark_fr/_numba_cache.json`` beside the files says so), because numba's index key holds the CPU name and features
@@ -262,7 +263,10 @@ def install() -> dict | None:
     if _installed:
         return _installed
     src = sources()
-    if src is None:  # numba is not imported here: a checkout's `import spark_fr` stays light (warm-ups watch)
+    if src is None:  # a checkout: the same rule, registered when numba is imported (spark_fr.runtime.checkout_cache)
+        from . import checkout_cache
+
+        checkout_cache.install(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
         return None
     watch_compiles()
     try:

@@ -279,13 +279,24 @@ def requirements_of(metadata_text: str) -> list:
 
 
 def seed_numba_cache(site: Path) -> int:
-    """Copy this checkout's numba cache of spark_fr's kernels beside the installed package's sources (numba's
-    stamp is a hash of the source file, the same bytes here and in the wheel): the installed commands load the
-    kernels the suite compiled instead of compiling them (60-140 s here). Returns the files copied."""
+    """Copy this checkout's numba cache of spark_fr's kernels (spark_fr.runtime.checkout_cache: a folder named by the
+    hash of the sources) into the folder the installed package's commands use (numba's user cache: :func:`venv_env`
+    sets no NUMBA_CACHE_DIR; nothing to copy when that is the suite's folder already), never over a file: the
+    installed commands load the kernels the suite compiled instead of compiling them (60-140 s here). Returns the
+    files copied."""
+    from numba.misc.appdirs import AppDirs
+
+    from spark_fr.runtime.numba_cache import FolderSources, cache_root, sources_hash
+
+    mine = Path(cache_root(FolderSources(str(ROOT))))
+    user_cache = Path(AppDirs(appname="numba", appauthor=False).user_cache_dir)
+    theirs = user_cache / f"spark_fr-{sources_hash(FolderSources(str(site)))}"
+    if theirs.resolve() == mine.resolve():
+        return 0
     copied = 0
-    for path in (ROOT / "spark_fr").rglob("__pycache__/*"):
-        if path.suffix in (".nbi", ".nbc"):
-            target = site / path.relative_to(ROOT)
+    for path in mine.rglob("*"):
+        target = theirs / path.relative_to(mine)
+        if path.suffix in (".nbi", ".nbc") and not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
             copied += 1

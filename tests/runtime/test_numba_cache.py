@@ -60,7 +60,8 @@ def small_package(parent: Path, kernel: str = KERNEL, shipped: bool = True) -> P
     (pkg / "runtime").mkdir(parents=True)
     (pkg / "__init__.py").write_text(INIT)
     (pkg / "runtime" / "__init__.py").write_text("")
-    shutil.copy(ROOT / "spark_fr" / "runtime" / "numba_cache.py", pkg / "runtime" / "numba_cache.py")
+    for rule in ("numba_cache.py", "checkout_cache.py"):
+        shutil.copy(ROOT / "spark_fr" / "runtime" / rule, pkg / "runtime" / rule)
     (pkg / "kernel.py").write_text(kernel)
     if shipped:
         (pkg / "_numba_cache").mkdir()
@@ -152,8 +153,12 @@ def test_a_cpu_the_user_chose_is_kept_and_the_portable_cache_is_a_miss(built, tm
     assert info["misses"] >= 1 and info["hits"] == 0 and LINE in err
 
 
-def test_a_source_checkout_keeps_numbas_own_cache(tmp_path):
+def test_a_source_checkout_compiles_for_this_machine_into_the_folder_of_its_sources(tmp_path):
+    """A checkout adopts no shipped target; its kernels go to the folder named by its sources' hash, as a zip's do
+    (spark_fr.runtime.checkout_cache; tests/runtime/test_checkout_cache.py: why, and the folders kept)."""
     small_package(tmp_path / "checkout", shipped=False)
     info, err = probe(tmp_path / "checkout", tmp_path / "cache")
     assert info["root"] is None and info["target"] is None and info["cpu"] is None
     assert info["misses"] >= 1 and LINE in err
+    assert list((tmp_path / "cache").glob("spark_fr-*/kernel.total-*.nbi"))
+    assert not list((tmp_path / "checkout").rglob("*.nbi"))
