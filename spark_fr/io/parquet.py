@@ -452,17 +452,21 @@ class ParquetSource(BatchSource):
     def _units(self) -> list:
         return [(path, g) for path, _ in self.files for g in range(self._file(path).num_row_groups)]
 
-    def read(self, units):
-        """Arrow batches of some (file, row group) units, with the merged types and every needed column."""
+    def read(self, units, together: bool = False):
+        """Arrow batches of some (file, row group) units, with the merged types and every needed column; a file's
+        consecutive row groups decoded in one call when ``together`` (all of them held in memory at once)."""
         # each file's column positions (dicts: 20,000 columns are no quadratic scan); read by position, so a
         # file naming a column twice (renamed) reads as well as any other
         position = {path: {n: i for i, n in enumerate(names)} for path, names in self.files}
-        for path, group in units:
+        for path, groups in _runs_of_groups(units) if together else [(path, [g]) for path, g in units]:
             where = position[path]
             present = [n for n in self.names if n in where]
-            table = self._file(path).reader.read_row_group(group, column_indices=[where[n] for n in present])
+            # together: a file's row groups in one call, one chunk per row group (the same batches as a call per
+            # row group; ~20 % less CPU on 2 row groups of 20,001 columns): the driver's batches, all kept anyway
+            opened = self._file(path)
+            table = opened.reader.read_row_groups(groups, column_indices=[where[n] for n in present])
             whole = len(present) == len(self.names)
-            for batch in table.to_batches(max_chunksize=10_000):
+            for batch in _group_batches(table, [opened.metadata.row_group(g).num_rows for g in groups]):
                 if whole:  # every column, in the order asked for: the batch itself, under the names asked for
                     yield batch if batch.schema.names == self.names else batch.rename_columns(self.names)
                     continue
@@ -471,7 +475,7 @@ class ParquetSource(BatchSource):
                 yield pa.RecordBatch.from_arrays(arrays, names=self.names)
 
     def driver_batches(self):
-        return list(self.read(self._units()))
+        return list(self.read(self._units(), together=True))
 
     def map(self, spark, fn):
         from ..runtime.engine import engine_for
@@ -480,6 +484,26 @@ class ParquetSource(BatchSource):
         engine = engine_for(spark)
         slices = max(1, min(len(units), 4 * engine.parallelism()))
         return engine.from_units(units, lambda us: fn(self.read(us)), slices)
+
+
+def _group_batches(table, group_rows):
+    """The record batches of a table read from row groups of ``group_rows`` rows: each row group's rows in batches
+    of at most 10,000, as when each is read by itself (pyarrow merges the chunks of row groups read together)."""
+    start = 0
+    for rows in group_rows:
+        yield from table.slice(start, rows).to_batches(max_chunksize=10_000)
+        start += rows
+
+
+def _runs_of_groups(units):
+    """``(path, [row groups])`` for each run of consecutive units of one file, in order."""
+    runs = []
+    for path, group in units:
+        if runs and runs[-1][0] == path:
+            runs[-1][1].append(group)
+        else:
+            runs.append((path, [group]))
+    return runs
 
 
 def _spark_read(read, paths):

@@ -346,3 +346,24 @@ def test_local_source_batches_equal_the_files_columns_by_name(spark, tmp_path):
     shipped = pickle.loads(pickle.dumps(narrowed))  # to Spark tasks: no footers, files opened there
     assert shipped.metadata == {} and shipped._opened == {}
     assert [b.to_pydict() for b in shipped.driver_batches()] == expected
+
+
+def test_the_drivers_batches_are_each_row_groups_own_in_order(tmp_path):
+    """:meth:`P.ParquetSource.driver_batches` decodes a file's row groups in one call (pyarrow then merges their
+    chunks); its batches are still each row group's own, in order, as the streamed read's (one call per row group):
+    the same rows and batch boundaries, whatever the reading."""
+    rng = np.random.default_rng(3)
+    names = ["a", "b", "c"]
+    paths = []
+    for name, rows, group in (("one", 25_000, 12_000), ("two", 7_000, 3_000)):
+        table = pa.table({"a": rng.normal(size=rows), "b": pa.array([str(v) for v in rng.integers(0, 7, rows)]),
+                          "c": rng.integers(0, 3, rows)})
+        paths.append(str(tmp_path / f"{name}.parquet"))
+        pq.write_table(table, paths[-1], row_group_size=group)
+    source = P.ParquetSource([(p, names) for p in paths], names, {"a": "double", "b": "string", "c": "bigint"})
+    expected = [batch for p in paths for g in range(pq.ParquetFile(p).num_row_groups)
+                for batch in pq.ParquetFile(p).read_row_group(g).to_batches(max_chunksize=10_000)]
+    for got in (source.driver_batches(), list(source.read(source._units()))):
+        assert [b.num_rows for b in got] == [b.num_rows for b in expected] == [10_000, 2_000, 10_000, 2_000, 1_000,
+                                                                              3_000, 3_000, 1_000]
+        assert all(a.equals(b) for a, b in zip(got, expected))
