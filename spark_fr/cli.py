@@ -19,6 +19,7 @@ no temporary file or directory, and no half-written output.
 from __future__ import annotations
 
 import logging
+import threading
 import time
 
 from . import options as O
@@ -64,6 +65,28 @@ def rank_keywords(opts: dict, given: set) -> dict:
     return out
 
 
+def warm_up_beside(opts: dict) -> threading.Thread:
+    """Load (or compile) the kernels of the run's method in a thread of its own, started here.
+
+    Decision: the warm-up loads a few dozen kernels from numba's cache (about 0.9 s of one core on the wide
+    benchmark, mostly Python and LLVM's linking) while the run reads its input (pyarrow decodes a Parquet file
+    without the GIL) and a Spark session starts: they no longer wait for each other. A kernel the run calls while
+    the warm-up loads it waits for numba's compiler lock, as with any two threads. The thread is not a daemon: the
+    process ends after it, as it did after a warm-up in the main thread; a warm-up that fails says so in a debug
+    line, and the run compiles what it calls itself."""
+    from .api import warm_up
+
+    def warm():
+        try:
+            warm_up(opts["method"], opts)
+        except Exception as err:  # noqa: BLE001 (the run compiles on use, and reports any error there)
+            log.debug("the warm-up failed (%s: %s): the run compiles its kernels on use", type(err).__name__, err)
+
+    thread = threading.Thread(target=warm, name="spark_fr-warm-up")
+    thread.start()
+    return thread
+
+
 def run(opts: dict, given: set = frozenset()) -> int:
     """The rank job's work, from resolved options; returns the exit code."""
     from .io.writers import Publication
@@ -79,9 +102,9 @@ def run(opts: dict, given: set = frozenset()) -> int:
         from .io.tracking import MlflowRun
 
         publication = MlflowRun(opts["mlflow_experiment"]).check().publishing(publication)
-    from .api import rank, warm_up
+    from .api import rank
 
-    warm_up(opts["method"], opts)  # while a session starts, the kernels the run needs
+    warm_up_beside(opts)  # the kernels the run needs, while a session starts and this thread reads the input
     if opts.get("schema"):
         from .relational.rank import rank_relational
 

@@ -112,3 +112,29 @@ def test_the_ensembles_warm_ups_cover_a_dense_and_a_label_sparse_run(tmp_path):
     new = json.loads(run.stdout.strip().splitlines()[-1])
     for d, added in zip(data, new):
         assert added == [], f"{d}: kernels the run compiled after the ensemble's warm-ups: {added[:5]}"
+
+
+def test_the_jobs_warm_up_runs_beside_the_run_and_a_failed_one_is_a_debug_line(monkeypatch, caplog):
+    """spark_fr.cli.warm_up_beside: the warm-up of the run's method in a thread of its own (not a daemon: the process
+    ends after it), with the run's options; a warm-up that raises leaves one debug line and nothing else."""
+    import logging
+    import threading
+
+    from spark_fr import api, cli
+
+    seen, release = [], threading.Event()
+
+    def warm_up(method, opts):
+        seen.append((method, opts["missing"], threading.current_thread().name))
+        release.wait(10)
+        raise RuntimeError("no such kernel")
+
+    monkeypatch.setattr(api, "warm_up", warm_up)
+    with caplog.at_level(logging.DEBUG, logger="spark_fr"):
+        thread = cli.warm_up_beside({"method": "relief", "missing": "fractional"})
+        assert thread.is_alive() and not thread.daemon  # this thread goes on meanwhile
+        release.set()
+        thread.join(10)
+    assert seen == [("relief", "fractional", "spark_fr-warm-up")] and not thread.is_alive()
+    assert [r.getMessage() for r in caplog.records if "warm-up" in r.getMessage()] == [
+        "the warm-up failed (RuntimeError: no such kernel): the run compiles its kernels on use"]
