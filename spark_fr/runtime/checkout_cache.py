@@ -2,8 +2,8 @@
 
 Sketch
 ------
-    install(parent)    once per process, from ``spark_fr/__init__.py`` (through ``numba_cache.install``) for the
-                       folder ``parent`` that holds ``spark_fr/``; numba is not imported here: the rule is registered
+    install(parent,    once per process, from ``spark_fr/__init__.py`` (through ``numba_cache.install``) for the
+      rule)            folder ``parent`` that holds ``spark_fr/``; numba is not imported here: the rule is registered
                        when ``numba.core.caching`` is first imported (an import hook that removes itself), or at once
                        when it already is
     register           spark_fr's kernels: the zip's and the wheel's rule (:mod:`spark_fr.runtime.numba_cache`): the
@@ -38,14 +38,17 @@ CACHING = "numba.core.caching"
 MARKER = "spark_fr_checkout.json"  # in a cache folder this rule made: {"checkout": path, "created": time}
 KEEP = 3  # a checkout's cache folders kept (the current one and the newest others)
 TESTS = "tests"
-_state = {"parent": None, "root": None}
+_state = {"parent": None, "root": None, "sources_locator": None}
 
 
-def install(parent: str) -> None:
-    """The rule for spark_fr's sources in the folder ``parent`` (see the module docstring); once per process."""
+def install(parent: str, sources_locator) -> None:
+    """The rule for spark_fr's sources in the folder ``parent`` (see the module docstring); once per process.
+    ``sources_locator(parent)`` gives the zip's and the wheel's rule for them, once numba is imported: (the cache
+    folder, numba's locator class of spark_fr's kernels) (``spark_fr.runtime.numba_cache``, which calls this)."""
     if _state["parent"] is not None:
         return
     _state["parent"] = os.path.abspath(parent)
+    _state["sources_locator"] = sources_locator
     if CACHING in sys.modules:
         register(sys.modules[CACHING])
     else:
@@ -63,16 +66,12 @@ def register(caching) -> None:
     classes = getattr(impl, "_locator_classes", None)
     if not isinstance(classes, list) or any(getattr(c, "spark_fr_checkout", False) for c in classes):
         return
-    from .numba_cache import FolderSources, _locator_class, cache_root, sources_hash
-
-    src = FolderSources(_state["parent"])
-    root = cache_root(src)
+    root, package = _state["sources_locator"](_state["parent"])
     try:
         _mark_and_prune(root)
     except OSError:  # an unwritable cache folder: numba's own locators decide, as before
         return
     _state["root"] = root
-    package = _locator_class(src, root)
     package.spark_fr_checkout = True
     classes.insert(0, _tests_locator_class(classes, os.path.join(_state["parent"], TESTS), os.path.basename(root)))
     classes.insert(0, package)

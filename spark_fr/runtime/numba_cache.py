@@ -255,6 +255,13 @@ def _locator_class(src, root: str):
     return SourcesCacheLocator
 
 
+def _folder_rule(parent: str) -> tuple:
+    """(cache folder, locator class) of the rule for the sources in the folder ``parent`` (a checkout's)."""
+    src = FolderSources(parent)
+    root = cache_root(src)
+    return root, _locator_class(src, root)
+
+
 def install() -> dict | None:
     """Route numba's cache of spark_fr's kernels as described above when spark_fr is imported from a zip or from a
     folder that ships a cache; copy the shipped cache files in place; compile for their CPU target; announce
@@ -266,7 +273,8 @@ def install() -> dict | None:
     if src is None:  # a checkout: the same rule, registered when numba is imported (spark_fr.runtime.checkout_cache)
         from . import checkout_cache
 
-        checkout_cache.install(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+        checkout_cache.install(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                               _folder_rule)
         return None
     watch_compiles()
     try:
