@@ -9,7 +9,7 @@ Sketch
     register           spark_fr's kernels: the zip's and the wheel's rule (:mod:`spark_fr.runtime.numba_cache`): the
                        cache under ``<NUMBA_CACHE_DIR or numba's user cache>/spark_fr-<hash of every source>``; the
                        folder marked as this checkout's, and this checkout's older folders but the newest
-                       :data:`KEEP` removed; the kernels of ``parent/tests`` (which call spark_fr's): numba's own
+                       :data:`KEEP` removed, as are those of checkouts that are gone; the kernels of ``parent/tests`` (which call spark_fr's): numba's own
                        in-tree cache, the sources' hash added to their stamp
 
 Why: numba checks a cached kernel against its own module's source only, while a kernel's compiled code holds the
@@ -22,7 +22,8 @@ trees to the bit" checks were of old code). The zip and the wheel had the rule a
 Decision: the hash covers every module of the package, not the modules a kernel imports: their import closure is
 191 of the 213 modules (lazy imports included) and costs 0.7 s per process to compute; the hash costs ~20 ms. An
 edit anywhere in ``spark_fr`` compiles the kernels again on their next use, into a new folder; a checkout keeps its
-:data:`KEEP` newest folders (a folder is removed only when its marker, :data:`MARKER`, names this checkout).
+:data:`KEEP` newest folders, and the folders of checkouts that no longer exist are removed (a folder is removed only
+when its marker, :data:`MARKER`, names this checkout or one that is gone).
 """
 from __future__ import annotations
 
@@ -93,8 +94,11 @@ def _mark_and_prune(root: str) -> None:
                 made = json.load(f)
         except (OSError, ValueError):
             continue  # not made by this rule: never removed
-        if made.get("checkout") == _state["parent"]:
+        checkout = made.get("checkout")
+        if checkout == _state["parent"]:
             mine.append((os.path.getmtime(os.path.join(folder, MARKER)), folder))
+        elif isinstance(checkout, str) and os.path.isabs(checkout) and not os.path.exists(checkout):
+            shutil.rmtree(folder, ignore_errors=True)  # made for a checkout that is gone (a removed clone, worktree)
     for _, folder in sorted(mine, reverse=True)[KEEP - 1:]:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -82,7 +82,7 @@ def test_numba_alone_keeps_the_callers_old_code(tmp_path):
     assert stale["f"] == 2.0 and stale["hits"] >= 1  # the caller's cached code still holds the old callee
 
 
-def test_a_checkout_keeps_its_newest_folders_and_removes_only_its_own(tmp_path):
+def test_a_checkout_keeps_its_newest_folders_and_removes_only_its_own_and_those_of_removed_checkouts(tmp_path):
     from spark_fr.runtime.checkout_cache import KEEP, MARKER
 
     root, cache = checkout(tmp_path / "checkout"), tmp_path / "cache"
@@ -91,7 +91,11 @@ def test_a_checkout_keeps_its_newest_folders_and_removes_only_its_own(tmp_path):
     (foreign / "pct").mkdir(parents=True)
     other = cache / "spark_fr-ba9876543210"  # another checkout's
     other.mkdir()
+    (tmp_path / "elsewhere").mkdir()
     (other / MARKER).write_text(json.dumps({"checkout": str(tmp_path / "elsewhere"), "created": 0}))
+    gone = cache / "spark_fr-00000000000a"  # a checkout's that was removed since (a CI clone, a worktree)
+    gone.mkdir()
+    (gone / MARKER).write_text(json.dumps({"checkout": str(tmp_path / "removed"), "created": 0}))
     folders = []
     for value in range(KEEP + 2):
         edit_callee(root, float(value))
