@@ -64,5 +64,6 @@ def finish(started, timeout: float = 600.0) -> str | None:
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
         last = (err or "").strip().splitlines()[-1:] or [f"exit {proc.returncode}"]
-        return f"Delta's jars not fetched before the workers ({seconds:.0f} s: {last[0]}): the Delta session fetches them"
+        return (f"Delta's jars not fetched before the workers ({seconds:.0f} s: {last[0]}): the Delta session "
+                "fetches them")
     return f"Delta's jars fetched into Ivy's cache beside the warm-ups: {seconds:.0f} s"

@@ -9,8 +9,9 @@ Sketch
     register           spark_fr's kernels: the zip's and the wheel's rule (:mod:`spark_fr.runtime.numba_cache`): the
                        cache under ``<NUMBA_CACHE_DIR or numba's user cache>/spark_fr-<hash of every source>``; the
                        folder marked as this checkout's, and this checkout's older folders but the newest
-                       :data:`KEEP` removed, as are those of checkouts that are gone; the kernels of ``parent/tests`` (which call spark_fr's): numba's own
-                       in-tree cache, the sources' hash added to their stamp
+                       :data:`KEEP` removed, as are those of checkouts that are gone; the kernels of
+                       ``parent/tests`` (which call spark_fr's): numba's own in-tree cache, the sources' hash added
+                       to their stamp
 
 Why: numba checks a cached kernel against its own module's source only, while a kernel's compiled code holds the
 code of the kernels it calls from other modules and the values of the globals it reads. In a checkout, with
