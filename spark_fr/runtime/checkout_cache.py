@@ -23,8 +23,9 @@ trees to the bit" checks were of old code). The zip and the wheel had the rule a
 Decision: the hash covers every module of the package, not the modules a kernel imports: their import closure is
 191 of the 213 modules (lazy imports included) and costs 0.7 s per process to compute; the hash costs ~20 ms. An
 edit anywhere in ``spark_fr`` compiles the kernels again on their next use, into a new folder; a checkout keeps its
-:data:`KEEP` newest folders, and the folders of checkouts that no longer exist are removed (a folder is removed only
-when its marker, :data:`MARKER`, names this checkout or one that is gone).
+:data:`KEEP` newest folders, and the folders of this machine's checkouts that no longer exist are removed (a
+folder is removed only when its marker, :data:`MARKER`, names this checkout, or one of this machine that is gone:
+a cache folder shared by machines keeps the others' entries).
 """
 from __future__ import annotations
 
@@ -33,11 +34,12 @@ import importlib.util
 import json
 import os
 import shutil
+import socket
 import sys
 import time
 
 CACHING = "numba.core.caching"
-MARKER = "spark_fr_checkout.json"  # in a cache folder this rule made: {"checkout": path, "created": time}
+MARKER = "spark_fr_checkout.json"  # in a cache folder this rule made: {"checkout": path, "host", "created": time}
 KEEP = 3  # a checkout's cache folders kept (the current one and the newest others)
 TESTS = "tests"
 _state = {"parent": None, "root": None, "sources_locator": None}
@@ -84,7 +86,7 @@ def _mark_and_prune(root: str) -> None:
     marker = os.path.join(root, MARKER)
     if not os.path.exists(marker):
         with open(marker, "w") as out:
-            json.dump({"checkout": _state["parent"], "created": time.time()}, out)
+            json.dump({"checkout": _state["parent"], "host": socket.gethostname(), "created": time.time()}, out)
     base, mine = os.path.dirname(root), []
     for name in os.listdir(base):
         folder = os.path.join(base, name)
@@ -98,8 +100,9 @@ def _mark_and_prune(root: str) -> None:
         checkout = made.get("checkout")
         if checkout == _state["parent"]:
             mine.append((os.path.getmtime(os.path.join(folder, MARKER)), folder))
-        elif isinstance(checkout, str) and os.path.isabs(checkout) and not os.path.exists(checkout):
-            shutil.rmtree(folder, ignore_errors=True)  # made for a checkout that is gone (a removed clone, worktree)
+        elif (made.get("host") == socket.gethostname() and isinstance(checkout, str) and os.path.isabs(checkout)
+              and not os.path.exists(checkout)):  # this machine's checkout that is gone (a removed clone, worktree);
+            shutil.rmtree(folder, ignore_errors=True)  # a shared cache folder's entries of other machines stay
     for _, folder in sorted(mine, reverse=True)[KEEP - 1:]:
         shutil.rmtree(folder, ignore_errors=True)
 

@@ -6,6 +6,7 @@ numba's real caches; the same small checkout without the rule shows what numba a
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -95,7 +96,12 @@ def test_a_checkout_keeps_its_newest_folders_and_removes_only_its_own_and_those_
     (other / MARKER).write_text(json.dumps({"checkout": str(tmp_path / "elsewhere"), "created": 0}))
     gone = cache / "spark_fr-00000000000a"  # a checkout's that was removed since (a CI clone, a worktree)
     gone.mkdir()
-    (gone / MARKER).write_text(json.dumps({"checkout": str(tmp_path / "removed"), "created": 0}))
+    (gone / MARKER).write_text(json.dumps({"checkout": str(tmp_path / "removed"), "host": socket.gethostname(),
+                                           "created": 0}))
+    remote = cache / "spark_fr-00000000000b"  # a path absent here, of another machine sharing the cache folder
+    remote.mkdir()
+    (remote / MARKER).write_text(json.dumps({"checkout": str(tmp_path / "removed"), "host": "another-machine",
+                                             "created": 0}))
     folders = []
     for value in range(KEEP + 2):
         edit_callee(root, float(value))
@@ -103,4 +109,4 @@ def test_a_checkout_keeps_its_newest_folders_and_removes_only_its_own_and_those_
         os.utime(Path(folders[-1]) / MARKER, (1000.0 + value, 1000.0 + value))  # distinct times, in order
     assert len(set(folders)) == KEEP + 2
     left = sorted(p.name for p in cache.glob("spark_fr-*"))  # (the tests' kernels: numba's own folder beside)
-    assert left == sorted([foreign.name, other.name] + [Path(f).name for f in folders[-KEEP:]])
+    assert left == sorted([foreign.name, other.name, remote.name] + [Path(f).name for f in folders[-KEEP:]])
