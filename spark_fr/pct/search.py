@@ -55,20 +55,25 @@ def draw_feature(state, feats, visited):
     return feats[visited]
 
 
-@njit(**INLINE)
+@njit(**BORROWING)
 def keep_better(best, candidate, is_nominal, search):
     """The node's best split after a feature's best one: the candidate if its h is strictly greater.
 
     A nominal candidate's mask (``search.mask``) is copied into ``search.best_mask``, and it keeps the
     threshold of ``best`` (unused for nominal nodes).
+
+    Decision: called, not inlined by numba (``INLINE``): inlined into the split search together with the dense
+    backend's best test (:mod:`spark_fr.pct.targets`), numba's IR inliners lost the nominal mask's copy (the
+    trees recorded empty masks; tests/pct/test_pct_kernels.py's brute-force check failed). The compiled call
+    is small enough for LLVM to inline.
     """
     if not candidate.h > best.h:
-        return best
+        return Split(best.h, best.feature, best.threshold, best.missing_left)
     if is_nominal:
         for j in range(4):
             search.best_mask[j] = search.mask[j]
         return Split(candidate.h, candidate.feature, best.threshold, candidate.missing_left)
-    return candidate
+    return Split(candidate.h, candidate.feature, candidate.threshold, candidate.missing_left)
 
 
 @njit(**BORROWING)
