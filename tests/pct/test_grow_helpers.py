@@ -366,15 +366,16 @@ def test_node_codes_follow_their_rows_through_partitions_and_fractional_splits()
     row's codes, and rows, weights and children are those of the buffer reading X itself."""
     rng = np.random.default_rng(3)
     for trial in range(60):
-        n, D = int(rng.integers(1, 80)), int(rng.integers(1, 6))
+        n, D = int(rng.integers(1, 80)), int(rng.integers(1, 20))  # rows of 1, 2 and 3 words of codes
         X = rng.integers(0, 6, (D, n)).astype(np.uint8)
         X[rng.random((D, n)) < rng.random() * 0.5] = MISSING
         w = rng.integers(1, 4, n).astype(float)
         rows = rng.permutation(n).astype(np.int64)
         cap = n + int(rng.integers(0, 5))  # little room: a fractional split grows the buffer
         kept, plain = node_rows(rows.copy(), w, cap, X), node_rows(rows.copy(), w, cap)
-        assert kept.codes.shape == (cap, D) and plain.codes.shape == (0, 0)
-        assert np.array_equal(kept.codes[:n], X[:, rows].T)
+        width = (D + 7) // 8 * 8  # whole 8-byte words per row, the padding zeros
+        assert kept.codes.shape == (cap, width) and plain.codes.shape == (0, 0)
+        assert np.array_equal(kept.codes[:n, :D], X[:, rows].T) and not kept.codes[:, D:].any()
         f, fractional = int(rng.integers(0, D)), bool(trial % 2)
         start = int(rng.integers(0, n))
         tests = TreeTests(np.full(1, f, np.int32), np.array([2], np.int32), np.array([not fractional and trial % 4 == 0]),
@@ -391,7 +392,8 @@ def test_node_codes_follow_their_rows_through_partitions_and_fractional_splits()
             used = n
         assert np.array_equal(kept.rows[:used], plain.rows[:used])
         assert np.array_equal(kept.weights[:used], plain.weights[:used])
-        assert np.array_equal(kept.codes[:used], X[:, kept.rows[:used]].T), trial
+        assert np.array_equal(kept.codes[:used, :D], X[:, kept.rows[:used]].T), trial
+        assert not kept.codes[:used, D:].any(), trial
 
 
 def test_draw_feature_is_a_fisher_yates_shuffle_and_children_are_pushed_right_first():
