@@ -3,13 +3,14 @@
 Sketch
 ------
 The backend's state (:data:`DenseState`) holds Z, whether the tree's rows have a missing target value, the
-node's :data:`~spark_fr.pct.impurity.Sums` ``T``, two scratch sums ``L`` and ``R``, the histogram of the
-feature being searched and ``G``, the node's rows of Z in node order. Its operations, as
-:mod:`spark_fr.pct.targets` names them:
+node's :data:`~spark_fr.pct.impurity.Sums` ``T``, two scratch sums ``L`` and ``R`` and the histogram of the
+feature being searched. The rows' targets travel with the rows (:data:`~spark_fr.pct.node_rows.NodeRows`'
+``targets``, in node order). Its operations, as :mod:`spark_fr.pct.targets` names them:
 
-    node_totals      T <- sums of the node's rows; (W, P = |E| impu(E) by (*), |S|^2); their rows of Z
-                     gathered into G
-    histogram        the feature's histogram over the node (spark_fr.pct.histogram), reading G
+    moved_targets    Z, whose rows the node rows keep and move (node_rows)
+    node_totals      T <- sums of the node's rows; (W, P = |E| impu(E) by (*), |S|^2)
+    histogram        the feature's histogram over the node (spark_fr.pct.histogram), reading the node's
+                     targets in node order
     best_test        the feature's best test against the node's totals, or (fractional) its known rows'
                      (T minus the missing code's cell): numeric by spark_fr.pct.numeric, nominal by
                      spark_fr.pct.subsets
@@ -20,11 +21,13 @@ feature being searched and ``G``, the node's rows of Z in node order. Its operat
 
 The arithmetic is (*) and (**) of :mod:`spark_fr.pct.impurity`, summed row by row in the node's order.
 
-Decision: the node's target rows are gathered once per node (by node_totals, which reads them anyway) into
-G, and every candidate feature's histogram reads them from there, in order: a node's rows are scattered over
-Z (the partition moves row indices, not rows), so reading Z itself cost one cache miss per row and candidate
-feature on tall data. The same values are summed in the same order: the trees are the same to the bit. G
-costs m x K floats (m: the tree's rows), at most the size of Z.
+Decision: the rows' targets are kept in node order beside the rows (moved by every partition and copy, as
+the node codes are), and the node's totals and every candidate feature's histogram read them in order. A
+node's rows are scattered over Z: reading Z itself cost one cache miss per row and candidate feature on tall
+data, and the gather of a node's rows into a buffer (once per node, the previous design) one per row and node,
+the sixth of a tall tree's time (10^6 x 50 x 3). The same values are summed in the same order: the trees are the
+same to the bit. The targets cost m x K floats (m: the tree's rows, more with fractional copies), at most
+about the size of Z.
 """
 from __future__ import annotations
 
@@ -42,9 +45,8 @@ from .numeric import random_threshold, scan_numeric_complete, scan_numeric_missi
 from .subsets import best_subset
 
 #: the dense backend's state: ``Z`` (n, K), ``has_missing`` (any missing value in the tree's rows), the node's
-#: sums ``T``, scratch sums ``L`` (a left side) and ``R`` (known rows, a right side), the feature's ``hist``,
-#: and ``G`` (m, K): the node's rows of Z in node order (``G[i - start]`` the row of position i)
-DenseState = namedtuple("DenseState", ["Z", "has_missing", "T", "L", "R", "hist", "G"])
+#: sums ``T``, scratch sums ``L`` (a left side) and ``R`` (known rows, a right side) and the feature's ``hist``
+DenseState = namedtuple("DenseState", ["Z", "has_missing", "T", "L", "R", "hist"])
 
 
 @njit(**KERNEL)
@@ -56,22 +58,27 @@ def new_dense_state(targets, rows, nominal):
     hist = Histogram(np.zeros(256), np.zeros((256, K)), np.zeros((256, K)),
                      np.zeros((256, K) if has_missing else (1, 1)), np.zeros(256, np.int64),
                      np.empty(rows.shape[0], np.uint8))
-    return DenseState(Z, has_missing, new_sums(K), new_sums(K), new_sums(K), hist, np.empty((rows.shape[0], K)))
+    return DenseState(Z, has_missing, new_sums(K), new_sums(K), new_sums(K), hist)
 
 
 @njit(**BORROWING)
 def dense_node_totals(tb, nr, start, end):
-    """The :data:`~spark_fr.pct.impurity.NodeTotals` of the node rows ``[start, end)``; their sums into ``tb.T``,
-    their rows of Z into ``tb.G``."""
-    W, P, sT2 = node_totals(nr, start, end, tb.Z, tb.has_missing, tb.T, tb.G)
+    """The :data:`~spark_fr.pct.impurity.NodeTotals` of the node rows ``[start, end)``; their sums into ``tb.T``."""
+    W, P, sT2 = node_totals(nr, start, end, tb.has_missing, tb.T)
     return NodeTotals(W, P, sT2)
 
 
 @njit(**BORROWING)
 def dense_histogram(tb, X, f, nr, start, end):
-    """The histogram of feature f over the node into ``tb.hist`` (the node's rows of Z read from ``tb.G``, where
-    :func:`dense_node_totals` of the same node put them); its present codes."""
-    return fill_histogram(X, f, nr, start, end, tb.G, tb.has_missing, tb.hist)
+    """The histogram of feature f over the node into ``tb.hist`` (the node's targets read in node order from
+    ``nr.targets``); its present codes."""
+    return fill_histogram(X, f, nr, start, end, nr.targets[start:], tb.has_missing, tb.hist)
+
+
+@njit(**KERNEL)
+def dense_moved_targets(tb):
+    """Z: the node rows keep their rows' targets in node order (:func:`~spark_fr.pct.node_rows.node_rows`)."""
+    return tb.Z
 
 
 @njit(**BORROWING)
@@ -118,7 +125,7 @@ def dense_column_gain(tb, gains, f, nr, children, node):
     ``[left_start, left_end)``), added to ``gains[f]``."""
     TW = node.W
     TS, TQ, TN = tb.T
-    LWc = totals(nr, children.left_start, children.left_end, tb.Z, tb.has_missing, tb.L)
+    LWc = totals(nr, children.left_start, children.left_end, tb.has_missing, tb.L)
     LS, LQ, LN = tb.L
     RWc = TW - LWc
     for k in range(TS.shape[0]):
@@ -133,8 +140,8 @@ def dense_children_gain(tb, gains, f, track, nr, children, node):
     per-column reductions are added to ``gains[f]`` when ``track``."""
     TW, P = node.W, node.P
     TS, TQ, TN = tb.T
-    LW = totals(nr, children.left_start, children.left_end, tb.Z, tb.has_missing, tb.L)
-    RW = totals(nr, children.right_start, children.right_end, tb.Z, tb.has_missing, tb.R)
+    LW = totals(nr, children.left_start, children.left_end, tb.has_missing, tb.L)
+    RW = totals(nr, children.right_start, children.right_end, tb.has_missing, tb.R)
     if track:
         LS, LQ, LN = tb.L
         RS, RQ, RN = tb.R

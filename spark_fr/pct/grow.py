@@ -48,7 +48,7 @@ from .jit import BORROWING, INLINE, KERNEL
 from .node_rows import (Children, TreeTests, add_members, free_start, new_members, node_rows, partition,
                         split_fractional, trimmed)
 from .search import Split, best_split, new_search
-from .targets import add_column_gain, children_gain, end_node, n_columns, new_state, node_totals
+from .targets import add_column_gain, children_gain, end_node, moved_targets, n_columns, new_state, node_totals
 
 #: the node arrays of a tree (capacity :func:`node_capacity`; feature -1 = leaf, children -1): each internal
 #: node's test (``feature``, ``threshold`` for numeric, ``mask`` (4 x uint64) for nominal features,
@@ -196,7 +196,7 @@ def grow_tree(codes, targets, w, rows, config):
                       codes.nominal, nodes.left_share)
     leaf_of_row = np.full(n, -1, np.int32)
     gains = np.zeros((D, n_columns(tb)) if config.track_columns else (1, 1), np.float64)
-    nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m, codes.X)
+    nr = node_rows(rows, w, m + m // 2 + 16 if fractional else m, codes.X, moved_targets(tb))
     members = new_members(m if fractional else 0)
     n_members = 0
     search = new_search(config.seed, D)

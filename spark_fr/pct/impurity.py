@@ -58,11 +58,11 @@ def has_missing_targets(Z, rows):
 
 
 @njit(**BORROWING)
-def totals(nr, start, end, Z, has_missing, sums, G=None):
-    """Weighted totals of the node rows ``[start, end)`` of ``nr`` into ``sums``; returns the total weight.
-    With ``G`` (at least end - start rows), the rows' targets are also copied there in node order:
-    ``G[i - start] = Z[nr.rows[i]]``."""
+def totals(nr, start, end, has_missing, sums):
+    """Weighted totals of the node rows ``[start, end)`` of ``nr`` into ``sums``, from the rows' targets that
+    ``nr`` keeps in node order (``nr.targets``); returns the total weight."""
     S, Q, N = sums
+    Z = nr.targets
     K = Z.shape[1]
     for k in range(K):
         S[k] = 0.0
@@ -70,13 +70,10 @@ def totals(nr, start, end, Z, has_missing, sums, G=None):
         N[k] = 0.0
     W = 0.0
     for i in range(start, end):
-        r = nr.rows[i]
         wr = nr.weights[i]
         W += wr
         for k in range(K):
-            z = Z[r, k]
-            if G is not None:
-                G[i - start, k] = z
+            z = Z[i, k]
             if has_missing:
                 if z == z:
                     S[k] += wr * z
@@ -113,13 +110,12 @@ def impurity_sum(W, sums):
 
 
 @njit(**BORROWING)
-def node_totals(nr, start, end, Z, has_missing, sums, G=None):
-    """Totals of the node rows ``[start, end)`` into ``sums``; returns (W, P = |E| impu(E), |S|^2).
+def node_totals(nr, start, end, has_missing, sums):
+    """Totals of the node rows ``[start, end)`` into ``sums`` (:func:`totals`); returns (W, P = |E| impu(E), |S|^2).
 
-    |S|^2 = sum_k S_k^2 is all the complete-target gain needs besides S (0.0 when targets are missing). With
-    ``G``, the node's rows of ``Z`` are gathered there in node order (:func:`totals`), for the histograms.
+    |S|^2 = sum_k S_k^2 is all the complete-target gain needs besides S (0.0 when targets are missing).
     """
-    TW = totals(nr, start, end, Z, has_missing, sums, G)
+    TW = totals(nr, start, end, has_missing, sums)
     P = impurity_sum(TW, sums)
     sT2 = 0.0
     if not has_missing:

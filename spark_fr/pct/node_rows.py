@@ -44,8 +44,10 @@ NODE_CODES_MAX_FEATURES = 64
 
 #: rows (int64) and their weights in the node holding each position (float64); ``codes`` (uint8, positions x
 #: D rounded up to a multiple of 8): the codes of the row at each position, or (0, 0) when the tree reads them from
-#: the feature-major matrix (the default when built in Python)
-NodeRows = namedtuple("NodeRows", ["rows", "weights", "codes"], defaults=(np.zeros((0, 0), np.uint8),))
+#: the feature-major matrix (the default when built in Python); ``targets`` (float64, positions x K): the dense
+#: clustering targets of the row at each position (the dense target backend's, moved with the rows), or (0, 0)
+NodeRows = namedtuple("NodeRows", ["rows", "weights", "codes", "targets"],
+                      defaults=(np.zeros((0, 0), np.uint8), np.zeros((0, 0), np.float64)))
 #: the tests of a tree's nodes, all that routing a row needs: per node the tested ``feature`` (-1: a leaf), the
 #: numeric ``threshold`` ("code <= threshold" goes left), ``missing_left`` (where a learned test sends a missing
 #: value), the nominal subset ``mask`` (4 x uint64: 256 bits), the children ``left`` and ``right``, and
@@ -59,20 +61,31 @@ Children = namedtuple("Children", ["n_missing", "left_start", "left_end", "right
 
 
 @njit(**KERNEL)
-def node_rows(rows, w, capacity, X=None):
+def node_rows(rows, w, capacity, X=None, Z=None):
     """The buffer of a tree's root: ``rows`` (used in place when ``capacity`` is its length) and ``w[rows]``; with
-    the feature codes ``X`` (D, n) of at most :data:`NODE_CODES_MAX_FEATURES` features, the rows' codes too."""
+    the feature codes ``X`` (D, n) of at most :data:`NODE_CODES_MAX_FEATURES` features, the rows' codes too; with a
+    dense target matrix ``Z`` (n, K), the rows' targets."""
     m = rows.shape[0]
     buf = rows if capacity <= m else np.empty(capacity, np.int64)
     weights = np.empty(max(capacity, m), np.float64)
     for i in range(m):
         buf[i] = rows[i]
         weights[i] = w[rows[i]]
-    if X is None:
-        return NodeRows(buf, weights, np.zeros((0, 0), np.uint8))
-    if X.shape[0] > NODE_CODES_MAX_FEATURES:
-        return NodeRows(buf, weights, np.zeros((0, 0), np.uint8))
-    return NodeRows(buf, weights, _codes_of(X, buf, m, max(capacity, m)))
+    codes = np.zeros((0, 0), np.uint8)
+    if X is not None and X.shape[0] <= NODE_CODES_MAX_FEATURES:
+        codes = _codes_of(X, buf, m, max(capacity, m))
+    if Z is None:
+        return NodeRows(buf, weights, codes, np.zeros((0, 0), np.float64))
+    return NodeRows(buf, weights, codes, _targets_of(Z, buf, m, max(capacity, m)))
+
+
+@njit(**KERNEL)
+def _targets_of(Z, rows, m, capacity):
+    """The targets of ``rows[:m]``: (n, K) -> (capacity, K)."""
+    targets = np.empty((capacity, Z.shape[1]), np.float64)
+    for i in range(m):
+        targets[i] = Z[rows[i]]
+    return targets
 
 
 @njit(**KERNEL)
@@ -113,12 +126,16 @@ def reserve(nr, size):
     if codes.shape[1] > 0:
         codes = np.empty((new_cap, codes.shape[1]), np.uint8)
         codes[:cap] = nr.codes
-    return NodeRows(rows, weights, codes)
+    targets = nr.targets
+    if targets.shape[1] > 0:
+        targets = np.empty((new_cap, targets.shape[1]), np.float64)
+        targets[:cap] = nr.targets
+    return NodeRows(rows, weights, codes, targets)
 
 
 @njit(**INLINE)
 def _swap(nr, i, j):
-    """Swap the pairs at positions i and j, with their node codes (8 bytes at a time: a row's codes are whole
+    """Swap the pairs at positions i and j, with their node codes and targets (codes 8 bytes at a time: a row's codes are whole
     words, :func:`_codes_of`; byte by byte, the swaps were half of a partition's time on 10^6 x 50)."""
     r = nr.rows[i]
     nr.rows[i] = nr.rows[j]
@@ -131,6 +148,11 @@ def _swap(nr, i, j):
         b = c[i, f]
         c[i, f] = c[j, f]
         c[j, f] = b
+    t = nr.targets
+    for k in range(t.shape[1]):
+        z = t[i, k]
+        t[i, k] = t[j, k]
+        t[j, k] = z
 
 
 @njit(**INLINE)
@@ -192,7 +214,7 @@ def _weight_sum(nr, start, end):
 
 @njit(**BORROWING)
 def _copy_scaled(nr, src, end, dst, m_start, m_end, share):
-    """Copy the pairs ``[src, end)`` (and their codes) to ``dst``; the weights of those in ``[m_start, m_end)``
+    """Copy the pairs ``[src, end)`` (and their codes and targets) to ``dst``; the weights of those in ``[m_start, m_end)``
     times ``share``."""
     for i in range(src, end):
         k = dst + i - src
@@ -202,6 +224,9 @@ def _copy_scaled(nr, src, end, dst, m_start, m_end, share):
         c = nr.codes.view(np.uint64)
         for f in range(c.shape[1]):
             c[k, f] = c[i, f]
+        t = nr.targets
+        for j in range(t.shape[1]):
+            t[k, j] = t[i, j]
 
 
 @njit(**BORROWING)

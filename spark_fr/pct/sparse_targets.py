@@ -137,6 +137,12 @@ def sparse_node_totals(tb, nr, start, end):
     return NodeTotals(TW, P, sT2)
 
 
+@njit(**KERNEL)
+def sparse_moved_targets(tb):
+    """None: the label-sparse targets stay where they are (the node rows keep no targets)."""
+    return None
+
+
 @njit(**BORROWING)
 def sparse_n_columns(tb):
     """K, the number of clustering columns."""

@@ -9,6 +9,8 @@ tree grows; every backend compiles its own copy of the loop):
 
     new_state(targets, rows, nominal)           the state: DenseState for a dense Z (an n x K array),
                                                 SparseState for SparseTargets (label-sparse CSR)
+    moved_targets(tb)                           the target rows the node rows keep in node order (dense: Z;
+                                                label-sparse: None)
     n_columns(tb)                               K
     node_totals(tb, nr, start, end)             NodeTotals (W, P, |S|^2) of the node's rows; their sums kept
     histogram(tb, X, f, nr, start, end)         PresentCodes of feature f over the node (its histogram or
@@ -41,12 +43,14 @@ from .jit import OVERLOAD, OVERLOAD_BORROWING
 
 #: each backend's operations: the numba function of every operation name
 BACKENDS = {
-    "dense": {"new_state": dense.new_dense_state, "n_columns": dense.dense_n_columns,
+    "dense": {"new_state": dense.new_dense_state, "moved_targets": dense.dense_moved_targets,
+              "n_columns": dense.dense_n_columns,
               "node_totals": dense.dense_node_totals, "histogram": dense.dense_histogram,
               "best_test": dense.dense_best_test, "clear": dense.dense_clear,
               "add_column_gain": dense.dense_column_gain, "children_gain": dense.dense_children_gain,
               "end_node": dense.dense_end_node},
-    "sparse": {"new_state": sparse.new_sparse_state, "n_columns": sparse.sparse_n_columns,
+    "sparse": {"new_state": sparse.new_sparse_state, "moved_targets": sparse.sparse_moved_targets,
+               "n_columns": sparse.sparse_n_columns,
                "node_totals": sparse.sparse_node_totals, "histogram": sparse.sparse_histogram,
                "best_test": sparse.sparse_best_test, "clear": sparse.sparse_clear,
                "add_column_gain": sparse.sparse_column_gain, "children_gain": sparse.sparse_children_gain,
@@ -114,6 +118,7 @@ def _inline_rule(name: str):
 OPERATIONS = {
     "new_state": ("targets, rows, nominal",
                   "the backend's state for a tree grown on ``rows`` of ``targets`` (``nominal``: the features' kinds)"),
+    "moved_targets": ("tb", "the dense target matrix whose rows the node rows keep in node order, or None"),
     "n_columns": ("tb", "K, the number of clustering columns"),
     "node_totals": ("tb, nr, start, end", "the NodeTotals of the node rows ``[start, end)``; their sums kept"),
     "histogram": ("tb, X, f, nr, start, end", "feature f over the node (after node_totals of the same node): its "
@@ -129,6 +134,7 @@ OPERATIONS = {
                       "``gains[f]`` when ``track``)"),
     "end_node": ("tb", "forget the node (its present labels)"),
 }
-(new_state, n_columns, node_totals, histogram, best_test, clear, add_column_gain, children_gain,
- end_node) = (_operation(name, params, OVERLOAD if name == "new_state" else OVERLOAD_BORROWING, doc)
+(new_state, moved_targets, n_columns, node_totals, histogram, best_test, clear, add_column_gain, children_gain,
+ end_node) = (_operation(name, params, OVERLOAD if name in ("new_state", "moved_targets") else OVERLOAD_BORROWING,
+                         doc)
               for name, (params, doc) in OPERATIONS.items())

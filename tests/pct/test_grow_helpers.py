@@ -114,10 +114,10 @@ class Node:
                               np.full(n, 77, np.uint8))
         self.search = Search(np.array([rng.integers(0, 2**63)], np.uint64), np.arange(2), np.zeros(256, np.bool_),
                              np.zeros(4, np.uint64), np.zeros(4, np.uint64))
-        self.nr = node_rows(rows, self.w, rows.size)  # the grower's (row, weight) pairs; rows in place
-        self.G = np.full((self.end - self.start + int(rng.integers(0, 3)), K), -7.0)  # the node's rows of Z
-        self.TW, self.P, self.sT2 = node_totals(self.nr, self.start, self.end, self.Z, self.has_missing, self.T,
-                                                self.G)
+        # the grower's (row, weight) pairs, rows in place, with their rows of Z in node order
+        self.nr = node_rows(rows, self.w, rows.size, None, Z)
+        self.G = self.nr.targets[self.start:]  # the node's rows of Z, as the dense backend's histogram reads them
+        self.TW, self.P, self.sT2 = node_totals(self.nr, self.start, self.end, self.has_missing, self.T)
         self.pc = fill_histogram(self.X, 0, self.nr, self.start, self.end, self.G, self.has_missing, self.hist)
         self.nt, self.n_known, self.MW = self.pc
         self.parent = Totals(self.TW, self.P, self.sT2, self.T, self.MW)
@@ -153,11 +153,10 @@ def test_node_totals_and_histogram_are_weighted_sums():
         np.testing.assert_allclose(nd.T.N, (ws[:, None] * known).sum(0), rtol=1e-12)
         assert nd.P == pytest.approx(ss_ref(Zs, ws), rel=1e-9, abs=1e-9)
         assert nd.sT2 == (0.0 if nd.has_missing else pytest.approx((nd.T.S ** 2).sum(), rel=1e-12))
-        # the node's rows of Z gathered in node order for the histograms, to the bit; nothing written past them
-        gathered = nd.G[:nd.end - nd.start]
-        assert np.array_equal(gathered.view(np.uint64), Zs.view(np.uint64)) and (nd.G[nd.end - nd.start:] == -7).all()
+        # the node rows keep their rows of Z in node order, to the bit
+        assert np.array_equal(nd.nr.targets[:nd.rows.size].view(np.uint64), nd.Z[nd.rows].view(np.uint64))
         T2 = new_sums(Zs.shape[1])
-        assert node_totals(nd.nr, nd.start, nd.end, nd.Z, nd.has_missing, T2) == (nd.TW, nd.P, nd.sT2)  # without G
+        assert node_totals(nd.nr, nd.start, nd.end, nd.has_missing, T2) == (nd.TW, nd.P, nd.sT2)
         assert all(np.array_equal(a, b, equal_nan=True) for a, b in zip(T2, nd.T))
         # present codes in increasing order, the missing code last
         present = np.unique(c)
@@ -361,7 +360,8 @@ def test_routing_and_partition_match_numpy_masks():
 
 
 def test_node_codes_follow_their_rows_through_partitions_and_fractional_splits():
-    """A tree on few features keeps its rows' codes in node order (node_rows given X): after a partition or a
+    """A tree on few features keeps its rows' codes (and the dense targets) in node order (node_rows given X and
+    Z): after a partition or a
     fractional split (the smaller child copied above the ranges, the buffer grown) every position holds its
     row's codes, and rows, weights and children are those of the buffer reading X itself."""
     rng = np.random.default_rng(3)
@@ -372,7 +372,8 @@ def test_node_codes_follow_their_rows_through_partitions_and_fractional_splits()
         w = rng.integers(1, 4, n).astype(float)
         rows = rng.permutation(n).astype(np.int64)
         cap = n + int(rng.integers(0, 5))  # little room: a fractional split grows the buffer
-        kept, plain = node_rows(rows.copy(), w, cap, X), node_rows(rows.copy(), w, cap)
+        Z = rng.standard_normal((n, 2))
+        kept, plain = node_rows(rows.copy(), w, cap, X, Z), node_rows(rows.copy(), w, cap)
         width = (D + 7) // 8 * 8  # whole 8-byte words per row, the padding zeros
         assert kept.codes.shape == (cap, width) and plain.codes.shape == (0, 0)
         assert np.array_equal(kept.codes[:n, :D], X[:, rows].T) and not kept.codes[:, D:].any()
@@ -394,6 +395,7 @@ def test_node_codes_follow_their_rows_through_partitions_and_fractional_splits()
         assert np.array_equal(kept.weights[:used], plain.weights[:used])
         assert np.array_equal(kept.codes[:used, :D], X[:, kept.rows[:used]].T), trial
         assert not kept.codes[:used, D:].any(), trial
+        assert np.array_equal(kept.targets[:used], Z[kept.rows[:used]]), trial  # the targets follow their rows
 
 
 def test_draw_feature_is_a_fisher_yates_shuffle_and_children_are_pushed_right_first():
@@ -424,8 +426,8 @@ def test_column_gain_is_the_per_column_reduction():
         nd.rows[nd.start:nd.end] = np.concatenate([nrows[left], nrows[~left]])
         mid = nd.start + int(left.sum())
         column_gain = np.zeros((2, nd.Z.shape[1]))
-        tb = DenseState(nd.Z, nd.has_missing, nd.T, nd.L, new_sums(nd.Z.shape[1]), nd.hist, nd.G)
-        dense_column_gain(tb, column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size),
+        tb = DenseState(nd.Z, nd.has_missing, nd.T, nd.L, new_sums(nd.Z.shape[1]), nd.hist)
+        dense_column_gain(tb, column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size, None, nd.Z),
                           Children(0, nd.start, mid, mid, nd.end), NodeTotals(nd.TW, nd.P, nd.sT2))
         Zs, ws = nd.Z[nrows], nd.w[nrows]
         ref = [gain_ref(Zs[:, [k]], ws, left) for k in range(Zs.shape[1])]

@@ -13,8 +13,8 @@ from spark_fr.pct.histogram import Codes
 from spark_fr.pct.node_rows import Children, TreeTests, node_rows, partition, split_fractional
 from spark_fr.pct.search import new_search
 from spark_fr.pct.sparse_targets import SparseTargets
-from spark_fr.pct.targets import (add_column_gain, best_test, children_gain, clear, end_node, histogram, n_columns,
-                                  new_state, node_totals)
+from spark_fr.pct.targets import (add_column_gain, best_test, children_gain, clear, end_node, histogram,
+                                  moved_targets, n_columns, new_state, node_totals)
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.hmlc import HMLC
 from spark_fr.tasks.base import column_moments
@@ -196,7 +196,7 @@ def node_operations(codes, targets, w, rows, start, end, config):
     present codes (nt, n_known, MW), its best test (h, threshold, missing_left) and that test's mask."""
     fractional = config.missing == MISSING_FRACTIONAL
     tb = new_state(targets, rows, codes.nominal)
-    nr = node_rows(rows, w, rows.shape[0])
+    nr = node_rows(rows, w, rows.shape[0], None, moved_targets(tb))
     node = node_totals(tb, nr, start, end)
     D = codes.X.shape[0]
     search = new_search(config.seed, D)
@@ -221,7 +221,7 @@ def split_operations(codes, targets, w, rows, start, end, config, tests):
     split: per column (learned: add_column_gain; fractional: children_gain, with its reduction over the
     weighted rows)."""
     tb = new_state(targets, rows, codes.nominal)
-    nr = node_rows(rows, w, 2 * rows.shape[0] + 16)
+    nr = node_rows(rows, w, 2 * rows.shape[0] + 16, None, moved_targets(tb))
     node = node_totals(tb, nr, start, end)
     gains = np.zeros((codes.X.shape[0], n_columns(tb)))
     f = tests.feature[0]
