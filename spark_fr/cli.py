@@ -78,6 +78,8 @@ def warm_up_beside(opts: dict) -> threading.Thread:
 
     def warm():
         try:
+            import pandas  # noqa: F401 (the ranking's table; pyarrow's first conversions)
+
             warm_up(opts["method"], opts)
         except Exception as err:  # noqa: BLE001 (the run compiles on use, and reports any error there)
             log.debug("the warm-up failed (%s: %s): the run compiles its kernels on use", type(err).__name__, err)

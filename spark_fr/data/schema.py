@@ -136,10 +136,10 @@ class Dataset:
     @property
     def skipped(self) -> dict:
         """{name: type} of the input's columns that are neither features nor targets (unsupported type)."""
-        from pyspark.ml.linalg import VectorUDT
-
         if self.df is None:
             return dict(self.skipped_columns)
+        from pyspark.ml.linalg import VectorUDT  # here: pyspark.ml costs 0.3 s to import (scipy)
+
         known = {c.column for c in self.columns}
         try:
             fields = self.df.schema.fields
@@ -442,16 +442,16 @@ def refuse_null_vectors(dataset: Dataset, features: list) -> None:
     meanwhile, so the statistics pass reads them and reports the error (pyspark cannot hand a null vector to
     Arrow). Nothing is read before that pass, the first over the rows.
     """
-    from pyspark.ml.functions import array_to_vector
-    from pyspark.sql import functions as F
-
-    from .columns import qcol
-
     if dataset.df is None or dataset.batches is not None:
         return
     columns = list(dict.fromkeys(c.column for c in features if c.index is not None))
     if not columns:
         return
+    from pyspark.ml.functions import array_to_vector  # here: pyspark.ml costs 0.3 s to import (scipy)
+    from pyspark.sql import functions as F
+
+    from .columns import qcol
+
     empty = array_to_vector(F.array().cast("array<double>"))
     errors = [F.when(qcol(c).isNull(), F.lit(f"the vector column '{c}' is null in some rows (rows without "
                                              f"features): drop them (df.dropna(subset=['{c}'])) or fill them"))

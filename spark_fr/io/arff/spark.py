@@ -28,7 +28,6 @@ import os
 
 import numpy as np
 import pyarrow as pa
-from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import types as T
 
 from ...data.schema import ColumnInfo, Dataset
@@ -202,7 +201,11 @@ def _read_headers(paths: list, duplicate_names: str) -> tuple:
 def _schemas(use_vector: bool, plain_attrs: list, kinds: list) -> tuple:
     """(Spark fields, Arrow schema) of the parsed rows: the feature vector (wide or sparse data), the plain
     attributes ``_c<i>`` (doubles or strings) and the parse-error column."""
-    fields = [T.StructField(VECTOR_COLUMN, VectorUDT())] if use_vector else []
+    fields = []
+    if use_vector:
+        from pyspark.ml.linalg import VectorUDT  # here: pyspark.ml costs 0.3 s to import (scipy)
+
+        fields.append(T.StructField(VECTOR_COLUMN, VectorUDT()))
     for i in plain_attrs:
         fields.append(T.StructField(f"_c{i}", T.DoubleType() if kinds[i] == "numeric" else T.StringType()))
     fields.append(T.StructField(ERROR_COLUMN, T.StringType()))
