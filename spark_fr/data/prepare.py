@@ -101,8 +101,8 @@ def column_statistics(spark, source, dataset: Dataset, cols: list, n_features: i
     vsize = vector_size(cols)
     string_cols = [c.kind in ("nominal", "hierarchical") and c.index is None for c in cols]
     if local:
-        batches = source.driver_batches()
-        return driver_stats(batches, cols, string_cols, vsize, dataset.error_column, sample_rows, n_features), batches
+        return driver_stats(source.driver_batches(), cols, string_cols, vsize, dataset.error_column, sample_rows,
+                            n_features)
     return collect_stats(spark, source, cols, string_cols, vsize, dataset.error_column, sample_rows, n_features), None
 
 

@@ -274,3 +274,94 @@ def test_quantile_bins_equal_the_feature_by_feature_bins(q):
         one = numeric_bins(names[j], None, C[:, j], vmin[j], vmax[j])
         np.testing.assert_array_equal(one.thresholds, want.thresholds)
     assert quantile_bins([], np.empty((q, 0)), np.empty(0), np.empty(0)) == []
+
+
+def test_a_batch_remembers_its_statistics_matrix_for_the_encoding():
+    """:mod:`spark_fr.data.batch_matrix`: the statistics pass's matrix of a driver batch's float64 columns (with nulls)
+    is what a later :meth:`BatchValues.dense_matrix` of any of them gives (a view for consecutive columns), read-only
+    and forgotten with its batch; a batch with a float32 column among them keeps none (read again, the same values)."""
+    import gc
+
+    from spark_fr.data.batch_matrix import _REMEMBERED, remember, remembered_columns
+    from spark_fr.data.stats import batch_stats
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(50, 4))
+    x[rng.random(x.shape) < 0.2] = np.nan
+    cols = [ColumnInfo(f"c{j}", "numeric", None, f"c{j}") for j in range(4)]
+    for kind in ("float64", "float32"):
+        arrays = [pa.array(x[:, j], type=pa.float32() if kind == "float32" and j == 2 else pa.float64(),
+                           from_pandas=True) for j in range(4)]
+        batch = pa.RecordBatch.from_arrays(arrays + [pa.array(["a"] * 50)], ["c0", "c1", "c2", "c3", "s"])
+        fresh = BatchValues(batch, cols).dense_matrix([2, 0, 3])
+        kept = []
+        batch_stats([batch], cols, [False] * 4, 0, None, 10, kept=kept)
+        assert kept == [batch]
+        for idx in ([0, 1, 2, 3], [1, 2], [2, 0, 3]):
+            got = remembered_columns(batch, [f"c{j}" for j in idx])
+            if kind == "float32":
+                assert got is None
+                continue
+            np.testing.assert_array_equal(got, BatchValues(batch, cols).dense_matrix(idx))
+            assert got.flags.f_contiguous
+            if idx != [2, 0, 3]:  # consecutive: a view of the remembered matrix, which cannot be written
+                assert not got.flags.writeable and not got.flags.owndata
+        np.testing.assert_array_equal(BatchValues(batch, cols).dense_matrix([2, 0, 3]), fresh)
+    assert remembered_columns(batch, ["c0", "nope"]) is None
+    n_before = len(_REMEMBERED)
+    other = pa.RecordBatch.from_arrays([pa.array(x[:, 0], from_pandas=True)], ["c0"])
+    remember(other, ["c0"], np.asfortranarray(x[:, :1]))
+    assert len(_REMEMBERED) == n_before + 1
+    del other
+    gc.collect()
+    assert len(_REMEMBERED) == n_before
+
+
+def test_a_sample_keeping_every_row_appends_its_batches_and_truncates_as_before():
+    """:class:`RowSample`: while no row is dropped the batches' blocks are appended (the rows of every batch, stacked
+    in the batches' order); past k, the k rows of smallest hash, as the one-matrix sketch kept them; the quantile
+    cuts of the blocks equal those of the stacked matrix."""
+    from spark_fr.data.plan import quantile_cuts
+    from spark_fr.data.stats import RowSample
+
+    rng = np.random.default_rng(5)
+    blocks = [np.asfortranarray(rng.normal(size=(m, 3))) for m in (4, 6, 5)]
+    hashes = [rng.integers(-2**62, 2**62, m) for m in (4, 6, 5)]
+    every = RowSample(15)
+    for h, b in zip(hashes, blocks):
+        every.add(h, [0, 1, 2], b)
+    assert len(every.blocks) == 3
+    np.testing.assert_array_equal(every.values, np.vstack(blocks))
+    np.testing.assert_array_equal(every.hashes, np.concatenate(hashes))
+    assert every.values.flags.f_contiguous and len(every.blocks) == 1
+    np.testing.assert_array_equal(every.matrix([2, 0]), np.vstack(blocks)[:, [2, 0]])
+    some = RowSample(9)
+    for h, b in zip(hashes, blocks):
+        some.add(h, [0, 1, 2], b)
+    h_all, v_all = np.concatenate(hashes), np.vstack(blocks)
+    order = np.argsort(some.hashes)
+    np.testing.assert_array_equal(some.hashes[order], np.sort(h_all)[:9])
+    np.testing.assert_array_equal(some.values[order], v_all[np.argsort(h_all)[:9]])
+    np.testing.assert_array_equal(quantile_cuts(list(blocks)), quantile_cuts(v_all))
+    assert not np.isnan(quantile_cuts(list(blocks))).any()
+
+
+@pytest.mark.parametrize("m", [1, 7, 600])
+def test_quantile_cuts_equal_numpys_inverted_cdf_quantiles_per_column(m):
+    """:func:`quantile_cuts` (one sort of all columns) against ``np.quantile(..., method="inverted_cdf")`` of each
+    column's known values, with columns full, holed, all missing, and of repeated values."""
+    from spark_fr.data.plan import QUANTILE_PROBS, quantile_cuts
+
+    rng = np.random.default_rng(m)
+    V = rng.normal(size=(m, 5))
+    V[rng.random(m) < 0.3, 1] = np.nan
+    V[:, 2] = np.nan
+    V[:, 3] = np.round(V[:, 3])
+    got = quantile_cuts(V)
+    assert got.shape == (QUANTILE_PROBS.size, 5)
+    for j in range(5):
+        known = V[~np.isnan(V[:, j]), j]
+        if known.size == 0:
+            assert np.isnan(got[:, j]).all()
+        else:
+            np.testing.assert_array_equal(got[:, j], np.quantile(known, QUANTILE_PROBS, method="inverted_cdf"))
