@@ -35,7 +35,6 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from numba import njit
 
 from ..runtime.engine import engine_for
 from ..runtime.progress import Progress
@@ -111,34 +110,6 @@ def take_rows(values: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return np.take(values.T, idx, axis=1).T
 
 
-def merge_rows(a: np.ndarray, b: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """``np.concatenate([a, b])[idx]`` (float64, column-major), gathered column by column from ``a`` and ``b``
-    without stacking them (:func:`_gather_two`: a wide sample's stacked copy cost more than the gather)."""
-    out = np.empty((idx.size, a.shape[1]), order="F")
-    if out.size:
-        _gather_two(np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(idx, np.int64), out)
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _gather_two(a, b, idx, out):
-    """out[r, j] = row ``idx[r]`` of ``a`` stacked on ``b``, column j."""
-    na = a.shape[0]
-    for j in range(out.shape[1]):
-        for r in range(idx.shape[0]):
-            p = idx[r]
-            out[r, j] = a[p, j] if p < na else b[p - na, j]
-
-
-def warm_up_sample() -> None:
-    """Compile (or load from numba's cache) :func:`_gather_two` for the sample's column-major matrices (numba
-    types a one-column matrix as C-contiguous, a wider one as Fortran), as
-    :func:`spark_fr.data.rowkeys.warm_up_row_hashes` does for the row hashes."""
-    for k in (2, 1):
-        merge_rows(np.zeros((2, k), order="F"), np.zeros((2, k), order="F"), np.arange(2))
-
-
-@dataclass
 class RowSample:
     """The numeric values of the k rows with the smallest hash (a bottom-k sketch: merges in any order).
 
@@ -149,27 +120,45 @@ class RowSample:
         Hashes of the rows kept (at most k).
     columns : list of int
         The logical columns sampled.
-    blocks : list of ndarray (rows, len(columns))
-        The values of the rows kept, in blocks of rows whose concatenation is aligned with ``hashes``; each
-        column-major (each column contiguous, as the statistics pass's matrix). :attr:`values` stacks them.
+    values : ndarray (rows, len(columns)) or None
+        Their values in the rows kept, column-major (each column contiguous, as the statistics pass's matrix).
 
-    Decision: the rows are gathered and stacked column by column (:func:`take_rows`, :func:`merge_rows`): the
-    values come from column-major matrices, and gathering rows across thousands of columns row by row cost most
-    of a wide table's statistics pass (5,000 x 5,000: 6.9 of its 15.9 s, loaded; 2,000 x 20,000: 1.0 of 2.9 s).
-    While the rows of every batch added are kept (no more than k in all), a batch's values are only appended, and
-    the blocks stacked when they are read: the sample's one reader (the quantile bins) sorts each column, so the
-    order of its rows is not needed, and the gather in hash order cost 0.28 s of the 2,000 x 20,000 table's pass
-    (its two row groups). The same rows, the same values; their order in :attr:`values` is the batches' then.
+    Rows are added in blocks (a batch's rows, or another sample's) and kept as they come; a block's rows whose hash
+    is above the k-th smallest one known are dropped at once (they cannot be among the k smallest), and once the
+    blocks hold more than 2k rows they are cut back to the k of smallest hash (:meth:`_cut`), as they are before
+    being read (:attr:`hashes`, :attr:`values`).
+
+    Decision: cut back at 2k rows, not after every block. A tall table's sample (k = 100,000 rows of 50 columns, from
+    100 batches of 10,000 rows) gathered k rows after each batch: 1.7 s of its 4.1 s statistics pass, where the
+    bound drops most rows of later batches and the gathers are a few. The rows are gathered and stacked column by
+    column (:func:`take_rows`, :func:`stack_blocks`): the values come from column-major matrices, and gathering
+    rows across thousands of columns row by row cost most of a wide table's statistics pass. The sample's one
+    reader (the quantile bins) sorts each column: the order of its rows is not kept (the blocks' order, then the
+    hashes' after a cut). The rows kept are the same (the k smallest hashes; equal hashes are rows of equal
+    features, whose values the bins read).
     """
 
-    k: int
-    hashes: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
-    columns: list = field(default_factory=list)
-    blocks: list = field(default_factory=list)
+    def __init__(self, k: int):
+        self.k = k
+        self.columns: list = []
+        self.blocks: list = []  # row blocks of values, aligned with the concatenation of self._hashes
+        self._hashes: list = []
+        self._rows = 0
+        self._bound = None  # the k-th smallest hash after the last cut (rows above it are dropped)
+
+    def __getstate__(self):  # pickled cut (a task's sample sent to the driver)
+        self._cut()
+        return self.__dict__
+
+    @property
+    def hashes(self) -> np.ndarray:
+        self._cut()
+        return self._hashes[0] if self._hashes else np.empty(0, np.int64)
 
     @property
     def values(self) -> np.ndarray | None:
         """The rows kept (rows x columns, column-major), the blocks stacked once; None before any row."""
+        self._cut()
         if not self.blocks:
             return None
         if len(self.blocks) > 1:
@@ -181,18 +170,31 @@ class RowSample:
         if hashes.size > self.k:
             idx = np.argpartition(hashes, self.k - 1)[:self.k]
             hashes, values = hashes[idx], take_rows(values, idx)
+        if self._bound is not None and hashes.size and hashes.max() > self._bound:
+            idx = np.flatnonzero(hashes <= self._bound)
+            hashes, values = hashes[idx], take_rows(values, idx)
         if not self.blocks:
-            self.columns, self.blocks = list(columns), [values]
-            self.hashes = hashes
-            return self
-        both = np.concatenate([self.hashes, hashes])
-        if both.size <= self.k:  # every row kept: appended (see the decision above)
-            self.hashes = both
+            self.columns = list(columns)
+        if hashes.size or not self.blocks:
             self.blocks.append(values)
-            return self
-        idx = np.argsort(both, kind="stable")[:self.k]
-        self.hashes, self.blocks = both[idx], [merge_rows(self.values, values, idx)]
+            self._hashes.append(hashes)
+            self._rows += hashes.size
+        if self._rows > 2 * self.k:
+            self._cut()
         return self
+
+    def _cut(self) -> None:
+        """The blocks cut back to the k rows of smallest hash (in hash order), when they hold more; one block of
+        hashes anyway."""
+        if len(self._hashes) > 1:
+            self._hashes = [np.concatenate(self._hashes)]
+        if self._rows <= self.k:
+            return
+        both = self._hashes[0]
+        idx = np.argsort(both, kind="stable")[:self.k]
+        stacked = self.blocks[0] if len(self.blocks) == 1 else stack_blocks(self.blocks)
+        self.blocks, self._hashes, self._rows = [take_rows(stacked, idx)], [both[idx]], self.k
+        self._bound = both[idx[-1]]
 
     def merge(self, other: "RowSample") -> "RowSample":
         if other.values is None:
@@ -202,6 +204,7 @@ class RowSample:
     def row_blocks(self, columns: list) -> list:
         """The sampled values of the logical ``columns``, as row blocks (rows x columns each; stacked: the
         sample's rows)."""
+        self._cut()
         if not self.blocks:
             return [np.empty((0, len(columns)))]
         if list(columns) == self.columns:  # all of them, in order (a wide table's features: no copy)

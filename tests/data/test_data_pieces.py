@@ -192,22 +192,6 @@ def test_matrix_statistics_equal_column_by_column_statistics(rows):
             np.testing.assert_array_equal(a.distinct, b.distinct)
 
 
-@pytest.mark.parametrize("shape", [(30, 7, 40), (5, 1, 3), (0, 4, 6), (8, 3, 0)])
-def test_merged_sample_rows_equal_the_stacked_rows_gathered(shape):
-    """:func:`merge_rows` (a kernel gathering from both matrices) against the obvious stack-then-index."""
-    from spark_fr.data.stats import merge_rows
-
-    na, k, nb = shape
-    rng = np.random.default_rng(na + 10 * k + 100 * nb)
-    a = np.asfortranarray(np.where(rng.random((na, k)) < 0.1, np.nan, rng.normal(size=(na, k))))
-    b = np.asfortranarray(rng.normal(size=(nb, k)))
-    for idx in (rng.permutation(na + nb)[:(na + nb) // 2], np.arange(na + nb), rng.integers(0, max(na + nb, 1), 0)):
-        got = merge_rows(a, b, idx)
-        expected = np.array([[(a if p < na else b)[p if p < na else p - na, j] for j in range(k)] for p in idx])
-        np.testing.assert_array_equal(got, expected.reshape(len(idx), k))
-        assert got.flags.f_contiguous and got.dtype == np.float64
-
-
 def test_dense_matrix_equals_the_columns_one_by_one():
     """:meth:`BatchValues.dense_matrix` (float64 columns in one Arrow call) against :meth:`BatchValues.dense` of each
     column, for float64 columns with nulls, other numeric types, nominal columns, a column read twice, and a batch
@@ -321,6 +305,8 @@ def test_a_sample_keeping_every_row_appends_its_batches_and_truncates_as_before(
     """:class:`RowSample`: while no row is dropped the batches' blocks are appended (the rows of every batch, stacked
     in the batches' order); past k, the k rows of smallest hash, as the one-matrix sketch kept them; the quantile
     cuts of the blocks equal those of the stacked matrix."""
+    import pickle
+
     from spark_fr.data.plan import quantile_cuts
     from spark_fr.data.stats import RowSample
 
@@ -344,6 +330,19 @@ def test_a_sample_keeping_every_row_appends_its_batches_and_truncates_as_before(
     np.testing.assert_array_equal(some.values[order], v_all[np.argsort(h_all)[:9]])
     np.testing.assert_array_equal(quantile_cuts(list(blocks)), quantile_cuts(v_all))
     assert not np.isnan(quantile_cuts(list(blocks))).any()
+    # a long stream (cut back past 2k rows, later rows above the bound dropped), in blocks and merged samples
+    hs = [rng.integers(-2**62, 2**62, m) for m in rng.integers(0, 9, 40)]
+    vs = [np.asfortranarray(rng.normal(size=(h.size, 2))) for h in hs]
+    h_all, v_all = np.concatenate(hs), np.vstack(vs)
+    stream, parts = RowSample(6), [RowSample(6), RowSample(6)]
+    for i, (h, v) in enumerate(zip(hs, vs)):
+        stream.add(h, [0, 1], v)
+        parts[i % 2].add(h, [0, 1], v)
+    merged = pickle.loads(pickle.dumps(parts[0])).merge(pickle.loads(pickle.dumps(parts[1])))
+    for sample in (stream, merged):
+        order = np.argsort(sample.hashes)
+        np.testing.assert_array_equal(sample.hashes[order], np.sort(h_all)[:6])
+        np.testing.assert_array_equal(sample.values[order], v_all[np.argsort(h_all)[:6]])
 
 
 @pytest.mark.parametrize("m", [1, 7, 600])
