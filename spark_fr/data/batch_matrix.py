@@ -10,11 +10,12 @@ M's columns to any later reader of that batch's values.
 
 Decision: M is kept when its columns are stored as float64 (M then costs what they cost in the batch, so the
 driver holds at most twice the input's numeric data until the encoding ends); a batch with a float32 or integer
-column among them (M wider than the batch) keeps nothing and is read again. M is made read-only. Giving the
-batch back with its columns as views of M instead (no memory added) cost more than it saved: Arrow builds a
-column from a buffer in ~8 us, 0.17 s for a batch of 20,000 columns, where the copy it spares is 0.1 s warm.
-Measured on the 2,000 x 20,000 table (two row groups): the encoding's two copies of the batches' columns cost
-0.2 s warm, 0.3-0.6 s in a new process (its fresh pages).
+column among them (M wider than the batch) keeps nothing and is read again. M is not made read-only: the kernels
+that read it would compile a second, read-only specialisation (no reader writes to it). Giving the batch back
+with its columns as views of M instead (no memory added) cost more than it saved: Arrow builds a column from a
+buffer in ~8 us, 0.17 s for a batch of 20,000 columns, where the copy it spares is 0.1 s warm. Measured on the
+2,000 x 20,000 table (two row groups): the encoding's two copies of the batches' columns cost 0.2 s warm,
+0.3-0.6 s in a new process (its fresh pages).
 """
 from __future__ import annotations
 
@@ -38,7 +39,6 @@ def remember(batch: pa.RecordBatch, names: list, M: np.ndarray) -> None:
     types = schema.types
     if any(at.get(n) is None or not pa.types.is_float64(types[at[n]]) for n in names):
         return
-    M.flags.writeable = False
     _REMEMBERED[id(batch)] = ({n: j for j, n in enumerate(names)}, M)
     weakref.finalize(batch, _REMEMBERED.pop, id(batch), None)
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime.progress import Progress
+from ..runtime.spark import driver_map
 from ..tasks.sparse_columns import SparseLabels, stack_rows
 from .binning import encode_matrix, stack_bins
 from .columns import BatchValues, category_indices, numeric_array
@@ -191,11 +192,17 @@ def encoded_blocks(prep, spark=None) -> list:
             return block_parts(prep, spark).collect()
     n_cols = len(prep.plan.features) + len(prep.plan.targets)
     with Progress(n_cols, "encoding", unit="columns", brief=True) as progress:
-        blocks, n_batches = [], max(len(prep.batches), 1)
-        with progress.tracking(lambda: n_cols * len(blocks) // n_batches):
-            blocks.extend(encode_blocks(prep.batches, prep.plan))
+        done, n_batches = [], max(len(prep.batches), 1)
+
+        def encoded(batch):
+            block = next(encode_blocks([batch], prep.plan), None)
+            done.append(1)
+            return block
+
+        with progress.tracking(lambda: n_cols * len(done) // n_batches):
+            blocks = driver_map(encoded, prep.batches)  # on the driver's threads (numpy, pyarrow, nogil kernels)
         progress.advance(n_cols)
-        return blocks
+        return [b for b in blocks if b is not None]
 
 
 @contextlib.contextmanager

@@ -31,13 +31,13 @@ reporting never touches the statistics.
 from __future__ import annotations
 
 import contextlib
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..runtime.engine import engine_for
 from ..runtime.progress import Progress
+from ..runtime.spark import driver_map, driver_threads
 from .batch_matrix import remember
 from .columns import BatchValues, value_counts
 from .rowkeys import raw_row_hashes
@@ -251,9 +251,9 @@ def add_numeric_matrix(stats: list, M: np.ndarray) -> None:
         return
     n_missing = np.isnan(M).sum(axis=0)
     n_known = M.shape[0] - n_missing
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-        vmin, vmax = np.nanmin(M, axis=0), np.nanmax(M, axis=0)
+    # np.nanmin and np.nanmax of a float matrix, without their warning for an all-NaN column (NaN then; the
+    # warnings filter they would need is not thread-safe: the driver's batches run on several threads)
+    vmin, vmax = np.fmin.reduce(M, axis=0), np.fmax.reduce(M, axis=0)
     tracked = np.array([s.distinct is not None for s in stats], bool)
     if M.shape[0] > 512 and tracked.any():
         _, new0 = _distinct_sorted(M[:512, tracked])
@@ -384,13 +384,43 @@ def driver_stats(batches: list, columns, *args) -> tuple:
     """:func:`batch_stats` of the driver's batches (``args``: its arguments after ``columns``), with progress
     against the columns (module sketch): (statistics, the batches kept for the encoding pass, each with the
     pass's matrix of its numeric columns remembered)."""
-    n_batches, finished, kept = max(len(batches), 1), [0], []
+    n_batches, finished = max(len(batches), 1), []
+    runs = _runs(batches, driver_threads())
+
+    def run_stats(run):
+        kept = []
+        return batch_stats(run, columns, *args, on_batch=lambda: finished.append(1), kept=kept), kept
+
     with Progress(len(columns), "statistics", unit="columns", brief=True) as progress, \
-            progress.tracking(lambda: len(columns) * finished[0] // n_batches):
-        stats = batch_stats(batches, columns, *args, on_batch=lambda: finished.__setitem__(0, finished[0] + 1),
-                            kept=kept)
+            progress.tracking(lambda: len(columns) * len(finished) // n_batches):
+        parts = driver_map(run_stats, runs)
         progress.advance(len(columns))
-    return stats, kept
+    stats = parts[0][0]
+    for part, _ in parts[1:]:
+        stats.merge(part)
+    return stats, [batch for _, kept in parts for batch in kept]
+
+
+def _runs(batches: list, n: int) -> list:
+    """The batches cut into at most ``n`` runs of consecutive ones (one at least), as even in rows as whole batches
+    allow.
+
+    Decision: the driver's statistics run over the runs on its threads, and merge (the statistics merge exactly
+    and in any order, as the Spark tasks' do). The pass spends its time in numpy, pyarrow and numba's nogil
+    kernels."""
+    if n <= 1 or len(batches) <= 1:
+        return [batches]
+    total = sum(b.num_rows for b in batches) or 1
+    runs, run, rows = [], [], 0
+    for b in batches:
+        run.append(b)
+        rows += b.num_rows
+        if len(runs) < n - 1 and rows * n >= total * (len(runs) + 1):
+            runs.append(run)
+            run = []
+    if run:
+        runs.append(run)
+    return runs
 
 
 @contextlib.contextmanager

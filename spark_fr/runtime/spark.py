@@ -58,6 +58,16 @@ def driver_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def driver_map(fn, items: list) -> list:
+    """``[fn(item) for item in items]`` computed on :func:`driver_threads` threads (``fn`` spends its time in code
+    that releases the GIL: numpy, pyarrow, numba's nogil kernels), the results in the items' order."""
+    threads = min(driver_threads(), len(items))
+    if threads <= 1:
+        return [fn(item) for item in items]
+    with ThreadPoolExecutor(threads, thread_name_prefix="spark_fr-driver") as pool:
+        return list(pool.map(fn, items))
+
+
 def driver_limit() -> float:
     """:data:`DRIVER_MAX_SECONDS`, or ``SPARK_FR_DRIVER_MAX_SECONDS`` when set (0: never work in the driver)."""
     limit = os.environ.get("SPARK_FR_DRIVER_MAX_SECONDS")

@@ -193,20 +193,21 @@ def test_matrix_statistics_equal_column_by_column_statistics(rows):
 
 
 def test_dense_matrix_equals_the_columns_one_by_one():
-    """:meth:`BatchValues.dense_matrix` (float64 columns in one Arrow call) against :meth:`BatchValues.dense` of each
-    column, for float64 columns with nulls, other numeric types, nominal columns, a column read twice, and a batch
-    that is a slice of a longer one (Arrow offsets)."""
+    """:meth:`BatchValues.dense_matrix` (float64 and float32 columns in one Arrow call each) against
+    :meth:`BatchValues.dense` of each column, for float64 and float32 columns with nulls (and a NaN), other numeric
+    types, nominal columns, a column read twice, and a batch that is a slice of a longer one (Arrow offsets)."""
     rng = np.random.default_rng(7)
     n = 50
     floats = [pa.array(np.where(rng.random(n) < 0.2, None, rng.normal(size=n)).tolist(), pa.float64()) for _ in range(4)]
     arrays = floats[:2] + [pa.array(rng.integers(-5, 5, n), pa.int32()), pa.array(["a", "b"] * (n // 2))] + floats[2:] \
-        + [pa.array([None] * n, pa.float64()), pa.array(np.r_[-0.0, np.inf, rng.normal(size=n - 2)], pa.float32())]
+        + [pa.array([None] * n, pa.float64()), pa.array(np.r_[-0.0, np.inf, rng.normal(size=n - 2)], pa.float32()),
+           pa.array(np.where(rng.random(n) < 0.2, None, np.r_[np.nan, rng.normal(size=n - 1)]).tolist(), pa.float32())]
     names = [f"c{i}" for i in range(len(arrays))]
     cols = [ColumnInfo(nm, "nominal" if nm == "c3" else "numeric", None, nm) for nm in names]
     cats = [["a", "b"] if c.kind == "nominal" else None for c in cols]
     whole = pa.RecordBatch.from_arrays(arrays, names=names)
     for batch in (whole, whole.slice(7, 30), whole.slice(0, 0)):
-        for idx in (list(range(len(cols))), [0, 1, 4, 5], [5, 0, 2, 0], [6], []):
+        for idx in (list(range(len(cols))), [0, 1, 4, 5], [5, 0, 2, 0], [6], [], [7, 8], [8, 0, 7, 2]):
             bv = BatchValues(batch, cols, cats)
             M = bv.dense_matrix(idx)
             expected = np.column_stack([BatchValues(batch, cols, cats).dense(i) for i in idx]) if idx \
@@ -262,8 +263,8 @@ def test_quantile_bins_equal_the_feature_by_feature_bins(q):
 
 def test_a_batch_remembers_its_statistics_matrix_for_the_encoding():
     """:mod:`spark_fr.data.batch_matrix`: the statistics pass's matrix of a driver batch's float64 columns (with nulls)
-    is what a later :meth:`BatchValues.dense_matrix` of any of them gives (a view for consecutive columns), read-only
-    and forgotten with its batch; a batch with a float32 column among them keeps none (read again, the same values)."""
+    is what a later :meth:`BatchValues.dense_matrix` of any of them gives (a view for consecutive columns), and is
+    forgotten with its batch; a batch with a float32 column among them keeps none (read again, the same values)."""
     import gc
 
     from spark_fr.data.batch_matrix import _REMEMBERED, remember, remembered_columns
@@ -288,8 +289,8 @@ def test_a_batch_remembers_its_statistics_matrix_for_the_encoding():
                 continue
             np.testing.assert_array_equal(got, BatchValues(batch, cols).dense_matrix(idx))
             assert got.flags.f_contiguous
-            if idx != [2, 0, 3]:  # consecutive: a view of the remembered matrix, which cannot be written
-                assert not got.flags.writeable and not got.flags.owndata
+            if idx != [2, 0, 3]:  # consecutive: a view of the remembered matrix
+                assert not got.flags.owndata
         np.testing.assert_array_equal(BatchValues(batch, cols).dense_matrix([2, 0, 3]), fresh)
     assert remembered_columns(batch, ["c0", "nope"]) is None
     n_before = len(_REMEMBERED)
@@ -364,3 +365,34 @@ def test_quantile_cuts_equal_numpys_inverted_cdf_quantiles_per_column(m):
             assert np.isnan(got[:, j]).all()
         else:
             np.testing.assert_array_equal(got[:, j], np.quantile(known, QUANTILE_PROBS, method="inverted_cdf"))
+
+
+def test_the_drivers_statistics_on_several_threads_equal_one_threads(monkeypatch):
+    """:func:`driver_stats` cuts the batches into runs of consecutive ones, one per driver thread, and merges their
+    statistics: the same statistics, sampled rows and batches (in order) as on one thread; the runs cover every batch
+    once, in order, as even in rows as whole batches allow."""
+    from spark_fr.data.stats import _runs, driver_stats
+
+    rng = np.random.default_rng(11)
+    batches = [random_batch(rng, int(n)) for n in rng.integers(0, 40, 9)]
+    results = {}
+    for threads in ("1", "2", "4"):
+        monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", threads)
+        results[threads] = driver_stats(batches, COLS, [False, False, True], 0, None, 25)
+    one, kept_one = results["1"]
+    assert kept_one == batches
+    for threads in ("2", "4"):
+        stats, kept = results[threads]
+        assert kept == batches and stats.n_rows == one.n_rows
+        for a, b in zip(stats.columns, one.columns):
+            assert (a.n_known, a.n_missing, a.vmin, a.vmax, a.counts) == (b.n_known, b.n_missing, b.vmin, b.vmax,
+                                                                          b.counts)
+            assert (a.distinct is None) == (b.distinct is None)
+        order, order_one = np.argsort(stats.sample.hashes), np.argsort(one.sample.hashes)
+        np.testing.assert_array_equal(stats.sample.hashes[order], one.sample.hashes[order_one])
+        np.testing.assert_array_equal(stats.sample.values[order], one.sample.values[order_one])
+    for n in (1, 2, 3, 20):
+        runs = _runs(batches, n)
+        assert [b for run in runs for b in run] == batches and 1 <= len(runs) <= n and all(runs)
+    rows = [sum(b.num_rows for b in run) for run in _runs(batches, 2)]
+    assert abs(rows[0] - rows[1]) <= 2 * max(b.num_rows for b in batches)
