@@ -39,8 +39,8 @@ class EncodingPlan:
     feature_categories : list
         Category lists of nominal features read from strings (None for the others).
     bins : list of FeatureBins
-    zero_codes : list of int
-        Code of the value 0 (implicit entries of sparse vectors).
+    zero_codes : list of int or None
+        Code of the value 0 of each feature held in a vector column (its implicit entries); None for the others.
     scale_offset, scale_width, scale_half : ndarray (D,)
         Numeric scaling for Relief: ``(x * half - offset) / width`` (see :mod:`spark_fr.scaling`).
     target_encoder : TargetEncoder

@@ -106,6 +106,12 @@ def column_statistics(spark, source, dataset: Dataset, cols: list, n_features: i
     return collect_stats(spark, source, cols, string_cols, vsize, dataset.error_column, sample_rows, n_features), None
 
 
+def zero_codes(features: list, bins: list) -> list:
+    """The code of the value 0 of each feature held in a vector column (its implicit entries), None for the others
+    (a wide table's 20,000 ordinary features spent 0.18 s encoding a zero each)."""
+    return [int(b.encode(np.zeros(1))[0]) if c.index is not None else None for c, b in zip(features, bins)]
+
+
 def resolve_target_type(spec: TaskSpec, columns: list, labels_xml: bool, method: str | None = None):
     """The target type of the run: ``spec.task``, or inferred from the target columns; checked against them
     and against the ranking method."""
@@ -171,7 +177,7 @@ def prepare(dataset: Dataset, spec: TaskSpec, *, outputs=("codes",), method: str
         except TaskError as err:
             raise InputError(str(err)) from None
         plan = EncodingPlan(cols[:len(features)], cols[len(features):], feature_categories, bins,
-                            [int(b.encode(np.zeros(1))[0]) for b in bins], offset, width, half, encoder,
+                            zero_codes(cols[:len(features)], bins), offset, width, half, encoder,
                             vector_size(columns), tuple(outputs))
         return PreparedInput(source, plan, stats, usable, target_type, n_rows, local, batches, timings, hierarchy)
     except BaseException:
