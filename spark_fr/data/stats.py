@@ -329,7 +329,7 @@ class DataStats:
 
 
 def batch_stats(batches, columns, string_columns, vector_size, error_column, sample_rows=None,
-                n_hashed: int | None = None, on_batch=None, kept: list | None = None) -> DataStats:
+                n_hashed: int | None = None, on_batch=None, remember_matrices: bool = False) -> DataStats:
     """Statistics of a sequence of Arrow batches (one partition, or the whole data on the driver).
 
     Parameters
@@ -345,9 +345,9 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
         ``n_hashed`` columns (the features; default all) (None: no sample).
     on_batch : callable, optional
         Called after each batch (progress).
-    kept : list, optional
-        The driver's batches, kept for the encoding pass: each batch is appended to it, the pass's matrix of its
-        numeric columns remembered with it (:func:`spark_fr.data.batch_matrix.remember`).
+    remember_matrices : bool
+        The driver's batches, kept for the encoding pass: the pass's matrix of each batch's numeric columns is
+        remembered with it (:func:`spark_fr.data.batch_matrix.remember`).
     """
     stats = DataStats(0, [ColumnStats() for _ in columns], sample=RowSample(sample_rows) if sample_rows else None)
     for batch in batches:
@@ -357,9 +357,8 @@ def batch_stats(batches, columns, string_columns, vector_size, error_column, sam
             stats.add_errors([e for e in batch.column(error_column).to_pylist() if e is not None])
         dense = [i for i, c in enumerate(columns) if not string_columns[i] and c.index is None]
         M = bv.dense_matrix(dense)  # column-major: one contiguous column each
-        if kept is not None:
+        if remember_matrices:
             remember(batch, [columns[i].column for i in dense], M)
-            kept.append(batch)
         add_numeric_matrix([stats.columns[i] for i in dense], M)
         for i, c in enumerate(columns):
             if string_columns[i]:
@@ -388,17 +387,16 @@ def driver_stats(batches: list, columns, *args) -> tuple:
     runs = _runs(batches, driver_threads())
 
     def run_stats(run):
-        kept = []
-        return batch_stats(run, columns, *args, on_batch=lambda: finished.append(1), kept=kept), kept
+        return batch_stats(run, columns, *args, on_batch=lambda: finished.append(1), remember_matrices=True)
 
     with Progress(len(columns), "statistics", unit="columns", brief=True) as progress, \
             progress.tracking(lambda: len(columns) * len(finished) // n_batches):
         parts = driver_map(run_stats, runs)
         progress.advance(len(columns))
-    stats = parts[0][0]
-    for part, _ in parts[1:]:
+    stats = parts[0]
+    for part in parts[1:]:
         stats.merge(part)
-    return stats, [batch for _, kept in parts for batch in kept]
+    return stats, batches
 
 
 def _runs(batches: list, n: int) -> list:
