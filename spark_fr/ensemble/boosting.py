@@ -66,7 +66,7 @@ from functools import partial
 
 import numpy as np
 
-from ..data.blocks import collect_encoded
+from ..data.blocks import codes_of_rows, collect_encoded
 from ..data.prepare import prepare
 from ..errors import InputError
 from ..pct import scores as pct_scores
@@ -456,7 +456,7 @@ def rank_boosting(spark, dataset, spec, params: BoostingParams, semi_supervised:
     except TaskError as err:
         raise InputError(str(err)) from None
     lower, upper, _ = encoded.bin_arrays()
-    data = BoostingData(np.ascontiguousarray(encoded.codes[:, rows]), encoded.nominal, lower, upper,
+    data = BoostingData(codes_of_rows(encoded.codes, rows), encoded.nominal, lower, upper,
                         fitted.targets(encoded.Y[rows]), encoded.row_keys[rows], fitted,
                         relations=feature_relations(dataset, encoded.feature_names))
     if params.cv_folds:

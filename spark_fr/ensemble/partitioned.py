@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from ..data.blocks import block_parts, encoding_progress
+from ..data.blocks import block_parts, codes_of_rows, encoding_progress
 from ..data.rowkeys import distinct_keys, occurrence_keys
 from ..runtime.engine import engine_for
 from ..runtime.groups import contiguous_groups
@@ -58,9 +58,9 @@ def labelled_block(b: dict) -> dict:
     Y = b["Y"]
     if isinstance(Y, SparseLabels):
         keep = Y.labelled
-        return {"codes": np.ascontiguousarray(b["codes"][:, keep]), "Y": Y[keep], "keys": b["keys"][keep]}
+        return {"codes": codes_of_rows(b["codes"], keep), "Y": Y[keep], "keys": b["keys"][keep]}
     keep = ~np.all(np.isnan(Y), axis=1) if Y.shape[1] else np.ones(b["m"], bool)
-    return {"codes": np.ascontiguousarray(b["codes"][:, keep]), "Y": np.ascontiguousarray(Y[keep]),
+    return {"codes": codes_of_rows(b["codes"], keep), "Y": np.ascontiguousarray(Y[keep]),
             "keys": b["keys"][keep]}
 
 

@@ -22,7 +22,7 @@ import logging
 
 import numpy as np
 
-from ..data.blocks import collect_encoded
+from ..data.blocks import codes_of_rows, collect_encoded
 from ..data.prepare import prepare
 from ..errors import InputError
 from ..results import MethodRun
@@ -191,7 +191,7 @@ def rank_ensemble(spark, dataset, spec, params: EnsembleParams, semi_supervised:
         raise InputError(str(err)) from None
     lower, upper, _ = encoded.bin_arrays()
     Yl = fitted.targets(Y[rows])
-    tree_data = TreeData(np.ascontiguousarray(encoded.codes[:, rows]), encoded.nominal, lower, upper,
+    tree_data = TreeData(codes_of_rows(encoded.codes, rows), encoded.nominal, lower, upper,
                          fitted.clustering_input(Yl), Yl, fitted.prototype_columns(Yl),
                          encoded.row_keys[rows], fitted,
                          relations=feature_relations(dataset, encoded.feature_names))

@@ -4,6 +4,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
+from spark_fr.data.blocks import codes_of_rows
 from spark_fr.data.columns import BatchValues, category_indices, numeric_array, vector_csr
 from spark_fr.data.plan import feature_bins, nominal_categories, target_columns
 from spark_fr.data.rowkeys import content_keys, distinct_keys, raw_row_hashes
@@ -394,3 +395,15 @@ def test_the_drivers_statistics_on_several_threads_equal_one_threads(monkeypatch
         assert [b for run in runs for b in run] == batches and 1 <= len(runs) <= n and all(runs)
     rows = [sum(b.num_rows for b in run) for run in _runs(batches, 2)]
     assert abs(rows[0] - rows[1]) <= 2 * max(b.num_rows for b in batches)
+
+
+@pytest.mark.parametrize("kept", ["all", "some", "none"])
+def test_codes_of_rows_equal_a_boolean_mask(kept):
+    rng = np.random.default_rng(7)
+    codes = rng.integers(0, 256, size=(30, 50), dtype=np.uint8)
+    rows = {"all": np.ones(50, bool), "some": rng.random(50) < 0.6, "none": np.zeros(50, bool)}[kept]
+    got = codes_of_rows(codes, rows)
+    np.testing.assert_array_equal(got, codes[:, rows])
+    assert got.flags.c_contiguous
+    assert (got is codes) == (kept == "all")  # every row kept: no copy
+    assert codes_of_rows(np.asfortranarray(codes), rows).flags.c_contiguous  # a column-major input is copied
