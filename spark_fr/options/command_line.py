@@ -83,6 +83,21 @@ def help_text(opt: Option) -> str:
     return opt.help + ("" if shown in (None, False, "") else f" (default: {shown})")
 
 
+class ChoicesMetavar:
+    """The metavar of a :class:`~spark_fr.options.kinds.Choice` option: its words joined by ``|`` when argparse
+    prints a usage or help text.
+
+    Decision: joined on demand, not when the parser is built: the ``--task`` words are the task registry's, whose
+    import (every task and numba, ~0.4 s of one core) then waited in the main thread before the job could start
+    its warm-up thread and read its input."""
+
+    def __init__(self, kind: Choice):
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return "|".join(self.kind.choices)
+
+
 def add_option(group, opt: Option) -> None:
     """Add ``opt`` to an argparse group: a flag (with ``--no-<name>`` when negatable), else an option taking one
     value parsed by its kind; the value defaults to None."""
@@ -96,7 +111,7 @@ def add_option(group, opt: Option) -> None:
         ex.add_argument("--no-" + opt.flag[2:], dest=opt.name, action="store_false", default=None,
                         help=f"do not {opt.help}" if " " in opt.help else None)
         return
-    metavar = "|".join(opt.kind.choices) if isinstance(opt.kind, Choice) else None
+    metavar = ChoicesMetavar(opt.kind) if isinstance(opt.kind, Choice) else None
     group.add_argument(opt.flag, dest=opt.name, type=parse_with(opt), default=None, help=text, metavar=metavar)
 
 

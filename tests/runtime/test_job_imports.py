@@ -18,3 +18,18 @@ def test_the_rank_jobs_modules_import_neither_pandas_nor_pyspark_ml():
     out = subprocess.run([sys.executable, "-c", PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+PARSER_PROBE = """import json, sys
+from spark_fr.cli import JOB
+JOB.parser().parse_args(["--input", "x.csv", "--targets", "y"])
+print(json.dumps([m for m in ("numba", "spark_fr.tasks.registry") if m in sys.modules]))
+"""
+
+
+def test_the_rank_jobs_command_line_is_parsed_without_numba():
+    """The main thread parses the command line before it starts the warm-up thread: the task registry (every task,
+    numba: ~0.4 s) is imported there, beside the input's read, not while the parser is built."""
+    out = subprocess.run([sys.executable, "-c", PARSER_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
