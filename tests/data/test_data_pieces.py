@@ -9,7 +9,7 @@ from spark_fr.data.columns import BatchValues, category_indices, numeric_array, 
 from spark_fr.data.plan import feature_bins, nominal_categories, target_columns
 from spark_fr.data.rowkeys import content_keys, distinct_keys, raw_row_hashes
 from spark_fr.data.schema import ColumnInfo
-from spark_fr.data.stats import ColumnStats, batch_stats
+from spark_fr.data.stats import ColumnStats, batch_stats, gather_rows, stack_blocks
 
 VECTOR = pa.struct([("type", pa.int8()), ("size", pa.int32()), ("indices", pa.list_(pa.int32())),
                     ("values", pa.list_(pa.float64()))])
@@ -407,3 +407,14 @@ def test_codes_of_rows_equal_a_boolean_mask(kept):
     assert got.flags.c_contiguous
     assert (got is codes) == (kept == "all")  # every row kept: no copy
     assert codes_of_rows(np.asfortranarray(codes), rows).flags.c_contiguous  # a column-major input is copied
+
+
+def test_gather_rows_equals_the_stacked_blocks_rows():
+    rng = np.random.default_rng(3)
+    blocks = [np.asfortranarray(rng.random((n, 7))) for n in (5, 0, 9, 4)]
+    stacked = np.vstack(blocks)
+    for idx in (np.arange(18), np.sort(rng.choice(18, 6, replace=False)), np.array([0, 17]), np.arange(5, 14)):
+        got = gather_rows(blocks, idx)
+        np.testing.assert_array_equal(got, stacked[idx])
+        assert got.flags.f_contiguous
+    np.testing.assert_array_equal(stack_blocks(blocks), stacked)
