@@ -316,7 +316,21 @@ class ArffBatches(BatchSource):
                     yield pa.RecordBatch.from_arrays([pa.array(chunk, pa.string())], names=["value"])
 
     def driver_batches(self):
-        return [b.select(self.names) for b in self.parse(self._lines())]
+        """The parsed batches, on the driver: each window of :func:`~spark_fr.runtime.spark.driver_threads` batches
+        of lines parsed on the driver's threads (pyarrow's CSV reader releases the GIL; a batch's parse does not
+        depend on the others'); at most one window of lines held at a time."""
+        from ...runtime.spark import driver_map, driver_threads
+
+        def parsed(lines):
+            return [b.select(self.names) for b in self.parse([lines])]
+
+        out, window = [], []
+        for lines in self._lines():
+            window.append(lines)
+            if len(window) == driver_threads():
+                out += [b for part in driver_map(parsed, window) for b in part]
+                window = []
+        return out + [b for part in driver_map(parsed, window) for b in part]
 
     def _frame(self, spark):
         if self._df is None:
