@@ -324,10 +324,10 @@ class ArffBatches(BatchSource):
         def parsed(lines):
             return [b.select(self.names) for b in self.parse([lines])]
 
-        out, window = [], []
+        out, window, threads = [], [], driver_threads()
         for lines in self._lines():
             window.append(lines)
-            if len(window) == driver_threads():
+            if len(window) == threads:
                 out += [b for part in driver_map(parsed, window) for b in part]
                 window = []
         return out + [b for part in driver_map(parsed, window) for b in part]
