@@ -68,6 +68,18 @@ def driver_map(fn, items: list) -> list:
         return list(pool.map(fn, items))
 
 
+def driver_map_stream(fn, items) -> list:
+    """:func:`driver_map` over an iterable read in windows of :func:`driver_threads` items: at most one window of
+    items is held at a time (the results are all kept), the results in the items' order."""
+    out, window, threads = [], [], driver_threads()
+    for item in items:
+        window.append(item)
+        if len(window) == threads:
+            out += driver_map(fn, window)
+            window = []
+    return out + driver_map(fn, window)
+
+
 def driver_limit() -> float:
     """:data:`DRIVER_MAX_SECONDS`, or ``SPARK_FR_DRIVER_MAX_SECONDS`` when set (0: never work in the driver)."""
     limit = os.environ.get("SPARK_FR_DRIVER_MAX_SECONDS")

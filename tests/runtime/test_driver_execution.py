@@ -265,3 +265,24 @@ def test_a_users_started_local_session_leaves_the_work_on_the_driver(spark, monk
         got, _, here = run_units(spark, 3, list(range(6)), _square_units, _merge_units, {}, plan,
                                  estimated_seconds=10_000.0)
         assert got == expected and here == units_here, (threads, limit, here)
+
+
+@pytest.mark.parametrize("threads", ["1", "3"])
+def test_driver_map_stream_reads_one_window_at_a_time(monkeypatch, threads):
+    from spark_fr.runtime.spark import driver_map_stream
+
+    monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", threads)
+    window, produced = int(threads), []
+
+    def items():
+        for i in range(10):
+            produced.append(i)
+            yield i
+
+    def fn(i):  # the item's window is read, the next one not yet
+        return i * i, len(produced)
+
+    got = driver_map_stream(fn, items())
+    assert [v for v, _ in got] == [i * i for i in range(10)]
+    assert all(seen <= min(10, (i // window + 1) * window) for i, (_, seen) in enumerate(got))
+    assert driver_map_stream(fn, iter([])) == []

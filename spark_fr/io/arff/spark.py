@@ -316,21 +316,15 @@ class ArffBatches(BatchSource):
                     yield pa.RecordBatch.from_arrays([pa.array(chunk, pa.string())], names=["value"])
 
     def driver_batches(self):
-        """The parsed batches, on the driver: each window of :func:`~spark_fr.runtime.spark.driver_threads` batches
-        of lines parsed on the driver's threads (pyarrow's CSV reader releases the GIL; a batch's parse does not
-        depend on the others'); at most one window of lines held at a time."""
-        from ...runtime.spark import driver_map, driver_threads
+        """The parsed batches, on the driver: the batches of lines parsed on the driver's threads (pyarrow's CSV
+        reader releases the GIL; a batch's parse does not depend on the others'), at most one window of them held
+        at a time (:func:`~spark_fr.runtime.spark.driver_map_stream`)."""
+        from ...runtime.spark import driver_map_stream
 
         def parsed(lines):
             return [b.select(self.names) for b in self.parse([lines])]
 
-        out, window, threads = [], [], driver_threads()
-        for lines in self._lines():
-            window.append(lines)
-            if len(window) == threads:
-                out += [b for part in driver_map(parsed, window) for b in part]
-                window = []
-        return out + [b for part in driver_map(parsed, window) for b in part]
+        return [b for part in driver_map_stream(parsed, self._lines()) for b in part]
 
     def _frame(self, spark):
         if self._df is None:
