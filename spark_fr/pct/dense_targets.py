@@ -4,17 +4,18 @@ Sketch
 ------
 The backend's state (:data:`DenseState`) holds Z, whether the tree's rows have a missing target value, the
 node's :data:`~spark_fr.pct.impurity.Sums` ``T``, two scratch sums ``L`` and ``R`` and the histogram of the
-feature being searched. The rows' targets travel with the rows (:data:`~spark_fr.pct.node_rows.NodeRows`'
-``targets``, in node order). Its operations, as :mod:`spark_fr.pct.targets` names them:
+feature being searched: over 256 codes, or over a small node's present codes (numeric feature, complete
+targets, best splitter: :func:`~spark_fr.pct.histogram.fill_small_histogram`). The rows' targets travel with
+the rows (:data:`~spark_fr.pct.node_rows.NodeRows`' ``targets``, in node order). Its operations, as
+:mod:`spark_fr.pct.targets` names them:
 
     moved_targets    Z, whose rows the node rows keep and move (node_rows)
     node_totals      T <- sums of the node's rows; (W, P = |E| impu(E) by (*), |S|^2)
-    histogram        the feature's histogram over the node (spark_fr.pct.histogram), reading the node's
-                     targets in node order
-    best_test        the feature's best test against the node's totals, or (fractional) its known rows'
-                     (T minus the missing code's cell): numeric by spark_fr.pct.numeric, nominal by
-                     spark_fr.pct.subsets
-    clear            reset the histogram's marks
+    search_feature   the feature's histogram over the node (spark_fr.pct.histogram, reading the node's
+                     targets in node order; the small one at a node of at most SMALL_NODE_ROWS rows), its
+                     best test against the node's totals, or (fractional) its known rows' (T minus the
+                     missing code's cell): numeric by spark_fr.pct.numeric, nominal by spark_fr.pct.subsets;
+                     the 256-code histogram's touched cells reset after
     add_column_gain  per-column reductions of a learned split (per-target Genie3)
     children_gain    |E| impu(E) - |E_L| impu(E_L) - |E_R| impu(E_R) over the weighted rows of a fractional
                      split, and its per-column reductions
@@ -36,29 +37,38 @@ from collections import namedtuple
 import numpy as np
 from numba import njit
 
-from .config import MISSING_FRACTIONAL, SPLITTER_RANDOM
-from .histogram import Histogram, clear_histogram, fill_histogram
+from .config import MISSING_FRACTIONAL, SPLITTER_BEST, SPLITTER_RANDOM
+from .histogram import (SMALL_NODE_ROWS, Histogram, clear_histogram, feature_varies, fill_histogram,
+                        fill_small_histogram)
 from .impurity import (NodeTotals, Totals, has_missing_targets, impurity_sum, known_totals, new_sums, node_totals,
                        ss, totals)
-from .jit import BORROWING, KERNEL
+from .jit import BORROWING, INLINE, KERNEL
 from .numeric import random_threshold, scan_numeric_complete, scan_numeric_missing, split_at_threshold
 from .subsets import best_subset
 
 #: the dense backend's state: ``Z`` (n, K), ``has_missing`` (any missing value in the tree's rows), the node's
-#: sums ``T``, scratch sums ``L`` (a left side) and ``R`` (known rows, a right side) and the feature's ``hist``
-DenseState = namedtuple("DenseState", ["Z", "has_missing", "T", "L", "R", "hist"])
+#: sums ``T``, scratch sums ``L`` (a left side) and ``R`` (known rows, a right side), the feature's ``hist`` (256
+#: codes) or ``small`` histogram (its ``codes``: each cell's code) and the latter's sort ``keys``; ``small_rows``:
+#: the most rows of a node whose numeric features are searched on the small one (0: none, with missing targets or
+#: the random splitter)
+DenseState = namedtuple("DenseState", ["Z", "has_missing", "T", "L", "R", "hist", "small", "keys", "small_rows"])
 
 
 @njit(**KERNEL)
-def new_dense_state(targets, rows, nominal):
-    """The state of a tree grown on ``rows`` of the clustering matrix ``targets`` (Z; ``nominal``: unused)."""
+def new_dense_state(targets, rows, nominal, config):
+    """The state of a tree grown on ``rows`` of the clustering matrix ``targets`` (Z; ``nominal``: unused) with the
+    tree's GrowConfig ``config``."""
     Z = targets
     K = Z.shape[1]
     has_missing = has_missing_targets(Z, rows)
     hist = Histogram(np.zeros(256), np.zeros((256, K)), np.zeros((256, K)),
                      np.zeros((256, K) if has_missing else (1, 1)), np.zeros(256, np.int64),
                      np.empty(rows.shape[0], np.uint8))
-    return DenseState(Z, has_missing, new_sums(K), new_sums(K), new_sums(K), hist)
+    small = Histogram(np.zeros(256), np.zeros((256, K)), np.zeros((1, 1)), np.zeros((1, 1)), np.arange(256),
+                      np.zeros(256, np.uint8))
+    small_rows = SMALL_NODE_ROWS if not has_missing and config.splitter == SPLITTER_BEST else 0
+    return DenseState(Z, has_missing, new_sums(K), new_sums(K), new_sums(K), hist, small,
+                      np.zeros(2 * SMALL_NODE_ROWS, np.int32), small_rows)
 
 
 @njit(**BORROWING)
@@ -68,11 +78,38 @@ def dense_node_totals(tb, nr, start, end):
     return NodeTotals(W, P, sT2)
 
 
+@njit(**INLINE)
+def small_search(tb, X, f, nr, start, end, node, config):
+    """Feature f's present codes and best test (h, threshold code, missing_left) at a node of at most
+    ``tb.small_rows`` rows (totals ``node``; a numeric feature, complete targets, the best splitter): its small
+    histogram (:func:`~spark_fr.pct.histogram.fill_small_histogram` into ``tb.small``) scanned as the 256-code one,
+    the best cell translated to its code."""
+    pc = fill_small_histogram(X, f, nr, start, end, nr.targets[start:], tb.keys, tb.small)
+    fractional = config.missing == MISSING_FRACTIONAL
+    if not feature_varies(pc, fractional):
+        return pc, -np.inf, -1, False
+    parent = Totals(node.W, node.P, node.sT2, tb.T, pc.MW)
+    if fractional and pc.MW > 0.0:
+        W, P, sT2 = known_totals(parent, tb.small, False, tb.R)
+        parent = Totals(W, P, sT2, tb.R, 0.0)
+    h, b, ml = scan_numeric_complete(tb.small, pc, parent, config.min_leaf, tb.L)
+    return pc, h, np.int64(tb.small.codes[b]) if b >= 0 else b, ml
+
+
 @njit(**BORROWING)
-def dense_histogram(tb, X, f, nr, start, end):
-    """The histogram of feature f over the node into ``tb.hist`` (the node's targets read in node order from
-    ``nr.targets``); its present codes."""
-    return fill_histogram(X, f, nr, start, end, nr.targets[start:], tb.has_missing, tb.hist)
+def dense_search_feature(tb, search, codes, f, nr, span, node, config):
+    """Feature f at the node rows ``span`` = (start, end) (totals ``node``): its present codes and, if it
+    varies, its best test (h, threshold code or -1 for a nominal test, missing_left; h = -inf if none); the
+    histogram is reset after. A numeric feature at a node of at most ``tb.small_rows`` rows: :func:`small_search`."""
+    start, end = span
+    if end - start <= tb.small_rows and not codes.nominal[f]:
+        return small_search(tb, codes.X, f, nr, start, end, node, config)
+    pc = fill_histogram(codes.X, f, nr, start, end, nr.targets[start:], tb.has_missing, tb.hist)
+    h, thr, ml = -np.inf, -1, False
+    if feature_varies(pc, config.missing == MISSING_FRACTIONAL):
+        h, thr, ml = dense_best_test(tb, search, codes, f, pc, node, config)
+    clear_histogram(tb.hist, pc.nt)
+    return pc, h, thr, ml
 
 
 @njit(**KERNEL)
@@ -92,13 +129,7 @@ def dense_end_node(tb):
     """Nothing to forget: the dense state keeps no per-node marks."""
 
 
-@njit(**BORROWING)
-def dense_clear(tb, nt):
-    """Reset the feature's histogram to zeros (its ``nt`` touched codes' cells)."""
-    clear_histogram(tb.hist, nt)
-
-
-@njit(**BORROWING)
+@njit(**INLINE)
 def dense_best_test(tb, search, codes, f, pc, node, config):
     """The best test of feature f (present codes ``pc``, its histogram in ``tb.hist``) at a node of totals
     ``node``: (h, threshold code or -1 for a nominal test, missing_left); h = -inf if none is

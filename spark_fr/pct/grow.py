@@ -190,7 +190,7 @@ def grow_tree(codes, targets, w, rows, config):
     cap = node_capacity(m, total_weight, config.min_leaf, fractional)
     config = GrowConfig(leaf_weight_floor(config.min_leaf, fractional), config.max_depth, config.max_features,
                         config.splitter, config.missing, config.resample_constant, config.track_columns, config.seed)
-    tb = new_state(targets, rows, codes.nominal)
+    tb = new_state(targets, rows, codes.nominal, config)
     nodes = _tree_arrays(cap)
     tests = TreeTests(nodes.feature, nodes.threshold, nodes.missing_left, nodes.mask, nodes.left, nodes.right,
                       codes.nominal, nodes.left_share)

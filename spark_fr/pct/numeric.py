@@ -35,13 +35,15 @@ def better(best, h, b, ml):
     return best
 
 
-@njit(**BORROWING)
+@njit(**INLINE)
 def scan_numeric_complete(hist, pc, parent, min_leaf, left):
     """Best threshold of a numeric feature when every target column is complete (the hot path).
 
     The gain of :func:`~spark_fr.pct.impurity.evaluate_partition` for complete targets, unrolled over the
     thresholds; only ``left.S`` is used. Returns (h, threshold code, missing_left); h = -inf when no threshold
-    is valid.
+    is valid. Over a small histogram (:func:`~spark_fr.pct.histogram.fill_small_histogram`) the threshold is a
+    cell, the caller translates it to a code. Inlined (numba IR) into its callers: called once per node and
+    feature, the call's by-value arguments cost a tenth of the grower at the small nodes.
     """
     touched, hw, hs = hist.touched, hist.w, hist.s
     TW, TS, MW = parent.W, parent.sums.S, parent.MW

@@ -7,13 +7,13 @@ Sketch
         replacement: the random-forest subset, all features for bagging; as in the thesis and CLUS a sampled
         feature that is constant in the node counts, so the node can become a leaf; optionally, as in
         scikit-learn, constant features are skipped and more are drawn):
-            pc <- histogram(f)                             the codes of f present in the node
-            h, test <- best_test(f)                        the target backend's (spark_fr.pct.targets)
+            pc, h, test <- search_feature(f)               the codes of f present in the node and, if f
+                                                           varies, its best test: the target backend's
+                                                           (spark_fr.pct.targets)
             best <- keep_better(best, (h, f, test))        strictly greater wins (the first of equal ones)
-            clear(f)
 
-The histogram and the best test of a feature are the target backend's operations; the loop over features,
-the random draws and the tie rule are written here once.
+A feature's histogram and best test are the target backend's operation; the loop over features, the random
+draws and the tie rule are written here once.
 """
 from __future__ import annotations
 
@@ -24,8 +24,9 @@ from numba import njit
 
 from ..runtime.rng import rand_below
 from .config import MISSING_FRACTIONAL
+from .histogram import feature_varies
 from .jit import BORROWING, INLINE, KERNEL
-from .targets import best_test, clear, histogram
+from .targets import search_feature
 
 #: a split: its gain ``h``, the tested ``feature`` (-1: none), the numeric ``threshold`` code and
 #: ``missing_left`` (a nominal split's mask is kept in the :data:`Search`)
@@ -87,14 +88,12 @@ def best_split(codes, tb, search, nr, start, end, node, config):
     n_eval = 0
     for visited in range(D):
         f = draw_feature(search.state, search.feats, visited)
-        pc = histogram(tb, codes.X, f, nr, start, end)
-        varies = pc.n_known >= 2 if fractional else pc.nt >= 2
+        pc, h, thr, ml = search_feature(tb, search, codes, f, nr, (start, end), node, config)
+        varies = feature_varies(pc, fractional)
         if varies or not config.resample_constant:  # a feature constant in the node counts, unless resampled
             n_eval += 1
         if varies:
-            h, thr, ml = best_test(tb, search, codes, f, pc, node, config)
             best = keep_better(best, Split(h, f, thr, ml), codes.nominal[f], search)
-        clear(tb, pc.nt)
         if n_eval >= max_features:
             break
     return best

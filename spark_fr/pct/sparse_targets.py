@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .config import MISSING_FRACTIONAL, SPLITTER_RANDOM
-from .histogram import Histogram, PresentCodes, clear_weights, order_codes
+from .histogram import Histogram, PresentCodes, clear_weights, feature_varies, order_codes
 from .impurity import NodeTotals, Sums, Totals
 from .jit import BORROWING, INLINE, KERNEL
 from .node_rows import MISSING, code_at
@@ -68,8 +68,9 @@ SweepTotals = namedtuple("SweepTotals", ["W", "MW", "base", "sM2", "crossT"])
 
 
 @njit(**KERNEL)
-def new_sparse_state(targets, rows, nominal):
-    """The state of a tree grown on ``rows`` of ``targets`` (nominal features: the compact scratch too)."""
+def new_sparse_state(targets, rows, nominal, config):
+    """The state of a tree grown on ``rows`` of ``targets`` (nominal features: the compact scratch too;
+    ``config``: unused)."""
     K = targets.n_columns
     m = rows.shape[0]
     present = LabelSet(np.zeros(K, np.int64), np.zeros(K, np.bool_), np.zeros(K, np.int64), np.zeros(1, np.int64))
@@ -456,3 +457,17 @@ def sparse_children_gain(tb, gains, f, track, nr, children, node):
     PL = max(LQ - sl2 / LW, 0.0)
     PR = max(RQ - sr2 / RW, 0.0)
     return node.P - PL - PR
+
+
+@njit(**BORROWING)
+def sparse_search_feature(tb, search, codes, f, nr, span, node, config):
+    """Feature f at the node rows ``span`` = (start, end) (totals ``node``): its present codes (the rows
+    bucketed by code, :func:`sparse_histogram`) and, if it varies, its best test (:func:`sparse_best_test`;
+    h = -inf if none); the buckets are reset after."""
+    start, end = span
+    pc = sparse_histogram(tb, codes.X, f, nr, start, end)
+    h, thr, ml = -np.inf, -1, False
+    if feature_varies(pc, config.missing == MISSING_FRACTIONAL):
+        h, thr, ml = sparse_best_test(tb, search, codes, f, pc, node, config)
+    sparse_clear(tb, pc.nt)
+    return pc, h, thr, ml

@@ -8,7 +8,8 @@ import pytest
 from spark_fr.pct.config import SPLITTER_BEST
 from spark_fr.pct.dense_targets import DenseState, dense_column_gain
 from spark_fr.pct.grow import _push_children, _tree_arrays
-from spark_fr.pct.histogram import Histogram, clear_histogram, fill_histogram
+from spark_fr.pct.histogram import (SMALL_NODE_ROWS, Histogram, clear_histogram, fill_histogram,
+                                   fill_small_histogram)
 from spark_fr.pct.impurity import NodeTotals, Totals, new_sums, node_totals
 from spark_fr.pct.node_rows import Children, NodeRows, TreeTests, goes_left, node_rows, partition, split_fractional
 from spark_fr.pct.numeric import random_threshold, scan_numeric_complete, scan_numeric_missing, split_at_threshold
@@ -178,6 +179,44 @@ def test_node_totals_and_histogram_are_weighted_sums():
         assert not any(a.any() for a in hist[:4])
         assert fill_histogram(nd.X, 0, nd.nr, nd.start, nd.end, nd.G, nd.has_missing, hist) == nd.pc
         assert all(np.array_equal(a, b) for a, b in zip(first, hist[:4]))
+
+
+def _histogram(K, m):
+    return Histogram(np.zeros(256), np.zeros((256, K)), np.zeros((1, 1)), np.zeros((1, 1)), np.arange(256),
+                     np.zeros(m, np.uint8))
+
+
+def test_small_histogram_is_the_256_code_one_to_the_bit():
+    """A node of at most SMALL_NODE_ROWS rows: the small histogram's cells are the 256-code histogram's cells of
+    the same codes, in the same order, to the bit (codes read from X or from the node codes; the missing code's
+    cell last and in cell MISSING), and the numeric scan over it finds the same threshold with the same gain."""
+    bits = np.ndarray.view
+    for seed in range(80):
+        nd = Node(seed, n_codes=[1, 2, 5, 12, 40][seed % 5], p_missing_code=[0.0, 0.3, 0.9][seed % 3])
+        start = nd.start
+        end = min(nd.end, start + int(nd.rng.integers(1, SMALL_NODE_ROWS + 1)))
+        K = nd.Z.shape[1]
+        T = new_sums(K)
+        TW, P, sT2 = node_totals(nd.nr, start, end, False, T)
+        big = _histogram(K, nd.rows.size)
+        pc = fill_histogram(nd.X, 0, nd.nr, start, end, nd.nr.targets[start:], False, big)
+        for nr in (nd.nr, node_rows(nd.rows.copy(), nd.w, nd.rows.size, nd.X, nd.Z)):
+            small = _histogram(K, 256)
+            spc = fill_small_histogram(nd.X, 0, nr, start, end, nr.targets[start:],
+                                       np.zeros(2 * SMALL_NODE_ROWS, np.int32), small)
+            assert spc == pc
+            cells = list(range(pc.nt)) + ([MISSING] if pc.n_known < pc.nt else [])
+            for t, c in enumerate(cells):
+                b = big.touched[min(t, pc.nt - 1)]
+                assert small.codes[min(c, pc.nt - 1)] == b
+                assert bits(small.w[c:c + 1], np.uint64) == bits(big.w[b:b + 1], np.uint64)
+                assert np.array_equal(bits(small.s[c], np.uint64), bits(big.s[b], np.uint64))
+            for min_leaf in (1.0, 2.0):
+                parent = Totals(TW, P, sT2, T, pc.MW)
+                h, b, ml = scan_numeric_complete(big, pc, parent, min_leaf, new_sums(K))
+                hs, c, mls = scan_numeric_complete(small, spc, parent, min_leaf, new_sums(K))
+                assert (hs == h or h == -np.inf == hs) and ml == mls
+                assert (small.codes[c] if c >= 0 else -1) == b
 
 
 @pytest.mark.parametrize("p_missing_target", [0.0, 0.15])
@@ -426,7 +465,8 @@ def test_column_gain_is_the_per_column_reduction():
         nd.rows[nd.start:nd.end] = np.concatenate([nrows[left], nrows[~left]])
         mid = nd.start + int(left.sum())
         column_gain = np.zeros((2, nd.Z.shape[1]))
-        tb = DenseState(nd.Z, nd.has_missing, nd.T, nd.L, new_sums(nd.Z.shape[1]), nd.hist)
+        tb = DenseState(nd.Z, nd.has_missing, nd.T, nd.L, new_sums(nd.Z.shape[1]), nd.hist, nd.hist,
+                        np.zeros(0, np.int32), 0)
         dense_column_gain(tb, column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size, None, nd.Z),
                           Children(0, nd.start, mid, mid, nd.end), NodeTotals(nd.TW, nd.P, nd.sT2))
         Zs, ws = nd.Z[nrows], nd.w[nrows]

@@ -13,8 +13,8 @@ from spark_fr.pct.histogram import Codes
 from spark_fr.pct.node_rows import Children, TreeTests, node_rows, partition, split_fractional
 from spark_fr.pct.search import new_search
 from spark_fr.pct.sparse_targets import SparseTargets
-from spark_fr.pct.targets import (add_column_gain, best_test, children_gain, clear, end_node, histogram,
-                                  moved_targets, n_columns, new_state, node_totals)
+from spark_fr.pct.targets import (add_column_gain, children_gain, end_node, moved_targets, n_columns, new_state,
+                                  node_totals, search_feature)
 from spark_fr.pct.tree import grow
 from spark_fr.tasks.hmlc import HMLC
 from spark_fr.tasks.base import column_moments
@@ -195,7 +195,7 @@ def node_operations(codes, targets, w, rows, start, end, config):
     """A target backend's operations on the node ``rows[start:end]``: its totals (W, P), and per feature its
     present codes (nt, n_known, MW), its best test (h, threshold, missing_left) and that test's mask."""
     fractional = config.missing == MISSING_FRACTIONAL
-    tb = new_state(targets, rows, codes.nominal)
+    tb = new_state(targets, rows, codes.nominal, config)
     nr = node_rows(rows, w, rows.shape[0], None, moved_targets(tb))
     node = node_totals(tb, nr, start, end)
     D = codes.X.shape[0]
@@ -204,13 +204,11 @@ def node_operations(codes, targets, w, rows, start, end, config):
     tests = np.full((D, 3), -np.inf)
     masks = np.zeros((D, 4), np.uint64)
     for f in range(D):
-        pc = histogram(tb, codes.X, f, nr, start, end)
+        pc, h, thr, ml = search_feature(tb, search, codes, f, nr, (start, end), node, config)
         present[f, 0], present[f, 1], present[f, 2] = pc.nt, pc.n_known, pc.MW
         if pc.n_known >= 2 or (not fractional and pc.nt >= 2):
-            h, thr, ml = best_test(tb, search, codes, f, pc, node, config)
             tests[f, 0], tests[f, 1], tests[f, 2] = h, thr, 1.0 if ml else 0.0
             masks[f] = search.mask
-        clear(tb, pc.nt)
     end_node(tb)
     return np.array([node.W, node.P]), present, tests, masks
 
@@ -220,7 +218,7 @@ def split_operations(codes, targets, w, rows, start, end, config, tests):
     """The node ``rows[start:end]`` split by the test of node 0 of ``tests``, and the backend's gains of the
     split: per column (learned: add_column_gain; fractional: children_gain, with its reduction over the
     weighted rows)."""
-    tb = new_state(targets, rows, codes.nominal)
+    tb = new_state(targets, rows, codes.nominal, config)
     nr = node_rows(rows, w, 2 * rows.shape[0] + 16, None, moved_targets(tb))
     node = node_totals(tb, nr, start, end)
     gains = np.zeros((codes.X.shape[0], n_columns(tb)))
