@@ -4,11 +4,12 @@
 >>> ranking = spark_fr.rank("enb.arff", targets="Y1,Y2", trees=100, seed=1)   # doctest: +SKIP
 >>> ranking.to_pandas().head()                                                # doctest: +SKIP
 """
-try:
-    import pyspark as _pyspark  # noqa: F401
-except ImportError:  # pyspark is not a dependency (docs/install.md): say which install brings it
+import importlib.util as _importlib_util
+
+if _importlib_util.find_spec("pyspark") is None:  # not a dependency (docs/install.md): say which install brings it
+    # (found, not imported: a run on files never imports pyspark, a tenth of a second of every job's start)
     raise ImportError("spark_fr needs pyspark: pip install 'spark_fr[spark]' (a Spark runtime's own pyspark, or "
-                      "pyspark-client for Spark Connect, does too)") from None
+                      "pyspark-client for Spark Connect, does too)")
 
 from .runtime import numba_cache as _numba_cache  # noqa: E402
 

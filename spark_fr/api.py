@@ -51,15 +51,31 @@ METHODS = {"ensemble": {"params": EnsembleParams, "run": ("ensemble.run", "rank_
                         "semi_supervised": False}}
 
 
+def pyspark_version() -> str:
+    """pyspark's version: of the imported module, else of the installed distribution (a run on files never
+    imports pyspark, a tenth of a second), else of the module imported here (a runtime's own pyspark)."""
+    import sys
+    from importlib import metadata
+
+    if "pyspark" not in sys.modules:
+        for dist in ("pyspark", "pyspark-client"):
+            try:
+                return metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                pass
+    import pyspark
+
+    return pyspark.__version__
+
+
 def versions() -> dict:
     """Versions of spark_fr and of what it runs on (for run metadata)."""
     import numba
     import pyarrow
-    import pyspark
 
     from .version import __version__
 
-    return {"spark_fr": __version__, "pyspark": pyspark.__version__, "numpy": np.__version__,
+    return {"spark_fr": __version__, "pyspark": pyspark_version(), "numpy": np.__version__,
             "numba": numba.__version__, "pyarrow": pyarrow.__version__, "python": platform.python_version()}
 
 

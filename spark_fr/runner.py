@@ -104,15 +104,20 @@ def resolve(job: Job, argv=None) -> tuple:
 
 
 # ----- logging ----------------------------------------------------------------------------------------------
+def active_session():
+    """The process's active Spark session, or None. A process that has not imported pyspark has none: a run on
+    files does not import pyspark (a tenth of a second of every job's start) until it starts a session."""
+    spark_sql = sys.modules.get("pyspark.sql")
+    return None if spark_sql is None else spark_sql.SparkSession.getActiveSession()
+
+
 def terminal():
     """Where messages go: standard error as it is now, even while a starting JVM's output is redirected.
 
     A session this run starts sends the JVM's standard error (file descriptor 2) to a log file while it
     starts, in a background thread; messages of this process go to a copy of the descriptor taken before.
     """
-    from pyspark.sql import SparkSession
-
-    if SparkSession.getActiveSession() is not None or not hasattr(sys.stderr, "fileno"):
+    if active_session() is not None or not hasattr(sys.stderr, "fileno"):
         return sys.stderr
     try:
         if sys.stderr.fileno() != 2:
@@ -140,8 +145,6 @@ def session(opts: dict, app_name: str, lazy: bool = True):
     """The run's session: the active one (a notebook's, spark-submit's, the tests'), else a new local one with
     ``--master``, started in the background when first used (``lazy``), else now. Spark's own log is off unless
     ``--log-level debug``; ``--master`` with ``SPARK_REMOTE`` is refused."""
-    from pyspark.sql import SparkSession
-
     from .runtime.session import SessionStart, check_master, get_spark, remote_url, when_ready
 
     if opts.get("master"):
@@ -150,7 +153,7 @@ def session(opts: dict, app_name: str, lazy: bool = True):
             raise InputError(f"--master {opts['master']} and SPARK_REMOTE={remote_url()} cannot be used together: "
                              f"SPARK_REMOTE makes a Spark Connect session, whose server has its own master")
     debug = opts.get("log_level") == "debug"
-    spark = SparkSession.getActiveSession()  # a session of the caller's (a notebook, spark-submit, tests)
+    spark = active_session()  # a session of the caller's (a notebook, spark-submit, tests)
     if spark is None and not lazy:
         spark = get_spark(master=opts.get("master"), app_name=app_name, quiet=not debug)
     elif spark is None:

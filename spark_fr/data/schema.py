@@ -43,14 +43,19 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-from pyspark.sql import types as T
-
 from .. import tasks
 from ..errors import InputError
 
 log = logging.getLogger(__name__)
 
-NUMERIC_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType)
+
+
+def numeric_types() -> tuple:
+    """pyspark's numeric column types (pyspark is imported here, not with the module: a run on files never needs
+    it, and its import is a tenth of a second of every job's start)."""
+    from pyspark.sql import types as T
+    return T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.FloatType, T.DoubleType, T.DecimalType
+
 #: pyarrow's name for a pandas index column it cannot name after the index (module docstring)
 PANDAS_INDEX = re.compile(r"__index_level_\d+__")
 #: the column of a Dataset carrying an error text per row (an indexed label's invalid value, a null vector)
@@ -205,7 +210,9 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
     """
     from pyspark.ml.linalg import VectorUDT  # here: pyspark.ml costs half a second to import, and the CSV and
     # relational readers that import this module never meet a vector column
+    from pyspark.sql import types as T
 
+    numeric = numeric_types()
     if features_col is not None:
         vectors = [f.name for f in df.schema.fields if isinstance(f.dataType, VectorUDT)]
         if features_col not in vectors:
@@ -217,7 +224,7 @@ def columns_of_dataframe(df, features_col: str | None = None, vector_names: list
     for f in df.schema.fields:
         if f.name in index:
             continue
-        if isinstance(f.dataType, NUMERIC_TYPES):
+        if isinstance(f.dataType, numeric):
             out.append(ColumnInfo(f.name, "numeric", None, f.name))
         elif isinstance(f.dataType, (T.StringType, T.BooleanType)):
             out.append(ColumnInfo(f.name, "nominal", None, f.name))
@@ -364,7 +371,7 @@ def label_attribute(field_) -> LabelAttribute | None:
     """The :class:`LabelAttribute` of a numeric field whose ``ml_attr`` metadata is nominal or binary, else None."""
     meta = (field_.metadata or {}).get("ml_attr") or {}
     kind = meta.get("type")
-    if not isinstance(field_.dataType, NUMERIC_TYPES) or kind not in ("nominal", "binary"):
+    if not isinstance(field_.dataType, numeric_types()) or kind not in ("nominal", "binary"):
         return None
     if meta.get("vals"):
         classes = [str(v) for v in meta["vals"]]

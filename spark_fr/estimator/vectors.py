@@ -21,7 +21,7 @@ from pyspark.ml.linalg import VectorUDT
 from pyspark.sql import types as T
 
 from ..data.columns import qcol
-from ..data.schema import NUMERIC_TYPES, vector_names_from_metadata
+from ..data.schema import numeric_types, vector_names_from_metadata
 from ..errors import InputError
 
 #: the name of an element of a vector without attribute metadata (spark_fr.data.schema's rule)
@@ -49,7 +49,7 @@ def named_slots(schema, features_col: str | None = None) -> list:
         if isinstance(f.dataType, VectorUDT):
             if features_col is None or f.name == features_col:
                 out.extend(Slot(n, f.name, i) for i, n in enumerate(vector_names_from_metadata(f) or ()))
-        elif features_col is None and isinstance(f.dataType, (*NUMERIC_TYPES, T.StringType, T.BooleanType)):
+        elif features_col is None and isinstance(f.dataType, (*numeric_types(), T.StringType, T.BooleanType)):
             out.append(Slot(f.name, f.name))
     return out
 
@@ -146,7 +146,7 @@ def append_selected(dataset, slots: list, output_col: str):
         if f is None:
             raise InputError(f"selected feature '{s.name}' is {s.where()}, which the DataFrame does not have")
         if s.index is None:
-            if not isinstance(f.dataType, (*NUMERIC_TYPES, T.BooleanType)):
+            if not isinstance(f.dataType, (*numeric_types(), T.BooleanType)):
                 raise InputError(f"selected feature '{s.name}' is a {f.dataType.simpleString()} column; a vector holds "
                                  f"numbers: index it first (StringIndexer) or rank an assembled featuresCol")
             value, (kind, attr) = qcol(s.column).cast("double"), _column_attr(f, s.name)

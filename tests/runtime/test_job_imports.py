@@ -1,12 +1,14 @@
 """The rank job's modules import without pandas and pyspark.ml (each costs 0.3-0.4 s; the job loads pandas in its
-warm-up thread, beside the input's read, and pyspark.ml only for vector columns)."""
+warm-up thread, beside the input's read, and pyspark.ml only for vector columns), and a run that never needs Spark
+never imports pyspark (0.1 s)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
-from tests.paths import ROOT
+from tests.paths import DATASETS, JOB, ROOT
 
 PROBE = """import json, sys
 import spark_fr.cli, spark_fr.api, spark_fr.ranking, spark_fr.io.writers, spark_fr.io.arff.spark, spark_fr.data.schema
@@ -33,3 +35,18 @@ def test_the_rank_jobs_command_line_is_parsed_without_numba():
     out = subprocess.run([sys.executable, "-c", PARSER_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_run_on_a_file_without_spark_never_imports_pyspark(tmp_path):
+    """The README's job (the ENB ARFF, read and ranked on the driver) imports no pyspark module: not to check for a
+    session, to read the file, or to write its versions into the run's metadata (which still names pyspark's). With
+    the job's own driver budget (the suite's conftest sets 0 s, sending work to Spark)."""
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_FR_DRIVER_MAX_SECONDS"}
+    out = subprocess.run([sys.executable, "-X", "importtime", str(JOB), "--input", str(DATASETS / "mtr_enb" / "enb.arff"),
+                          "--targets", "Y1,Y2", "--trees", "2", "--seed", "1", "--output", str(tmp_path / "out"),
+                          "--log-level", "warning"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines() if line.startswith("import time:")}
+    assert "numpy" in imported  # the probe sees the imports
+    assert not {m for m in imported if m.split(".")[0] == "pyspark"}
+    assert json.loads((tmp_path / "out" / "run.json").read_text())["versions"]["pyspark"]

@@ -28,7 +28,6 @@ import os
 
 import numpy as np
 import pyarrow as pa
-from pyspark.sql import types as T
 
 from ...data.schema import ColumnInfo, Dataset
 from ...data.source import BatchSource, FrameSource
@@ -171,9 +170,9 @@ def read_arff(spark, path, targets=None, label_names=None, duplicate_names: str 
 
     def make_df(spark_):
         text = spark_.read.text(paths if len(paths) > 1 else path)
-        return text.mapInArrow(parse, T.StructType(fields))
+        return text.mapInArrow(parse, _spark_schema(fields))
 
-    batches = ArffBatches(paths, data_lines, parse, make_df, [f.name for f in fields])
+    batches = ArffBatches(paths, data_lines, parse, make_df, [name for name, _ in fields])
     return Dataset(None, columns, ", ".join(paths), label_names=label_names, default_target=_default_target(attrs),
                    error_column=ERROR_COLUMN, hierarchy=hierarchy,
                    extra={"locate_error": _locator(paths, data_lines), "arff_header": header, "open_text": open_text,
@@ -199,21 +198,29 @@ def _read_headers(paths: list, duplicate_names: str) -> tuple:
 
 
 def _schemas(use_vector: bool, plain_attrs: list, kinds: list) -> tuple:
-    """(Spark fields, Arrow schema) of the parsed rows: the feature vector (wide or sparse data), the plain
-    attributes ``_c<i>`` (doubles or strings) and the parse-error column."""
-    fields = []
-    if use_vector:
-        from pyspark.ml.linalg import VectorUDT  # here: pyspark.ml costs 0.3 s to import (scipy)
-
-        fields.append(T.StructField(VECTOR_COLUMN, VectorUDT()))
-    for i in plain_attrs:
-        fields.append(T.StructField(f"_c{i}", T.DoubleType() if kinds[i] == "numeric" else T.StringType()))
-    fields.append(T.StructField(ERROR_COLUMN, T.StringType()))
+    """(the parsed rows' columns as (name, "vector" | "double" | "string"), their Arrow schema): the feature vector
+    (wide or sparse data), the plain attributes ``_c<i>`` (doubles or strings) and the parse-error column. Spark's
+    schema of them is :func:`_spark_schema` (pyspark is imported when Spark reads the file, not for the driver's
+    parse)."""
+    fields = [(VECTOR_COLUMN, "vector")] if use_vector else []
+    fields += [(f"_c{i}", "double" if kinds[i] == "numeric" else "string") for i in plain_attrs]
+    fields.append((ERROR_COLUMN, "string"))
     arrow_schema = pa.schema([pa.field(VECTOR_COLUMN, _VECTOR_ARROW)] if use_vector else [])
-    for f in fields[(1 if use_vector else 0):]:
-        arrow_schema = arrow_schema.append(pa.field(f.name, pa.float64() if isinstance(f.dataType, T.DoubleType)
-                                                    else pa.string()))
+    for name, kind in fields[(1 if use_vector else 0):]:
+        arrow_schema = arrow_schema.append(pa.field(name, pa.float64() if kind == "double" else pa.string()))
     return fields, arrow_schema
+
+
+def _spark_schema(fields: list):
+    """Spark's StructType of the columns of :func:`_schemas`."""
+    
+    def spark_type(kind):
+        if kind == "vector":
+            from pyspark.ml.linalg import VectorUDT  # here: pyspark.ml costs 0.3 s to import (scipy)
+
+            return VectorUDT()
+        return T.DoubleType() if kind == "double" else T.StringType()
+    return T.StructType([T.StructField(name, spark_type(kind)) for name, kind in fields])
 
 
 def _columns(path: str, attrs: list, plain_attrs: list, vector_attrs: list) -> tuple:
