@@ -213,7 +213,8 @@ def _schemas(use_vector: bool, plain_attrs: list, kinds: list) -> tuple:
 
 def _spark_schema(fields: list):
     """Spark's StructType of the columns of :func:`_schemas`."""
-    
+    from pyspark.sql import types as T
+
     def spark_type(kind):
         if kind == "vector":
             from pyspark.ml.linalg import VectorUDT  # here: pyspark.ml costs 0.3 s to import (scipy)
