@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from collections import namedtuple
 
-from numba import njit
-
 import numpy as np
+from numba import njit
 
 from .jit import BORROWING, INLINE
 from .node_rows import MISSING
