@@ -49,7 +49,6 @@ from ..errors import InputError
 log = logging.getLogger(__name__)
 
 
-
 def numeric_types() -> tuple:
     """pyspark's numeric column types (pyspark is imported here, not with the module: a run on files never needs
     it, and its import is a tenth of a second of every job's start)."""

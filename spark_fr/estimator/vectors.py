@@ -45,11 +45,12 @@ def named_slots(schema, features_col: str | None = None) -> list:
     """The slots whose names the schema gives (ordinary columns, and elements of vectors with attribute
     metadata), in input order, without reading any row: what a duplicate-name check needs."""
     out = []
+    plain = (*numeric_types(), T.StringType, T.BooleanType)
     for f in schema.fields:
         if isinstance(f.dataType, VectorUDT):
             if features_col is None or f.name == features_col:
                 out.extend(Slot(n, f.name, i) for i, n in enumerate(vector_names_from_metadata(f) or ()))
-        elif features_col is None and isinstance(f.dataType, (*numeric_types(), T.StringType, T.BooleanType)):
+        elif features_col is None and isinstance(f.dataType, plain):
             out.append(Slot(f.name, f.name))
     return out
 
@@ -141,12 +142,13 @@ def append_selected(dataset, slots: list, output_col: str):
     if output_col in fields:
         raise InputError(f"outputCol '{output_col}' is already a column of the DataFrame")
     arrays, attrs, values, groups = {}, {}, [], {}
+    scalar = (*numeric_types(), T.BooleanType)
     for j, s in enumerate(slots):
         f = fields.get(s.column)
         if f is None:
             raise InputError(f"selected feature '{s.name}' is {s.where()}, which the DataFrame does not have")
         if s.index is None:
-            if not isinstance(f.dataType, (*numeric_types(), T.BooleanType)):
+            if not isinstance(f.dataType, scalar):
                 raise InputError(f"selected feature '{s.name}' is a {f.dataType.simpleString()} column; a vector holds "
                                  f"numbers: index it first (StringIndexer) or rank an assembled featuresCol")
             value, (kind, attr) = qcol(s.column).cast("double"), _column_attr(f, s.name)
