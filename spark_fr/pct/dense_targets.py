@@ -15,7 +15,9 @@ the rows (:data:`~spark_fr.pct.node_rows.NodeRows`' ``targets``, in node order).
                      targets in node order; the small one at a node of at most SMALL_NODE_ROWS rows), its
                      best test against the node's totals, or (fractional) its known rows' (T minus the
                      missing code's cell): numeric by spark_fr.pct.numeric, nominal by spark_fr.pct.subsets;
-                     the 256-code histogram's touched cells reset after
+                     the 256-code histogram's touched cells reset after; at a node of at most MEMO_ROWS rows,
+                     the result of the node's earlier feature with the same order of codes
+                     (spark_fr.pct.order_memo)
     add_column_gain  per-column reductions of a learned split (per-target Genie3)
     children_gain    |E| impu(E) - |E_L| impu(E_L) - |E_R| impu(E_R) over the weighted rows of a fractional
                      split, and its per-column reductions
@@ -38,20 +40,22 @@ import numpy as np
 from numba import njit
 
 from .config import MISSING_FRACTIONAL, SPLITTER_BEST, SPLITTER_RANDOM
-from .histogram import (SMALL_NODE_ROWS, Histogram, clear_histogram, feature_varies, fill_histogram,
+from .histogram import (SMALL_NODE_ROWS, Histogram, PresentCodes, clear_histogram, feature_varies, fill_histogram,
                         fill_small_histogram)
 from .impurity import (NodeTotals, Totals, has_missing_targets, impurity_sum, known_totals, new_sums, node_totals,
                        ss, totals)
 from .jit import BORROWING, INLINE, KERNEL
 from .numeric import random_threshold, scan_numeric_complete, scan_numeric_missing, split_at_threshold
+from .order_memo import known, new_order_memo, next_node, pattern, remember, threshold_code
 from .subsets import best_subset
 
 #: the dense backend's state: ``Z`` (n, K), ``has_missing`` (any missing value in the tree's rows), the node's
 #: sums ``T``, scratch sums ``L`` (a left side) and ``R`` (known rows, a right side), the feature's ``hist`` (256
 #: codes) or ``small`` histogram (its ``codes``: each cell's code) and the latter's sort ``keys``; ``small_rows``:
 #: the most rows of a node whose numeric features are searched on the small one (0: none, with missing targets or
-#: the random splitter)
-DenseState = namedtuple("DenseState", ["Z", "has_missing", "T", "L", "R", "hist", "small", "keys", "small_rows"])
+#: the random splitter); ``memo`` the tiny nodes' best tests by their codes' order (:mod:`spark_fr.pct.order_memo`)
+DenseState = namedtuple("DenseState", ["Z", "has_missing", "T", "L", "R", "hist", "small", "keys", "small_rows",
+                                       "memo"])
 
 
 @njit(**KERNEL)
@@ -68,13 +72,14 @@ def new_dense_state(targets, rows, nominal, config):
                       np.zeros(256, np.uint8))
     small_rows = SMALL_NODE_ROWS if not has_missing and config.splitter == SPLITTER_BEST else 0
     return DenseState(Z, has_missing, new_sums(K), new_sums(K), new_sums(K), hist, small,
-                      np.zeros(2 * SMALL_NODE_ROWS, np.int32), small_rows)
+                      np.zeros(2 * SMALL_NODE_ROWS, np.int32), small_rows, new_order_memo())
 
 
 @njit(**BORROWING)
 def dense_node_totals(tb, nr, start, end):
     """The :data:`~spark_fr.pct.impurity.NodeTotals` of the node rows ``[start, end)``; their sums into ``tb.T``."""
     W, P, sT2 = node_totals(nr, start, end, tb.has_missing, tb.T)
+    next_node(tb.memo)
     return NodeTotals(W, P, sT2)
 
 
@@ -83,17 +88,28 @@ def small_search(tb, X, f, nr, start, end, node, config):
     """Feature f's present codes and best test (h, threshold code, missing_left) at a node of at most
     ``tb.small_rows`` rows (totals ``node``; a numeric feature, complete targets, the best splitter): its small
     histogram (:func:`~spark_fr.pct.histogram.fill_small_histogram` into ``tb.small``) scanned as the 256-code one,
-    the best cell translated to its code."""
+    the best cell translated to its code. At a node of at most :data:`~spark_fr.pct.order_memo.MEMO_ROWS` rows,
+    a feature whose codes' order pattern an earlier feature of the node had takes that one's result."""
+    key = pattern(tb.memo, X, f, nr, start, end - start)
+    if key >= 0 and known(tb.memo, key):
+        nt = tb.memo.nt[key]
+        return (PresentCodes(nt, nt, 0.0), tb.memo.h[key], threshold_code(tb.memo, tb.memo.row[key]),
+                tb.memo.missing_left[key])
     pc = fill_small_histogram(X, f, nr, start, end, nr.targets[start:], tb.keys, tb.small)
     fractional = config.missing == MISSING_FRACTIONAL
     if not feature_varies(pc, fractional):
+        if key >= 0:
+            remember(tb.memo, key, end - start, pc.nt, -np.inf, -1, False)
         return pc, -np.inf, -1, False
     parent = Totals(node.W, node.P, node.sT2, tb.T, pc.MW)
     if fractional and pc.MW > 0.0:
         W, P, sT2 = known_totals(parent, tb.small, False, tb.R)
         parent = Totals(W, P, sT2, tb.R, 0.0)
     h, b, ml = scan_numeric_complete(tb.small, pc, parent, config.min_leaf, tb.L)
-    return pc, h, np.int64(tb.small.codes[b]) if b >= 0 else b, ml
+    code = np.int64(tb.small.codes[b]) if b >= 0 else np.int64(-1)
+    if key >= 0:
+        remember(tb.memo, key, end - start, pc.nt, h, code, ml)
+    return pc, h, code, ml
 
 
 @njit(**BORROWING)

@@ -13,6 +13,7 @@ from spark_fr.pct.histogram import (SMALL_NODE_ROWS, Histogram, clear_histogram,
 from spark_fr.pct.impurity import NodeTotals, Totals, new_sums, node_totals
 from spark_fr.pct.node_rows import Children, NodeRows, TreeTests, goes_left, node_rows, partition, split_fractional
 from spark_fr.pct.numeric import random_threshold, scan_numeric_complete, scan_numeric_missing, split_at_threshold
+from spark_fr.pct.order_memo import new_order_memo
 from spark_fr.pct.route import next_node
 from spark_fr.pct.search import Search, Split, draw_feature, keep_better
 from spark_fr.pct.subsets import best_subset, subset_random
@@ -466,7 +467,7 @@ def test_column_gain_is_the_per_column_reduction():
         mid = nd.start + int(left.sum())
         column_gain = np.zeros((2, nd.Z.shape[1]))
         tb = DenseState(nd.Z, nd.has_missing, nd.T, nd.L, new_sums(nd.Z.shape[1]), nd.hist, nd.hist,
-                        np.zeros(0, np.int32), 0)
+                        np.zeros(0, np.int32), 0, new_order_memo())
         dense_column_gain(tb, column_gain, 1, node_rows(nd.rows, nd.w, nd.rows.size, None, nd.Z),
                           Children(0, nd.start, mid, mid, nd.end), NodeTotals(nd.TW, nd.P, nd.sT2))
         Zs, ws = nd.Z[nrows], nd.w[nrows]
