@@ -219,8 +219,7 @@ def rank_trees_partitioned(spark, prep, params: EnsembleParams, target_type=None
             data = TreeData(codes, *sub, fitted.clustering_input(Y), Y,
                             fitted.prototype_columns(Y), distinct_keys(keys[order]), fitted, bagging=bagging,
                             n_total=n_rows, feature_ids=cols, n_features_all=D, relations=relations)
-            if evaluate:
-                data.with_row_major()
+            data.with_row_major_for(params)
             yield score_tree_group(data, params, groups[g])
 
         log.info("growing %d trees (%s) in %d groups, partitioned mode: %d rows, rate %.3g, OOB sample %.3g",

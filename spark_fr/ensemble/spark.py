@@ -150,8 +150,7 @@ def rank_trees_on_spark(spark, data: TreeData, params: EnsembleParams) -> tuple:
     info : dict
         Number of groups and wall time of the trees.
     """
-    if "rf" in params.effective_scores():
-        data.with_row_major()
+    data.with_row_major_for(params)
     warm_trees(params, isinstance(data.Z, SparseColumns))
     per_tree = estimate_tree_seconds(data, params)
 

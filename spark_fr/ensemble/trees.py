@@ -25,6 +25,7 @@ import numpy as np
 
 from ..pct import scores as pct_scores
 from ..pct.config import grow_config
+from ..pct.node_rows import NODE_CODES_MAX_FEATURES
 from ..pct.relation_scores import node_rewards, relation_scores
 from ..pct.tree import Tree, grow
 from ..runtime.rng import Stream, derive_seed
@@ -33,6 +34,13 @@ from .aggregate import ScoreAccumulator
 from .bagging import Bagging
 from .params import EnsembleParams
 from .patches import tree_patch
+
+
+#: the most bytes of a row-major copy of the codes made for the grower's small nodes alone (the RF score makes
+#: one whatever its size)
+ROW_MAJOR_GROW_BYTES = 256 << 20
+#: the most features of a table whose small nodes read the row-major codes: a row's codes in at most 64 cache lines
+ROW_MAJOR_MAX_FEATURES = 4096
 
 
 @dataclass
@@ -87,6 +95,23 @@ class TreeData:
             self.codes_rows = np.ascontiguousarray(self.codes.T)
         return self
 
+    def with_row_major_for(self, params: EnsembleParams) -> "TreeData":
+        """Add the row-major code matrix when the trees read it: the RF score walks rows, and the grower reads a
+        small node's codes from it when its trees keep no node codes (:meth:`grows_on_rows`) and it is small.
+
+        Decision: a copy made for the grower alone is made up to :data:`ROW_MAJOR_GROW_BYTES` (the codes
+        doubled); past it the small nodes read the column-major codes, as before."""
+        if "rf" in params.effective_scores() or (self.grows_on_rows()
+                                                 and self.codes.size <= ROW_MAJOR_GROW_BYTES):
+            self.with_row_major()
+        return self
+
+    def grows_on_rows(self) -> bool:
+        """Whether the grower's small nodes read :attr:`codes_rows` (when given): its trees keep no node codes
+        (more than :data:`~spark_fr.pct.node_rows.NODE_CODES_MAX_FEATURES` features), and a row's codes span at
+        most :data:`ROW_MAJOR_MAX_FEATURES` bytes (a few cache lines that a node's candidate features share)."""
+        return NODE_CODES_MAX_FEATURES < self.n_features <= ROW_MAJOR_MAX_FEATURES
+
     @property
     def n_features(self) -> int:
         return self.codes.shape[0]
@@ -136,7 +161,8 @@ def grow_tree_of(data: TreeData, params: EnsembleParams, index: int, weights: np
                          resample_constant=params.resample_constant, track_columns=track,
                          seed=derive_seed(params.seed, index, Stream.GROW))
     if cols is None:
-        return grow(data.codes, data.nominal, data.lower, data.upper, data.Z, weights, config)
+        by_row = data.codes_rows if data.grows_on_rows() else None
+        return grow(data.codes, data.nominal, data.lower, data.upper, data.Z, weights, config, by_row)
     tree = grow(np.ascontiguousarray(data.codes[cols]), data.nominal[cols], data.lower[cols], data.upper[cols],
                 data.Z, weights, config)
     return tree.on_columns(cols, data.n_features, data.nominal)

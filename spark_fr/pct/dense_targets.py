@@ -84,18 +84,18 @@ def dense_node_totals(tb, nr, start, end):
 
 
 @njit(**INLINE)
-def small_search(tb, X, f, nr, start, end, node, config):
+def small_search(tb, codes, f, nr, start, end, node, config):
     """Feature f's present codes and best test (h, threshold code, missing_left) at a node of at most
     ``tb.small_rows`` rows (totals ``node``; a numeric feature, complete targets, the best splitter): its small
     histogram (:func:`~spark_fr.pct.histogram.fill_small_histogram` into ``tb.small``) scanned as the 256-code one,
     the best cell translated to its code. At a node of at most :data:`~spark_fr.pct.order_memo.MEMO_ROWS` rows,
     a feature whose codes' order pattern an earlier feature of the node had takes that one's result."""
-    key = pattern(tb.memo, X, f, nr, start, end - start)
+    key = pattern(tb.memo, codes, f, nr, start, end - start)
     if key >= 0 and known(tb.memo, key):
         nt = tb.memo.nt[key]
         return (PresentCodes(nt, nt, 0.0), tb.memo.h[key], threshold_code(tb.memo, tb.memo.row[key]),
                 tb.memo.missing_left[key])
-    pc = fill_small_histogram(X, f, nr, start, end, nr.targets[start:], tb.keys, tb.small)
+    pc = fill_small_histogram(codes, f, nr, start, end, nr.targets[start:], tb.keys, tb.small)
     fractional = config.missing == MISSING_FRACTIONAL
     if not feature_varies(pc, fractional):
         if key >= 0:
@@ -119,7 +119,7 @@ def dense_search_feature(tb, search, codes, f, nr, span, node, config):
     histogram is reset after. A numeric feature at a node of at most ``tb.small_rows`` rows: :func:`small_search`."""
     start, end = span
     if end - start <= tb.small_rows and not codes.nominal[f]:
-        return small_search(tb, codes.X, f, nr, start, end, node, config)
+        return small_search(tb, codes, f, nr, start, end, node, config)
     pc = fill_histogram(codes.X, f, nr, start, end, nr.targets[start:], tb.has_missing, tb.hist)
     h, thr, ml = -np.inf, -1, False
     if feature_varies(pc, config.missing == MISSING_FRACTIONAL):

@@ -30,8 +30,9 @@ SMALL_NODE_ROWS = 32
 
 #: the feature codes a tree is grown on: ``X`` uint8 (D, n), 255 = missing (numeric codes are ordered bins,
 #: nominal codes category indices); ``nominal`` bool (D,); ``lower``, ``upper`` float64 (D, 255), the smallest
-#: and largest raw value of each numeric bin (the extra-trees splitter's thresholds)
-Codes = namedtuple("Codes", ["X", "nominal", "lower", "upper"])
+#: and largest raw value of each numeric bin (the extra-trees splitter's thresholds); ``by_row`` the same codes
+#: row-major (n, D), read at small nodes (:func:`small_node_code`), or (0, 0)
+Codes = namedtuple("Codes", ["X", "nominal", "lower", "upper", "by_row"], defaults=(np.zeros((0, 0), np.uint8),))
 #: per code b of one feature over a node: the weight ``w[b]`` (0 marks an untouched code), the per-column
 #: weighted sums ``s[b, k]``, squares ``q[b, k]`` and known weights ``n[b, k]`` (``q`` and ``n`` only with
 #: missing target values; ``n`` is 1 x 1 otherwise), and the ``touched`` codes
@@ -115,7 +116,19 @@ def fill_histogram(X, f, nr, start, end, G, has_missing, hist):
 
 
 @njit(**INLINE)
-def fill_small_histogram(X, f, nr, start, end, G, keys, hist):
+def small_node_code(codes, nr, i, f):
+    """Feature f's code of the row at position i of a small node: from the node codes when the tree keeps them,
+    else from the row-major codes when given (a row's codes share a few cache lines, which the node's other
+    candidate features and its ancestors' searches read too), else from X."""
+    if nr.codes.shape[1] > 0:
+        return nr.codes[i, f]
+    if codes.by_row.shape[0] > 0:
+        return codes.by_row[nr.rows[i], f]
+    return codes.X[f, nr.rows[i]]
+
+
+@njit(**INLINE)
+def fill_small_histogram(codes, f, nr, start, end, G, keys, hist):
     """The histogram of feature f over a node of at most :data:`SMALL_NODE_ROWS` rows with complete targets
     (clustering rows ``G`` in node order, as :func:`fill_histogram` reads them), in cells of its own: the t-th
     smallest present code in cell t (the code in ``hist.codes[t]``; ``hist.touched`` is 0, 1, 2, ... and never
@@ -132,13 +145,8 @@ def fill_small_histogram(X, f, nr, start, end, G, keys, hist):
     added to) and the codes read outside the sort were a tenth of the grower's time more (20,000 x 200 x 5)."""
     n = end - start
     K = G.shape[1]
-    if nr.codes.shape[1] > 0:
-        for i in range(n):
-            keys[i] = (np.int32(nr.codes[start + i, f]) << 8) | i
-    else:
-        xf = X[f]
-        for i in range(n):
-            keys[i] = (np.int32(xf[nr.rows[start + i]]) << 8) | i
+    for i in range(n):
+        keys[i] = (np.int32(small_node_code(codes, nr, start + i, f)) << 8) | i
     for i in range(n):
         ki = keys[i]
         r = 0

@@ -30,6 +30,7 @@ import numpy as np
 from numba import njit
 
 from .jit import INLINE, KERNEL
+from .histogram import small_node_code
 from .node_rows import MISSING
 
 #: the most rows of a node whose features' best tests are remembered by their codes' order pattern
@@ -57,20 +58,15 @@ def next_node(memo):
 
 
 @njit(**INLINE)
-def pattern(memo, X, f, nr, start, n):
+def pattern(memo, feature_codes, f, nr, start, n):
     """The order pattern key of feature f's codes over the node rows ``[start, start + n)`` (read as
     :func:`~spark_fr.pct.histogram.fill_small_histogram` reads them, kept in ``memo.codes``); -1 if a code is
     missing (its cell is handled apart) or the node has more than :data:`MEMO_ROWS` rows."""
     if n > MEMO_ROWS:
         return -1
     codes = memo.codes
-    if nr.codes.shape[1] > 0:
-        for i in range(n):
-            codes[i] = nr.codes[start + i, f]
-    else:
-        xf = X[f]
-        for i in range(n):
-            codes[i] = xf[nr.rows[start + i]]
+    for i in range(n):
+        codes[i] = small_node_code(feature_codes, nr, start + i, f)
     key = 0
     scale = 1
     for i in range(n):

@@ -280,7 +280,7 @@ class Tree:
         return PathPairs(indptr, positions, first_nodes, routes, lo, hi)
 
 
-def grow(X, nominal, lower, upper, Z, weights, config: GrowConfig) -> Tree:
+def grow(X, nominal, lower, upper, Z, weights, config: GrowConfig, by_row=None) -> Tree:
     """Grow one PCT on the rows with positive weight.
 
     Parameters
@@ -298,6 +298,9 @@ def grow(X, nominal, lower, upper, Z, weights, config: GrowConfig) -> Tree:
         Row weights (bootstrap counts).
     config : GrowConfig
         The tree's options (:func:`spark_fr.pct.config.grow_config`).
+    by_row : ndarray of uint8, shape (n, D), optional
+        The same codes row-major: small nodes read their rows' codes from it
+        (:func:`spark_fr.pct.histogram.small_node_code`); the same tree either way.
 
     Returns
     -------
@@ -313,7 +316,8 @@ def grow(X, nominal, lower, upper, Z, weights, config: GrowConfig) -> Tree:
     else:
         targets = np.ascontiguousarray(Z, dtype=np.float64)
     codes = Codes(np.ascontiguousarray(X, dtype=np.uint8), np.ascontiguousarray(nominal, dtype=np.bool_),
-                  np.ascontiguousarray(lower, dtype=np.float64), np.ascontiguousarray(upper, dtype=np.float64))
+                  np.ascontiguousarray(lower, dtype=np.float64), np.ascontiguousarray(upper, dtype=np.float64),
+                  np.zeros((0, 0), np.uint8) if by_row is None else np.ascontiguousarray(by_row, dtype=np.uint8))
     out = grow_tree(codes, targets, w, rows, config)
     nodes = out.nodes
     n = out.n_nodes

@@ -8,7 +8,7 @@ import pytest
 from spark_fr.pct.config import SPLITTER_BEST
 from spark_fr.pct.dense_targets import DenseState, dense_column_gain
 from spark_fr.pct.grow import _push_children, _tree_arrays
-from spark_fr.pct.histogram import (SMALL_NODE_ROWS, Histogram, clear_histogram, fill_histogram,
+from spark_fr.pct.histogram import (SMALL_NODE_ROWS, Codes, Histogram, clear_histogram, fill_histogram,
                                    fill_small_histogram)
 from spark_fr.pct.impurity import NodeTotals, Totals, new_sums, node_totals
 from spark_fr.pct.node_rows import Children, NodeRows, TreeTests, goes_left, node_rows, partition, split_fractional
@@ -189,8 +189,8 @@ def _histogram(K, m):
 
 def test_small_histogram_is_the_256_code_one_to_the_bit():
     """A node of at most SMALL_NODE_ROWS rows: the small histogram's cells are the 256-code histogram's cells of
-    the same codes, in the same order, to the bit (codes read from X or from the node codes; the missing code's
-    cell last and in cell MISSING), and the numeric scan over it finds the same threshold with the same gain."""
+    the same codes, in the same order, to the bit (codes read from X, the row-major codes or the node codes; the
+    missing code's cell last and in cell MISSING), and the numeric scan over it finds the same threshold with the same gain."""
     bits = np.ndarray.view
     for seed in range(80):
         nd = Node(seed, n_codes=[1, 2, 5, 12, 40][seed % 5], p_missing_code=[0.0, 0.3, 0.9][seed % 3])
@@ -201,9 +201,12 @@ def test_small_histogram_is_the_256_code_one_to_the_bit():
         TW, P, sT2 = node_totals(nd.nr, start, end, False, T)
         big = _histogram(K, nd.rows.size)
         pc = fill_histogram(nd.X, 0, nd.nr, start, end, nd.nr.targets[start:], False, big)
-        for nr in (nd.nr, node_rows(nd.rows.copy(), nd.w, nd.rows.size, nd.X, nd.Z)):
+        by_x = Codes(nd.X, np.zeros(2, np.bool_), nd.lower, nd.upper)
+        by_row = by_x._replace(by_row=np.ascontiguousarray(nd.X.T))
+        node_codes = node_rows(nd.rows.copy(), nd.w, nd.rows.size, nd.X, nd.Z)
+        for codes, nr in ((by_x, nd.nr), (by_row, nd.nr), (by_x, node_codes)):
             small = _histogram(K, 256)
-            spc = fill_small_histogram(nd.X, 0, nr, start, end, nr.targets[start:],
+            spc = fill_small_histogram(codes, 0, nr, start, end, nr.targets[start:],
                                        np.zeros(2 * SMALL_NODE_ROWS, np.int32), small)
             assert spc == pc
             cells = list(range(pc.nt)) + ([MISSING] if pc.n_known < pc.nt else [])
