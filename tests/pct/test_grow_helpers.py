@@ -8,8 +8,8 @@ import pytest
 from spark_fr.pct.config import SPLITTER_BEST
 from spark_fr.pct.dense_targets import DenseState, dense_column_gain
 from spark_fr.pct.grow import _push_children, _tree_arrays
-from spark_fr.pct.histogram import (SMALL_NODE_ROWS, Codes, Histogram, clear_histogram, fill_histogram,
-                                   fill_small_histogram)
+from spark_fr.pct.histogram import (SMALL_NODE_ROWS, UNROLLED_COLUMNS, Codes, Histogram, clear_histogram,
+                                   fill_histogram, fill_small_histogram)
 from spark_fr.pct.impurity import NodeTotals, Totals, new_sums, node_totals
 from spark_fr.pct.node_rows import Children, NodeRows, TreeTests, goes_left, node_rows, partition, split_fractional
 from spark_fr.pct.numeric import random_threshold, scan_numeric_complete, scan_numeric_missing, split_at_threshold
@@ -143,9 +143,11 @@ class Node:
 
 
 def test_node_totals_and_histogram_are_weighted_sums():
+    """Totals and histogram cells against NumPy's sums; with complete targets each cell is the sum of its rows'
+    w * z in node order, to the bit, for K up to UNROLLED_COLUMNS (a constant loop) and past it."""
     for seed in range(40):
         nd = Node(seed, n_codes=[1, 3, 20, 30, 60][seed % 5], p_missing_target=0.2 * (seed % 2),
-                  p_missing_code=0.3 * (seed % 3 == 0))
+                  p_missing_code=0.3 * (seed % 3 == 0), K=[3, 1, UNROLLED_COLUMNS, UNROLLED_COLUMNS + 1, 5][seed % 5])
         Zs, ws, c = nd.Zs, nd.ws, nd.c
         known = ~np.isnan(Zs)
         Z0 = np.where(known, Zs, 0.0)
@@ -173,6 +175,11 @@ def test_node_totals_and_histogram_are_weighted_sums():
             if nd.has_missing:
                 np.testing.assert_allclose(hist.q[b], (ws[sel, None] * Z0[sel] ** 2).sum(0), rtol=1e-10)
                 np.testing.assert_allclose(hist.n[b], (ws[sel, None] * known[sel]).sum(0), rtol=1e-12)
+            else:
+                in_order = np.zeros(Zs.shape[1])
+                for r in np.flatnonzero(sel):
+                    in_order = in_order + ws[r] * Zs[r]
+                assert np.array_equal(hist.s[b].view(np.uint64), in_order.view(np.uint64))
         # cleared, the histogram is all zeros again (fill_histogram adds to it without resetting a cell) and a
         # second fill of the same node gives the same cells to the bit
         first = [a.copy() for a in hist[:4]]
