@@ -101,16 +101,18 @@ class TreeData:
 
         Decision: a copy made for the grower alone is made up to :data:`ROW_MAJOR_GROW_BYTES` (the codes
         doubled); past it the small nodes read the column-major codes, as before."""
-        if "rf" in params.effective_scores() or (self.grows_on_rows()
+        if "rf" in params.effective_scores() or (self.grows_on_rows(params)
                                                  and self.codes.size <= ROW_MAJOR_GROW_BYTES):
             self.with_row_major()
         return self
 
-    def grows_on_rows(self) -> bool:
-        """Whether the grower's small nodes read :attr:`codes_rows` (when given): its trees keep no node codes
-        (more than :data:`~spark_fr.pct.node_rows.NODE_CODES_MAX_FEATURES` features), and a row's codes span at
-        most :data:`ROW_MAJOR_MAX_FEATURES` bytes (a few cache lines that a node's candidate features share)."""
-        return NODE_CODES_MAX_FEATURES < self.n_features <= ROW_MAJOR_MAX_FEATURES
+    def grows_on_rows(self, params: EnsembleParams) -> bool:
+        """Whether the grower's small nodes read :attr:`codes_rows` (when given): the trees grow on all of this
+        data's features (no patch of them), keep no node codes (more than
+        :data:`~spark_fr.pct.node_rows.NODE_CODES_MAX_FEATURES` features), and a row's codes span at most
+        :data:`ROW_MAJOR_MAX_FEATURES` bytes (a few cache lines that a node's candidate features share)."""
+        whole = self.feature_ids is None and params.patch_size(self.n_input_features) is None
+        return whole and NODE_CODES_MAX_FEATURES < self.n_features <= ROW_MAJOR_MAX_FEATURES
 
     @property
     def n_features(self) -> int:
@@ -161,7 +163,7 @@ def grow_tree_of(data: TreeData, params: EnsembleParams, index: int, weights: np
                          resample_constant=params.resample_constant, track_columns=track,
                          seed=derive_seed(params.seed, index, Stream.GROW))
     if cols is None:
-        by_row = data.codes_rows if data.grows_on_rows() else None
+        by_row = data.codes_rows if data.grows_on_rows(params) else None
         return grow(data.codes, data.nominal, data.lower, data.upper, data.Z, weights, config, by_row)
     tree = grow(np.ascontiguousarray(data.codes[cols]), data.nominal[cols], data.lower[cols], data.upper[cols],
                 data.Z, weights, config)

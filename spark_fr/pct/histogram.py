@@ -104,10 +104,7 @@ def fill_histogram(X, f, nr, start, end, G, has_missing, hist):
             b = gathered[i - start]
             wr = nr.weights[i]
             g = i - start
-            old = hw[b]
-            touched[nt] = b
-            nt += old == 0.0
-            hw[b] = old + wr
+            nt = add_weight(hist, nt, b, wr)
             for k in range(K):
                 z = G[g, k]
                 if z == z:
@@ -116,6 +113,16 @@ def fill_histogram(X, f, nr, start, end, G, has_missing, hist):
                     hn[b, k] += wr
     nt, n_known = order_codes(touched, nt, hw)
     return PresentCodes(nt, n_known, hw[MISSING] if n_known < nt else 0.0)
+
+
+@njit(**INLINE)
+def add_weight(hist, nt, b, wr):
+    """Add a row's weight ``wr`` to code b's cell; b is appended to the ``nt`` touched codes when it is new (the
+    append is kept only then, without a branch). Returns the new ``nt``."""
+    old = hist.w[b]
+    hist.touched[nt] = b
+    hist.w[b] = old + wr
+    return nt + (old == 0.0)
 
 
 @njit(**INLINE)
@@ -134,17 +141,14 @@ def add_complete_rows(hist, weights, start, end, G):
 
 @njit(**INLINE)
 def _add_rows(hist, weights, start, end, G, trips):
-    hw, hs, touched, gathered = hist.w, hist.s, hist.touched, hist.codes
+    hs, gathered = hist.s, hist.codes
     K = G.shape[1]
     nt = 0
     for i in range(start, end):
         b = gathered[i - start]
         wr = weights[i]
         g = i - start
-        old = hw[b]
-        touched[nt] = b
-        nt += old == 0.0
-        hw[b] = old + wr
+        nt = add_weight(hist, nt, b, wr)
         for k in range(trips):
             if k < K:
                 hs[b, k] += wr * G[g, k]

@@ -117,7 +117,7 @@ def test_row_major_codes_grow_the_same_trees():
 
 def test_the_row_major_codes_are_made_for_the_grower_only_where_it_reads_them():
     """TreeData.with_row_major_for: made for the RF score whatever the width; for the grower alone only past
-    NODE_CODES_MAX_FEATURES features (and up to ROW_MAJOR_MAX_FEATURES)."""
+    NODE_CODES_MAX_FEATURES features (and up to ROW_MAJOR_MAX_FEATURES), and not when the trees grow on patches."""
     def data(D):
         codes = np.zeros((D, 8), np.uint8)
         return TreeData(codes, np.zeros(D, np.bool_), None, None, None, None, None, None, None)
@@ -128,3 +128,5 @@ def test_the_row_major_codes_are_made_for_the_grower_only_where_it_reads_them():
     assert data(10).with_row_major_for(rf).codes_rows.shape == (8, 10)
     made = data(NODE_CODES_MAX_FEATURES + 1).with_row_major_for(genie3)
     assert np.array_equal(made.codes_rows, made.codes.T) and made.codes_rows.flags.c_contiguous
+    patches = EnsembleParams(trees=1, scores=["genie3"], max_features_per_tree=0.5)  # trees on a patch's copy
+    assert patches.patch_size(100) is not None and data(100).with_row_major_for(patches).codes_rows is None
