@@ -91,25 +91,36 @@ def arrow_columns(conv: CellConverter, lines: list[str]) -> ParsedRows:
     pyarrow.ArrowException or Problem
         On anything unusual (the caller then uses the Python path).
     """
+    return arrow_text_columns(conv, "\n".join(lines).encode("utf-8"), len(lines), max(map(len, lines)))
+
+
+def arrow_text_columns(conv: CellConverter, data: bytes, n_rows: int, longest: int) -> ParsedRows:
+    """All columns of ``n_rows`` dense lines without quotes, stripped and joined by newlines (``data``; its longest
+    line ``longest`` characters), read by pyarrow's CSV reader.
+
+    Raises
+    ------
+    pyarrow.ArrowException or Problem
+        On anything unusual (the caller then uses the Python path).
+    """
     names = [f"c{i}" for i in range(conv.m)]
     types = {name: (pa.float64() if conv.is_numeric(a) else pa.string()) for a, name in enumerate(names)}
-    data = "\n".join(lines).encode("utf-8")
     table = pacsv.read_csv(
         pa.py_buffer(data),
         read_options=pacsv.ReadOptions(
             column_names=names,
             use_threads=False,  # Spark already runs one parser per core
             # ~1 MB blocks are fastest; a block must hold the longest row
-            block_size=max(1 << 20, 4 * (max(map(len, lines)) + 1)),
+            block_size=max(1 << 20, 4 * (longest + 1)),
         ),
         parse_options=pacsv.ParseOptions(
             quote_char=False, double_quote=False, escape_char=False, newlines_in_values=False
         ),
         convert_options=pacsv.ConvertOptions(column_types=types, null_values=["?"], strings_can_be_null=False),
     )
-    if table.num_rows != len(lines):
+    if table.num_rows != n_rows:
         raise Problem("row count mismatch")
-    out = ParsedRows(len(lines))
+    out = ParsedRows(n_rows)
     for a in range(conv.m):
         column = table.column(a)
         if conv.is_numeric(a):

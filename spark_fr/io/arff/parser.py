@@ -9,6 +9,8 @@ Sketch
   - ``SPARSE`` (no quotes): pyarrow string kernels, Python on failure (:mod:`.sparse`);
   - ``QUOTED``: the Python tokenizer line by line, then column conversion (:mod:`.cells`).
 
+* ``parse_plain`` reads a plain chunk of dense lines (bytes: :mod:`.plain`) with pyarrow's CSV reader as it
+  is, or declines (None).
 * ``parse_lines`` returns every attribute column-wise; ``parse_lines_sparse`` returns the chosen
   feature attributes as CSR arrays and the others column-wise (:mod:`.layout`).
 * Errors: when converting a run fails, its raw lines are re-checked one by one with the exact
@@ -26,6 +28,7 @@ from .errors import ArffLineError, Problem
 from .header import ArffHeader
 from .layout import Layout, check_features, items_to_csr, make_layout, split_row
 from .parsed import ParsedRows, SparseParsedRows, concat_csr, concat_parsed, select
+from .plain import plain_shape
 from .runs import CSV, SPARSE, line_runs
 
 
@@ -75,6 +78,18 @@ class ArffRowParser:
             except ValueError as exc:
                 self._raise_first_error(raw, exc)
         return concat_parsed(pieces, self._conv.empty(attrs))
+
+    def parse_plain(self, text: bytes) -> ParsedRows | None:
+        """Every attribute of a plain chunk of dense lines (bytes, see :mod:`spark_fr.io.arff.plain`) read by
+        pyarrow's CSV reader as it is; None when the chunk is not plain or pyarrow refuses it (then its lines take
+        :meth:`parse_lines`, which gives the same rows, or the error)."""
+        shape = plain_shape(text)
+        if shape is None:
+            return None
+        try:
+            return dense.arrow_text_columns(self._conv, text, *shape)
+        except dense.FAST_PATH_FAILURES:
+            return None
 
     def parse_lines_sparse(self, lines: Iterable[str], feature_indices: Sequence[int]) -> SparseParsedRows:
         """Parse data lines, returning the given features as CSR arrays.

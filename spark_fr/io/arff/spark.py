@@ -35,7 +35,8 @@ from ...errors import InputError
 from .errors import ArffError, ArffLineError, format_line_error
 from .header import read_header
 from .parser import ArffRowParser
-from .source import check_gzip, find_line_number, open_text
+from .plain import byte_ranges, data_offset, read_range, text_lines
+from .source import check_gzip, find_line_number, is_gzip_name, open_text
 
 log = logging.getLogger(__name__)
 
@@ -99,11 +100,27 @@ def _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, schema):
                 n = parsed.n_rows
             if n == 0:
                 continue
-            arrays.append(pa.nulls(n, pa.string()))
         except ArffLineError as err:
             yield _error_batch(err, schema, len(vector_attrs))
             continue
-        yield pa.RecordBatch.from_arrays(arrays, schema=schema)
+        yield _rows_batch(arrays, n, schema)
+
+
+def _parse_text(text, parser, plain_attrs, kinds, vector_attrs, schema):
+    """The batches of a chunk of whole data lines (bytes, :mod:`spark_fr.io.arff.plain`): read by pyarrow's CSV
+    reader as it is when it is plain dense rows and no feature vector is made, else its lines parsed by
+    :func:`_parse_partition` (the same rows, or the error batch)."""
+    parsed = None if vector_attrs else parser.parse_plain(text)
+    if parsed is None:
+        lines = pa.RecordBatch.from_arrays([pa.array(text_lines(text), pa.string())], names=["value"])
+        yield from _parse_partition([lines], parser, plain_attrs, kinds, vector_attrs, schema)
+        return
+    yield _rows_batch(_column_arrays(parsed, plain_attrs, kinds), parsed.n_rows, schema)
+
+
+def _rows_batch(arrays, n, schema):
+    """The batch of ``n`` parsed rows: their columns' ``arrays`` and a null parse error."""
+    return pa.RecordBatch.from_arrays([*arrays, pa.nulls(n, pa.string())], schema=schema)
 
 
 def _error_batch(err, schema, vector_size):
@@ -168,11 +185,14 @@ def read_arff(spark, path, targets=None, label_names=None, duplicate_names: str 
     def parse(batches):
         return _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, arrow_schema)
 
+    def parse_text(text):
+        return _parse_text(text, parser, plain_attrs, kinds, vector_attrs, arrow_schema)
+
     def make_df(spark_):
         text = spark_.read.text(paths if len(paths) > 1 else path)
         return text.mapInArrow(parse, _spark_schema(fields))
 
-    batches = ArffBatches(paths, data_lines, parse, make_df, [name for name, _ in fields])
+    batches = ArffBatches(paths, data_lines, parse, make_df, [name for name, _ in fields], parse_text)
     return Dataset(None, columns, ", ".join(paths), label_names=label_names, default_target=_default_target(attrs),
                    error_column=ERROR_COLUMN, hierarchy=hierarchy,
                    extra={"locate_error": _locator(paths, data_lines), "arff_header": header, "open_text": open_text,
@@ -291,26 +311,31 @@ class ArffBatches(BatchSource):
         ``make_df(spark)``: the parsed rows as a Spark DataFrame (Spark reads the lines).
     names : list of str
         The columns of the parsed batches to keep.
+    parse_text : callable
+        A chunk of whole data lines (bytes) -> Arrow batches of parsed rows (:func:`_parse_text`): the driver's
+        parse of an uncompressed file.
     """
 
     LINES_PER_BATCH = 10_000
 
-    def __init__(self, paths, data_lines, parse, make_df, names):
+    def __init__(self, paths, data_lines, parse, make_df, names, parse_text):
         self.paths, self.data_lines, self.parse, self.make_df = list(paths), dict(data_lines), parse, make_df
-        self.names = list(names)
+        self.names, self.parse_text = list(names), parse_text
         self._df = None
         self._want_cache = self._cached = False
 
     def narrow(self, columns):
         keep = {c.column for c in columns} | {ERROR_COLUMN}
         return ArffBatches(self.paths, self.data_lines, self.parse, self.make_df,
-                           [n for n in self.names if n in keep]), columns
+                           [n for n in self.names if n in keep], self.parse_text), columns
 
     def size_estimate(self):
         return sum(os.path.getsize(p) * (5 if p.lower().endswith(".gz") else 1) for p in self.paths)
 
-    def _lines(self):
-        for p in self.paths:
+    def _lines(self, paths=None):
+        """Batches of :data:`LINES_PER_BATCH` data lines (column ``value``) of ``paths`` (default: every file), read
+        by the text reader."""
+        for p in self.paths if paths is None else paths:
             with open_text(p) as fh:
                 chunk = []
                 for no, line in enumerate(fh, 1):
@@ -323,16 +348,24 @@ class ArffBatches(BatchSource):
                 if chunk:
                     yield pa.RecordBatch.from_arrays([pa.array(chunk, pa.string())], names=["value"])
 
+    def _pieces(self, threads: int):
+        """The files' data in the driver's pieces: ranges of whole lines of an uncompressed file (read by the thread
+        that parses them), batches of lines of a compressed one (or of one whose header has carriage returns)."""
+        for p in self.paths:
+            start = None if is_gzip_name(p) else data_offset(p, self.data_lines[p])
+            yield from self._lines([p]) if start is None else byte_ranges(p, start, threads)
+
     def driver_batches(self):
-        """The parsed batches, on the driver: the batches of lines parsed on the driver's threads (pyarrow's CSV
-        reader releases the GIL; a batch's parse does not depend on the others'), at most one window of them held
+        """The parsed batches, on the driver: the pieces of the files parsed on the driver's threads (pyarrow's CSV
+        reader releases the GIL; a piece's parse does not depend on the others'), at most one window of them held
         at a time (:func:`~spark_fr.runtime.spark.driver_map_stream`)."""
-        from ...runtime.spark import driver_map_stream
+        from ...runtime.spark import driver_map_stream, driver_threads
 
-        def parsed(lines):
-            return [b.select(self.names) for b in self.parse([lines])]
+        def parsed(piece):
+            rows = self.parse([piece]) if isinstance(piece, pa.RecordBatch) else self.parse_text(read_range(*piece))
+            return [b.select(self.names) for b in rows]
 
-        return [b for part in driver_map_stream(parsed, self._lines()) for b in part]
+        return [b for part in driver_map_stream(parsed, self._pieces(driver_threads())) for b in part]
 
     def _frame(self, spark):
         if self._df is None:

@@ -84,15 +84,15 @@ def test_missing_gzip_file(tmp_path):
 
 @pytest.mark.parametrize("threads", ["1", "2", "3"])
 def test_driver_batches_parsed_on_threads_equal_the_one_by_one_parse(tmp_path, monkeypatch, threads):
-    """The driver parses windows of line batches on its threads: the same batches, in the file's order, a bad
-    line's batch an error batch where it was."""
+    """The driver parses windows of line batches of a compressed file on its threads: the same batches, in the
+    file's order, a bad line's batch an error batch where it was."""
     from spark_fr.io.arff.spark import ArffBatches
     from spark_fr.io.readers import read_dataset
 
     lines = [f"{i * 0.5},{'ab'[i % 2]},{i % 7}" for i in range(53)]
     lines[30] = "1.0,zz,3"  # not a category of b
-    path = write(tmp_path, "@relation r\n@attribute a numeric\n@attribute b {a,b}\n@attribute c numeric\n@data\n"
-                 + "\n".join(lines) + "\n", name="t.arff")
+    path = gzip_copy(write(tmp_path, "@relation r\n@attribute a numeric\n@attribute b {a,b}\n@attribute c numeric\n"
+                           "@data\n" + "\n".join(lines) + "\n", name="t.arff"))
     monkeypatch.setattr(ArffBatches, "LINES_PER_BATCH", 8)
     monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", threads)
     source = read_dataset(None, str(path)).batch_source()
