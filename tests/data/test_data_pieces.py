@@ -353,13 +353,14 @@ def test_quantile_cuts_equal_numpys_inverted_cdf_quantiles_per_column(m):
     from spark_fr.data.plan import QUANTILE_PROBS, quantile_cuts
 
     rng = np.random.default_rng(m)
-    V = rng.normal(size=(m, 5))
+    V = rng.normal(size=(m, 6))
     V[rng.random(m) < 0.3, 1] = np.nan
     V[:, 2] = np.nan
     V[:, 3] = np.round(V[:, 3])
+    V[rng.random(m) < 0.6, 5] = np.nan  # holed as well, with another count of known values
     got = quantile_cuts(V)
-    assert got.shape == (QUANTILE_PROBS.size, 5)
-    for j in range(5):
+    assert got.shape == (QUANTILE_PROBS.size, 6)
+    for j in range(6):
         known = V[~np.isnan(V[:, j]), j]
         if known.size == 0:
             assert np.isnan(got[:, j]).all()
