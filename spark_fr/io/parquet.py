@@ -44,8 +44,6 @@ from functools import reduce
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from ..data.columns import qcol
 from ..data.names import deduplicate
@@ -62,8 +60,9 @@ TAIL_BYTES = 1 << 16  # read at once from the end of a file: the footer of all b
 INTEGERS = ("tinyint", "smallint", "int", "bigint")
 #: footer metadata: pandas' description of the frame, Spark's schema (with its fields' metadata)
 PANDAS_KEY, SPARK_SCHEMA_KEY = b"pandas", b"org.apache.spark.sql.parquet.row.metadata"
-_SPARK_SIMPLE = {"tinyint": T.ByteType(), "smallint": T.ShortType(), "int": T.IntegerType(),
-                 "bigint": T.LongType(), "double": T.DoubleType()}
+#: the Spark types of the merged numeric types (pyspark is imported when Spark reads: not for the driver's read)
+_SPARK_SIMPLE = {"tinyint": "ByteType", "smallint": "ShortType", "int": "IntegerType", "bigint": "LongType",
+                 "double": "DoubleType"}
 
 
 @functools.lru_cache(maxsize=1024)
@@ -517,6 +516,9 @@ def _spark_read(read, paths):
 
 def _read_in_groups(spark, footers, order, merged, paths):
     """Files of one schema read together, columns cast to the merged types and unioned by name."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
     groups = {}
     for ft in footers:
         key = (ft.source, frozenset(ft.types.items()))
@@ -533,7 +535,7 @@ def _read_in_groups(spark, footers, order, merged, paths):
     for c in columns:
         same = [df.schema[c].dataType for types, df in frames if c in df.columns and types.get(c, None) in
                 (merged.get(c), None)]
-        target[c] = same[0] if same else _SPARK_SIMPLE[merged[c]]
+        target[c] = same[0] if same else getattr(T, _SPARK_SIMPLE[merged[c]])()
     parts = []
     for _, df in frames:
         cols = []

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.paths import DATASETS, JOB, ROOT
 
 PROBE = """import json, sys
@@ -37,12 +39,24 @@ def test_the_rank_jobs_command_line_is_parsed_without_numba():
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
 
 
-def test_a_run_on_a_file_without_spark_never_imports_pyspark(tmp_path):
-    """The README's job (the ENB ARFF, read and ranked on the driver) imports no pyspark module: not to check for a
-    session, to read the file, or to write its versions into the run's metadata (which still names pyspark's). With
-    the job's own driver budget (the suite's conftest sets 0 s, sending work to Spark)."""
+@pytest.mark.parametrize("kind", ["arff", "parquet"])
+def test_a_run_on_a_file_without_spark_never_imports_pyspark(tmp_path, kind):
+    """The README's job (the ENB ARFF, read and ranked on the driver), and a table of its shape as a local Parquet file
+    (read with pyarrow), import no pyspark module: not to check for a session, to read the file, or to write its versions
+    into the run's metadata (which still names pyspark's). With the job's own driver budget (the suite's conftest sets
+    0 s, sending work to Spark)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data = DATASETS / "mtr_enb" / "enb.arff"
+    if kind == "parquet":  # 768 rows of 8 features and the two targets
+        rng = np.random.default_rng(1)
+        pq.write_table(pa.table({c: rng.normal(size=768) for c in [f"X{i}" for i in range(1, 9)] + ["Y1", "Y2"]}),
+                       tmp_path / "enb.parquet")
+        data = tmp_path / "enb.parquet"
     env = {k: v for k, v in os.environ.items() if k != "SPARK_FR_DRIVER_MAX_SECONDS"}
-    out = subprocess.run([sys.executable, "-X", "importtime", str(JOB), "--input", str(DATASETS / "mtr_enb" / "enb.arff"),
+    out = subprocess.run([sys.executable, "-X", "importtime", str(JOB), "--input", str(data),
                           "--targets", "Y1,Y2", "--trees", "2", "--seed", "1", "--output", str(tmp_path / "out"),
                           "--log-level", "warning"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
