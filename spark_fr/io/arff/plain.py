@@ -24,7 +24,7 @@ import os
 
 import numpy as np
 
-CHUNK_BYTES = 8 << 20  # bytes per chunk (then to the end of the line): ~2 MB-long runs of pyarrow's reader each
+CHUNK_BYTES = 8 << 20  # bytes per range (then to the end of its last line); pyarrow reads a range in 1 MiB blocks
 NEWLINE, SPACE = 10, 32
 #: bytes a plain line may hold: printable ASCII and the newline, but for the characters other paths handle
 PLAIN_BYTES = bytes(c for c in [*range(SPACE, 127), NEWLINE] if c not in b"'\"{}%@")
