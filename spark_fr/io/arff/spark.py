@@ -85,35 +85,38 @@ def _vector_array(indptr, indices, values, size):
 
 def _parse_partition(batches, parser, plain_attrs, kinds, vector_attrs, schema):
     for batch in batches:
-        lines = [ln for ln in batch.column(0).to_pylist() if ln is not None and not _is_header_line(ln)]
-        if not lines:
-            continue
-        try:
-            if vector_attrs:
-                sp = parser.parse_lines_sparse(lines, vector_attrs)
-                arrays = [_vector_array(sp.indptr, sp.indices, sp.values, len(vector_attrs))]
-                arrays += _column_arrays(sp.other, plain_attrs, kinds)
-                n = sp.n_rows
-            else:
-                parsed = parser.parse_lines(lines)
-                arrays = _column_arrays(parsed, plain_attrs, kinds)
-                n = parsed.n_rows
-            if n == 0:
-                continue
-        except ArffLineError as err:
-            yield _error_batch(err, schema, len(vector_attrs))
-            continue
+        yield from _parse_lines(batch.column(0).to_pylist(), parser, plain_attrs, kinds, vector_attrs, schema)
+
+
+def _parse_lines(lines, parser, plain_attrs, kinds, vector_attrs, schema):
+    """The batch of parsed rows of some data lines (header lines dropped; none for no row), or its error batch."""
+    lines = [ln for ln in lines if ln is not None and not _is_header_line(ln)]
+    if not lines:
+        return
+    try:
+        if vector_attrs:
+            sp = parser.parse_lines_sparse(lines, vector_attrs)
+            arrays = [_vector_array(sp.indptr, sp.indices, sp.values, len(vector_attrs))]
+            arrays += _column_arrays(sp.other, plain_attrs, kinds)
+            n = sp.n_rows
+        else:
+            parsed = parser.parse_lines(lines)
+            arrays = _column_arrays(parsed, plain_attrs, kinds)
+            n = parsed.n_rows
+    except ArffLineError as err:
+        yield _error_batch(err, schema, len(vector_attrs))
+        return
+    if n:
         yield _rows_batch(arrays, n, schema)
 
 
 def _parse_text(text, parser, plain_attrs, kinds, vector_attrs, schema):
     """The batches of a chunk of whole data lines (bytes, :mod:`spark_fr.io.arff.plain`): read by pyarrow's CSV
-    reader as it is when it is plain dense rows and no feature vector is made, else its lines parsed by
-    :func:`_parse_partition` (the same rows, or the error batch)."""
+    reader as it is when it is plain dense rows and no feature vector is made, else its lines parsed as a batch of
+    lines is (:func:`_parse_lines`: the same rows, or the error batch)."""
     parsed = None if vector_attrs else parser.parse_plain(text)
     if parsed is None:
-        lines = pa.RecordBatch.from_arrays([pa.array(text_lines(text), pa.string())], names=["value"])
-        yield from _parse_partition([lines], parser, plain_attrs, kinds, vector_attrs, schema)
+        yield from _parse_lines(text_lines(text), parser, plain_attrs, kinds, vector_attrs, schema)
         return
     yield _rows_batch(_column_arrays(parsed, plain_attrs, kinds), parsed.n_rows, schema)
 
