@@ -209,7 +209,8 @@ class RowSample:
             return [np.empty((0, len(columns)))]
         if list(columns) == self.columns:  # all of them, in order (a wide table's features: no copy)
             return list(self.blocks)
-        pos = [{c: j for j, c in enumerate(self.columns)}[c] for c in columns]
+        at = {c: j for j, c in enumerate(self.columns)}
+        pos = [at[c] for c in columns]
         return [b[:, pos] for b in self.blocks]
 
     def matrix(self, columns: list) -> np.ndarray:
