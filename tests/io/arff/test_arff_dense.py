@@ -90,3 +90,28 @@ def test_dense_to_csr_in_blocks(tmp_path, monkeypatch, block_cells):
     assert counts.tolist() == [0, 2, 2, 1]  # zeros dropped (x is domain index 0), NaN kept
     assert indices.tolist() == [0, 1, 0, 1, 0]
     np.testing.assert_array_equal(values, [1.0, 1.5, np.nan, np.nan, 1.0])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_numeric_matrix_equals_each_columns_values(seed):
+    """dense.numeric_matrix (one Arrow call) against the obvious reference, each column's own values with nulls
+    as NaN: random float64 tables of several chunks, nulls, a string column left out, no rows, no columns."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(0, 40)), int(rng.integers(1, 6))
+    chunks = np.sort(rng.integers(0, n + 1, size=int(rng.integers(0, 3))))
+    columns = {}
+    for j in range(m):
+        values = [None if rng.random() < 0.2 else float(rng.normal()) for _ in range(n)]
+        parts = np.split(np.arange(n), chunks)
+        columns[f"c{j}"] = pa.chunked_array([pa.array([values[i] for i in p], pa.float64()) for p in parts],
+                                            pa.float64())
+    columns["s"] = pa.chunked_array([pa.array(["x"] * n, pa.string())])
+    table = pa.table(columns)
+    wanted = [j for j in range(m) if rng.random() < 0.7]
+    M = dense.numeric_matrix(table, wanted)
+    assert M.shape == (n, len(wanted)) and M.dtype == np.float64
+    for q, j in enumerate(wanted):
+        ref = np.array([np.nan if v is None else v for v in table.column(j).to_pylist()], np.float64)
+        np.testing.assert_array_equal(M[:, q], ref)
