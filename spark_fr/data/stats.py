@@ -43,6 +43,9 @@ from .columns import BatchValues, value_counts
 from .rowkeys import raw_row_hashes
 
 MAX_DISTINCT = 255
+#: the row prefixes of a batch whose distinct values are counted first: a column with more than MAX_DISTINCT of
+#: them in one is not tracked further (the same statistics: it has as many in the whole batch)
+PREFIX_ROWS = (300, 512)
 MAX_STRING_VALUES = 100_000
 MAX_ERRORS = 20
 
@@ -259,8 +262,9 @@ def add_numeric_matrix(stats: list, M: np.ndarray) -> None:
     """:meth:`ColumnStats.add_numeric` of the columns of ``M`` (rows x columns), vectorised.
 
     The same statistics as column by column: missing and known counts, min and max, and the distinct
-    values while there are at most 255. Columns with more than 255 distinct values among their first 512
-    rows are not sorted further (most columns of a wide continuous table).
+    values while there are at most 255. Columns with more than 255 distinct values among their first 300, else
+    512, rows are not sorted further (most columns of a wide continuous table; the shorter prefix sorts in about
+    half the time).
     """
     if M.shape[0] == 0:
         return
@@ -270,13 +274,12 @@ def add_numeric_matrix(stats: list, M: np.ndarray) -> None:
     # warnings filter they would need is not thread-safe: the driver's batches run on several threads)
     vmin, vmax = np.fmin.reduce(M, axis=0), np.fmax.reduce(M, axis=0)
     tracked = np.array([s.distinct is not None for s in stats], bool)
-    if M.shape[0] > 512 and tracked.any():
-        _, new0 = _distinct_sorted(M[:512, tracked])
-        many = np.zeros(M.shape[1], bool)
-        many[np.flatnonzero(tracked)] = new0.sum(axis=0) > MAX_DISTINCT
-        tracked &= ~many
-    else:
-        many = np.zeros(M.shape[1], bool)
+    many = np.zeros(M.shape[1], bool)
+    for prefix in PREFIX_ROWS:  # fewer rows first: most continuous columns show 256 values among 300
+        if M.shape[0] > prefix and tracked.any():
+            _, new0 = _distinct_sorted(M[:prefix, tracked])
+            many[np.flatnonzero(tracked)] = new0.sum(axis=0) > MAX_DISTINCT
+            tracked &= ~many
     cand = np.flatnonzero(tracked)
     S, new = _distinct_sorted(M[:, cand]) if cand.size else (None, None)
     col = {j: q for q, j in enumerate(cand)}

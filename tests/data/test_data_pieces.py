@@ -173,7 +173,7 @@ def test_the_sample_hash_depends_on_the_values_only():
     np.testing.assert_array_equal(half, a[10:15])
 
 
-@pytest.mark.parametrize("rows", [40, 700, 3000])
+@pytest.mark.parametrize("rows", [40, 700, 1200, 3000])
 def test_matrix_statistics_equal_column_by_column_statistics(rows):
     from spark_fr.data.stats import add_numeric_matrix
 
