@@ -96,8 +96,10 @@ def warm_up_all(methods) -> None:
         warm_up(method)  # imports the method's package, which registers its warm-ups
     for name in warmups.of_methods(methods):
         entry = warmups.registered()[name]
-        for values in itertools.product(*(O.option(o).kind.choices for o in entry.options)):
-            warmups.warm(name, **dict(zip(entry.options, values)))
+        # every word of a one-word option (--missing); a list of names (--scores) takes the warm-up's default: all
+        words = [o for o in entry.options if isinstance(O.option(o).kind, O.Choice)]
+        for values in itertools.product(*(O.option(o).kind.choices for o in words)):
+            warmups.warm(name, **dict(zip(words, values)))
 
 
 def _check_data(data, table=None) -> None:

@@ -89,9 +89,17 @@ def _merge_folds(a: dict, b: dict) -> dict:
     return a
 
 
-def warm_up_kernels(missing: str = "learned") -> None:
+#: the scores a tree warm-up computes when the run names none (all of them: what a shipped cache holds)
+ALL_SCORES = ("symbolic", "genie3", "rf")
+
+
+def warm_up_kernels(missing: str = "learned", scores=ALL_SCORES) -> None:
     """Compile (or load from numba's cache) the tree kernels in this process on a tiny problem (grown with
-    ``--missing missing``: fractional trees predict with their own kernels)."""
+    ``--missing missing``: fractional trees predict with their own kernels), scored with the run's ``--scores``
+    (a name or names).
+
+    Decision: the run's scores only: the permutation scores' kernels (``rf``) are loaded (about 0.3 s of the GIL on
+    the driver, beside the run's passes that need it) only for a run that computes them."""
     from ..data.binning import warm_up_encoding
     from .local import rank_arrays
 
@@ -101,14 +109,19 @@ def warm_up_kernels(missing: str = "learned") -> None:
     X[0, 0] = np.nan
     X[:, 2] = rng.integers(0, 3, 40)
     Y = X[:, :1] + rng.normal(size=(40, 1))
-    rank_arrays(X, Y, "mtr", EnsembleParams(trees=1, scores=["symbolic", "genie3", "rf"], per_target=True,
-                                            missing=missing), nominal=np.array([False, False, True]))
+    rank_arrays(X, Y, "mtr", EnsembleParams(trees=1, scores=score_names(scores), per_target=True, missing=missing),
+                nominal=np.array([False, False, True]))
 
 
-def warm_up_label_sets(missing: str = "learned") -> None:
+def score_names(scores) -> list:
+    """The score names of a warm-up's ``scores``: names, or one comma list of them (as ``--scores`` takes)."""
+    return [s.strip() for s in scores.split(",")] if isinstance(scores, str) else list(scores)
+
+
+def warm_up_label_sets(missing: str = "learned", scores=ALL_SCORES) -> None:
     """Compile (or load from numba's cache) the kernels of trees on label-sparse clustering columns (HMLC with at
     least ``SPARSE_MIN_COLUMNS`` labels: the grow loop's label-sparse backend, the leaves' label sets, their scores)
-    on a tiny problem, with ``--missing missing``. Decision: a warm-up of its own, run when a run's clustering
+    on a tiny problem, with ``--missing missing`` and the run's ``--scores``. Decision: a warm-up of its own, run when a run's clustering
     columns are label-sparse (:func:`warm_trees`), not inside the ensemble's: about 20 s of CPU that a run on dense
     targets would not use."""
     from ..data.rowkeys import content_keys
@@ -125,16 +138,16 @@ def warm_up_label_sets(missing: str = "learned") -> None:
     labels = SparseLabels.from_dense(Y)
     content_keys([data.codes], labels)  # the encoding pass's row keys of label sets (Spark tasks)
     data = replace(data, Z=data.task.clustering_input(labels), Y=labels, proto=data.task.prototype_columns(labels))
-    score_tree_group(data.with_row_major(), EnsembleParams(trees=1, scores=["symbolic", "genie3", "rf"],
-                                                           missing=missing), range(1))
+    score_tree_group(data.with_row_major(), EnsembleParams(trees=1, scores=score_names(scores), missing=missing),
+                     range(1))
 
 
 def warm_trees(params: EnsembleParams, label_sets: bool) -> None:
     """The tree warm-ups a run with ``params`` needs: the ensemble's, and the label-sparse one when its clustering
     columns are label sets (``label_sets``)."""
-    warmups.warm("ensemble", missing=params.missing)
+    warmups.warm("ensemble", missing=params.missing, scores=params.scores)
     if label_sets:
-        warmups.warm("label_sets", missing=params.missing)
+        warmups.warm("label_sets", missing=params.missing, scores=params.scores)
 
 
 def _score_group(data: TreeData, group, params: EnsembleParams) -> ScoreAccumulator:

@@ -26,6 +26,7 @@ log line, that a warm-up compiles and about how long it takes), so it stands on 
 from __future__ import annotations
 
 import importlib
+import inspect
 import threading
 from dataclasses import dataclass
 
@@ -73,7 +74,7 @@ def of_methods(methods) -> list:
 
 def warm(name: str, **values) -> bool:
     """Compile (or load from numba's cache) the kernels of ``name`` in this process, with ``values`` for the options
-    its warm-up takes; once per process and set of values. Returns whether it ran now.
+    its warm-up takes; once per process and set of values (:func:`values_key`). Returns whether it ran now.
 
     Raises
     ------
@@ -81,15 +82,31 @@ def warm(name: str, **values) -> bool:
         Nothing is registered under ``name``.
     """
     entry = _REGISTRY[name]
-    key = (name, tuple(sorted(values.items())))
     with _LOCK:
+        function = getattr(importlib.import_module(entry.module), entry.function)
+        key = (name, values_key(function, values))
         if key in _DONE:
             return False
         numba_cache.watch_compiles()
         with numba_cache.expecting(name, entry.compile_seconds):
-            getattr(importlib.import_module(entry.module), entry.function)(**values)
+            function(**values)
         _DONE.add(key)
     return True
+
+
+def values_key(function, values: dict) -> tuple:
+    """The values a warm-up ``function`` runs with, as the key of its runs: its defaults filled in, and a list or
+    tuple of names as a sorted tuple (a run's ``--scores genie3,symbolic`` and its parameters' list are one key)."""
+    signature = inspect.signature(function)
+    bound = signature.bind(**values)
+    bound.apply_defaults()
+    flat = {}
+    for k, v in bound.arguments.items():
+        if signature.parameters[k].kind is inspect.Parameter.VAR_KEYWORD:
+            flat.update(v)
+        else:
+            flat[k] = v
+    return tuple(sorted((k, tuple(sorted(v)) if isinstance(v, (list, tuple)) else v) for k, v in flat.items()))
 
 
 def warm_for(name: str, opts: dict) -> bool:

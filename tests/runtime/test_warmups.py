@@ -26,6 +26,21 @@ def test_a_warm_up_runs_once_per_process_and_values(toy):
     assert toy == [{}, {"missing": "learned"}]
 
 
+def test_a_warm_up_with_its_defaults_or_the_same_names_in_another_order_runs_once(tmp_path, monkeypatch):
+    """The key of a warm-up's run is its values with its defaults filled in, lists of names in any order: the
+    command line's early warm-up (the run's options) and the run's own (its parameters) are one run."""
+    (tmp_path / "named_warmup.py").write_text(
+        "calls = []\n\ndef warm(missing='learned', scores=('a', 'b')):\n    calls.append((missing, scores))\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(warmups, "_REGISTRY", dict(warmups._REGISTRY))
+    monkeypatch.setattr(warmups, "_DONE", set())
+    warmups.register("named", "named_warmup", "warm", options=("missing", "scores"))
+    assert warmups.warm("named") and not warmups.warm("named", missing="learned", scores=["b", "a"])
+    assert warmups.warm_for("named", {"scores": ["b"], "missing": None})
+    assert not warmups.warm("named", scores=("b",), missing="learned")
+    assert importlib.import_module("named_warmup").calls == [("learned", ("a", "b")), ("learned", ["b"])]
+
+
 def test_a_run_warms_with_the_options_its_warm_up_takes(toy):
     warmups.warm_for("toy", {"missing": "fractional", "trees": 3, "seed": None})
     warmups.warm_for("toy", {"missing": None})  # absent or None: the warm-up's own default
@@ -39,7 +54,7 @@ def test_every_method_registers_its_warm_up_and_the_api_warms_what_a_run_needs(m
     assert set(api.METHODS) <= set(entries)
     for entry in entries.values():  # each names a function that exists (nothing is compiled here)
         assert callable(getattr(importlib.import_module(entry.module), entry.function))
-    assert entries["ensemble"].options == ("missing",)
+    assert entries["ensemble"].options == ("missing", "scores")
     asked = []
     monkeypatch.setattr(warmups, "warm", lambda name, **values: asked.append((name, values)))
     api.warm_up("ensemble", {"missing": "fractional", "trees": 3})
