@@ -79,6 +79,22 @@ def safe_select(df, columns, extra=()):
     return df2, safe_columns(columns, alias)
 
 
+def float_matrix(data: pa.RecordBatch | pa.Table, columns: list) -> np.ndarray:
+    """The float64 (or float32) ``columns`` (positions) of a record batch or table as one column-major matrix (rows x
+    columns, nulls as NaN), made by one Arrow call (``to_tensor``; a table's chunks combined first).
+
+    Decision: one call, not one ``to_numpy`` per column: each column's call gives up the GIL and takes it back, and
+    with another thread running Python beside it each take waits for the interpreter's switch interval (205 columns
+    of an 8 MiB ARFF range: 1.2-1.6 s beside a thread spinning in Python, 4-14 ms alone; one call 21-30 ms either
+    way), and a wide table's 20,000 columns cost 0.45 s a batch one by one, 0.09 s in one call."""
+    part = data.select(columns)
+    if not columns or part.num_rows == 0:
+        return np.empty((part.num_rows, len(columns)), order="F")
+    if isinstance(part, pa.Table):
+        part = part.combine_chunks().to_batches()[0]
+    return np.asarray(part.to_tensor(null_to_nan=True, row_major=False))
+
+
 def numeric_array(arr) -> np.ndarray:
     """float64 values of a numeric or boolean Arrow array (null = NaN)."""
     if isinstance(arr, pa.ChunkedArray):
@@ -227,7 +243,7 @@ class BatchValues:
         for fast, arrow in groups.values():
             if not fast:
                 continue
-            T = np.asarray(self.batch.select(arrow).to_tensor(null_to_nan=True, row_major=False))
+            T = float_matrix(self.batch, arrow)
             if len(fast) == len(idx):
                 M = np.asfortranarray(T, dtype=np.float64)
             else:

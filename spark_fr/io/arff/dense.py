@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from ...data.columns import float_matrix
 from .cells import CellConverter
 from .errors import Problem
 from .header import NOMINAL
@@ -122,27 +123,13 @@ def arrow_text_columns(conv: CellConverter, data: bytes, n_rows: int, longest: i
         raise Problem("row count mismatch")
     out = ParsedRows(n_rows)
     numeric = [a for a in range(conv.m) if conv.is_numeric(a)]
-    M = numeric_matrix(table, numeric)
+    M = float_matrix(table, numeric)  # one Arrow call: no GIL handover per column
     for j, a in enumerate(numeric):
         out.numeric[a] = M[:, j]
     for a in range(conv.m):
         if not conv.is_numeric(a):
             out.nominal[a] = _arrow_text(conv, a, table.column(a))
     return out
-
-
-def numeric_matrix(table: pa.Table, columns: list[int]) -> np.ndarray:
-    """The float64 ``columns`` of ``table`` as one column-major matrix (rows x columns, nulls as NaN) made by one
-    Arrow call.
-
-    Decision: a column's ``to_numpy`` gives up the GIL and takes it back; with another thread running Python (the
-    kernels' warm-up loading numba's cache beside the read) each take waited up to the interpreter's switch
-    interval (5 ms): 205 columns of an 8 MiB range took 1.2-1.6 s against 4-14 ms alone, one ``to_tensor`` 21-30 ms
-    either way (20,000 x 200 x 5 MTR file, a thread spinning in Python beside)."""
-    if not columns or table.num_rows == 0:
-        return np.empty((table.num_rows, len(columns)), order="F")
-    batch = table.select(columns).combine_chunks().to_batches()[0]
-    return np.asarray(batch.to_tensor(null_to_nan=True, row_major=False))
 
 
 def _arrow_text(conv: CellConverter, a: int, column: pa.ChunkedArray) -> list[str | None]:

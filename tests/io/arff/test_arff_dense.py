@@ -93,10 +93,13 @@ def test_dense_to_csr_in_blocks(tmp_path, monkeypatch, block_cells):
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_numeric_matrix_equals_each_columns_values(seed):
-    """dense.numeric_matrix (one Arrow call) against the obvious reference, each column's own values with nulls
-    as NaN: random float64 tables of several chunks, nulls, a string column left out, no rows, no columns."""
+def test_float_matrix_equals_each_columns_values(seed):
+    """spark_fr.data.columns.float_matrix (one Arrow call; the ARFF ranges' numeric columns) against the obvious
+    reference, each column's own values with nulls as NaN: random float64 tables of several chunks, nulls, a string
+    column left out, no rows, and a record batch sliced from the table."""
     import pyarrow as pa
+
+    from spark_fr.data.columns import float_matrix
 
     rng = np.random.default_rng(seed)
     n, m = int(rng.integers(0, 40)), int(rng.integers(1, 6))
@@ -110,8 +113,13 @@ def test_numeric_matrix_equals_each_columns_values(seed):
     columns["s"] = pa.chunked_array([pa.array(["x"] * n, pa.string())])
     table = pa.table(columns)
     wanted = [j for j in range(m) if rng.random() < 0.7]
-    M = dense.numeric_matrix(table, wanted)
-    assert M.shape == (n, len(wanted)) and M.dtype == np.float64
-    for q, j in enumerate(wanted):
-        ref = np.array([np.nan if v is None else v for v in table.column(j).to_pylist()], np.float64)
-        np.testing.assert_array_equal(M[:, q], ref)
+    start = int(rng.integers(0, n + 1))
+    batch = table.combine_chunks().to_batches()[0].slice(start) if n else None
+    for data, first in ((table, 0), (batch, start)):
+        if data is None:
+            continue
+        M = float_matrix(data, wanted)
+        assert M.shape == (data.num_rows, len(wanted)) and M.dtype == np.float64
+        for q, j in enumerate(wanted):
+            ref = np.array([np.nan if v is None else v for v in table.column(j).to_pylist()[first:]], np.float64)
+            np.testing.assert_array_equal(M[:, q], ref)
