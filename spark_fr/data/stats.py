@@ -204,22 +204,26 @@ class RowSample:
             return self
         return self.add(other.hashes, other.columns, other.values)
 
-    def row_blocks(self, columns: list) -> list:
-        """The sampled values of the logical ``columns``, as row blocks (rows x columns each; stacked: the
-        sample's rows)."""
+    def matrix(self, columns: list) -> np.ndarray:
+        """The sampled values of the logical ``columns`` (rows x columns): a new column-major matrix, the caller's
+        to change (the quantile bins sort it in place).
+
+        Decision: each column is copied from each block on its own (the blocks are column-major): selecting the
+        columns of a block first and stacking the selections made a row-major copy and then a transposing one
+        (20,000 x 200: 0.05-0.17 s against 0.01)."""
         self._cut()
         if not self.blocks:
-            return [np.empty((0, len(columns)))]
-        if list(columns) == self.columns:  # all of them, in order (a wide table's features: no copy)
-            return list(self.blocks)
+            return np.empty((0, len(columns)), order="F")
         at = {c: j for j, c in enumerate(self.columns)}
         pos = [at[c] for c in columns]
-        return [b[:, pos] for b in self.blocks]
-
-    def matrix(self, columns: list) -> np.ndarray:
-        """The sampled values of the logical ``columns`` (rows x columns)."""
-        blocks = self.row_blocks(columns)
-        return blocks[0] if len(blocks) == 1 else stack_blocks(blocks)
+        out = np.empty((sum(b.shape[0] for b in self.blocks), len(pos)), order="F")
+        start = 0
+        for b in self.blocks:
+            end = start + b.shape[0]
+            for j, p in enumerate(pos):
+                out[start:end, j] = b[:, p]
+            start = end
+        return out
 
     def column(self, i: int) -> np.ndarray:
         """The sampled values of logical column i (empty if none)."""

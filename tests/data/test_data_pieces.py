@@ -322,6 +322,11 @@ def test_a_sample_keeping_every_row_appends_its_batches_and_truncates_as_before(
     np.testing.assert_array_equal(every.hashes, np.concatenate(hashes))
     assert every.values.flags.f_contiguous and len(every.blocks) == 1
     np.testing.assert_array_equal(every.matrix([2, 0]), np.vstack(blocks)[:, [2, 0]])
+    own = every.matrix([0, 1, 2])  # every column in order: still a new matrix, the caller's to sort
+    assert own.flags.f_contiguous and not np.shares_memory(own, every.values)
+    np.testing.assert_array_equal(quantile_cuts(own, overwrite=True), quantile_cuts(np.vstack(blocks)))
+    np.testing.assert_array_equal(own, np.sort(np.vstack(blocks), axis=0))  # sorted in place
+    assert RowSample(3).matrix([0, 1]).shape == (0, 2)
     some = RowSample(9)
     for h, b in zip(hashes, blocks):
         some.add(h, [0, 1, 2], b)
@@ -347,7 +352,7 @@ def test_a_sample_keeping_every_row_appends_its_batches_and_truncates_as_before(
 
 
 @pytest.mark.parametrize("m", [1, 7, 600])
-def test_quantile_cuts_equal_numpys_inverted_cdf_quantiles_per_column(m):
+def test_quantile_cuts_equal_numpys_inverted_cdf_quantiles_per_column(m, monkeypatch):
     """:func:`quantile_cuts` (one sort of all columns) against ``np.quantile(..., method="inverted_cdf")`` of each
     column's known values, with columns full, holed, all missing, and of repeated values."""
     from spark_fr.data.plan import QUANTILE_PROBS, quantile_cuts
@@ -360,6 +365,9 @@ def test_quantile_cuts_equal_numpys_inverted_cdf_quantiles_per_column(m):
     V[rng.random(m) < 0.6, 5] = np.nan  # holed as well, with another count of known values
     got = quantile_cuts(V)
     assert got.shape == (QUANTILE_PROBS.size, 6)
+    for threads in ("1", "4"):  # the columns' sort shared among threads, or not: the same cuts
+        monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", threads)
+        np.testing.assert_array_equal(quantile_cuts(np.asfortranarray(V), overwrite=True), got)
     for j in range(6):
         known = V[~np.isnan(V[:, j]), j]
         if known.size == 0:

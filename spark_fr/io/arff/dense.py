@@ -123,9 +123,14 @@ def arrow_text_columns(conv: CellConverter, data: bytes, n_rows: int, longest: i
         raise Problem("row count mismatch")
     out = ParsedRows(n_rows)
     numeric = [a for a in range(conv.m) if conv.is_numeric(a)]
+    table = table.combine_chunks()  # one chunk per column: the batch's arrays
     M = float_matrix(table, numeric)  # one Arrow call: no GIL handover per column
+    nans = np.isnan(M).sum(axis=0)
     for j, a in enumerate(numeric):
         out.numeric[a] = M[:, j]
+        column = table.column(a)
+        if column.num_chunks == 1 and column.null_count == nans[j]:  # nulls are the "?"s; no "NaN" read
+            out.arrow[a] = column.chunk(0)
     for a in range(conv.m):
         if not conv.is_numeric(a):
             out.nominal[a] = _arrow_text(conv, a, table.column(a))

@@ -32,11 +32,25 @@ class ParsedRows:
     nominal : dict of int to list
         Attribute index (nominal, string, date, hierarchical) -> list of
         unquoted values (None = missing).
+    arrow : dict of int to pyarrow.Array
+        Numeric attribute index -> the same values as an Arrow float64 array whose nulls are exactly the
+        missing values, when the parser has one already (pyarrow's CSV reader; see :func:`numeric_arrow`).
     """
 
     n_rows: int
     numeric: dict[int, np.ndarray] = field(default_factory=dict)
     nominal: dict[int, list[str | None]] = field(default_factory=dict)
+    arrow: dict = field(default_factory=dict)
+
+    def numeric_arrow(self, a: int):
+        """Numeric attribute ``a`` as an Arrow float64 array, null where missing: the parser's own array when it
+        kept one, else made from :attr:`numeric` (a copy, and pyarrow's first such conversion imports pandas)."""
+        import pyarrow as pa
+
+        if a in self.arrow:
+            return self.arrow[a]
+        v = self.numeric[a]
+        return pa.array(v, type=pa.float64(), mask=np.isnan(v))
 
 
 @dataclass

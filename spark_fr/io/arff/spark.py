@@ -65,8 +65,7 @@ def _column_arrays(parsed, attr_indices, kinds):
     arrays = []
     for i in attr_indices:
         if kinds[i] == "numeric":
-            v = parsed.numeric[i]
-            arrays.append(pa.array(v, type=pa.float64(), mask=np.isnan(v)))
+            arrays.append(parsed.numeric_arrow(i))
         else:
             arrays.append(pa.array(parsed.nominal[i], type=pa.string()))
     return arrays

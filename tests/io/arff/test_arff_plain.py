@@ -81,6 +81,8 @@ def test_text_lines_equal_the_text_readers_lines(tmp_path):
 CASES = {
     "plain": "".join(f"{i * 0.25},{'xy'[i % 2]},{i % 5}\n" for i in range(300)),
     "missing and no final newline": "".join(f"{i},?,{i % 3}\n" for i in range(300)) + "?,x,1",
+    "missing numbers and NaN": "".join(f"{'?' if i % 4 == 0 else i},x,{'NaN' if i % 9 == 0 else i}\n"
+                                       for i in range(300)),
     "crlf": "".join(f"{i},x,{i}\r\n" for i in range(300)),
     "comments and blank lines": "".join(f"{i},y,{i}\n" + ("% note\n\n" if i % 50 == 0 else "") for i in range(300)),
     "quotes and sparse rows": "".join(f"{i},'x',{i}\n" if i % 7 else f"{{0 {i}, 1 y}}\n" for i in range(300)),
@@ -137,3 +139,20 @@ def test_plain_ranges_are_read_by_pyarrow_as_they_are(tmp_path):
         assert all(np.array_equal(fast.numeric[a], lines.numeric[a]) for a in (0, 2))
         assert fast.nominal[1] == lines.nominal[1]
     assert parser.parse_plain(b"1,x,2\n3,x\n") is None  # pyarrow refuses a short row: the lines' path says why
+
+
+def test_plain_columns_are_pyarrows_own_where_their_nulls_are_the_missing_values(tmp_path):
+    """A plain range's numeric columns are the CSV reader's Arrow arrays when their nulls are exactly the missing
+    values (``?``); where pyarrow read a ``NaN`` (missing to ARFF, not null to pyarrow) the column is made from its
+    values, as the lines' path makes it. Either way: the values with a null at each missing one."""
+    from spark_fr.io.arff import ArffRowParser, read_header
+
+    path = str(write(tmp_path, HEADER + CASES["missing numbers and NaN"]))
+    parser = ArffRowParser(read_header(path))
+    fast = parser.parse_plain(read_range(path, data_offset(path, read_header(path).data_line), 10**6))
+    assert sorted(fast.arrow) == [0]  # a: "?" only; c has NaNs
+    for a in (0, 2):
+        v = fast.numeric[a]
+        got = fast.numeric_arrow(a)
+        assert got.equals(pa.array(v, pa.float64(), mask=np.isnan(v)))
+        assert got.null_count == np.isnan(v).sum() > 0
