@@ -245,10 +245,13 @@ def warm_up_encoding() -> None:
     """Compile (or load from numba's cache) :func:`encode_matrix`'s kernel for the encoding pass's arrays (a
     column-major matrix, as :func:`spark_fr.data.blocks.encode_features` fills it): the methods' warm-ups call it, so
     that a shipped cache holds it and the pass's Spark tasks do not compile it; and the statistics pass's row
-    hashes (:func:`spark_fr.data.rowkeys.warm_up_row_hashes`)."""
+    hashes (:func:`spark_fr.data.rowkeys.warm_up_row_hashes`) and distinct counts
+    (:func:`spark_fr.data.distinct.warm_up_many_distinct`)."""
+    from .distinct import warm_up_many_distinct
     from .rowkeys import warm_up_row_hashes
 
     warm_up_row_hashes()
+    warm_up_many_distinct()
     for k in (2, 1):  # numba types a one-column matrix as C-contiguous, a wider one as Fortran
         encode_matrix(np.zeros((2, k), order="F"), np.full((k, MAX_BINS), np.inf))
 

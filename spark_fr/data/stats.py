@@ -40,12 +40,14 @@ from ..runtime.progress import Progress
 from ..runtime.spark import driver_map, driver_threads
 from .batch_matrix import remember
 from .columns import BatchValues, value_counts
+from .distinct import many_distinct
 from .rowkeys import raw_row_hashes
 
 MAX_DISTINCT = 255
-#: the row prefixes of a batch whose distinct values are counted first: a column with more than MAX_DISTINCT of
-#: them in one is not tracked further (the same statistics: it has as many in the whole batch)
-PREFIX_ROWS = (300, 512)
+#: the row prefix of a batch whose distinct values are counted first (:func:`~spark_fr.data.distinct.many_distinct`):
+#: a column with more than MAX_DISTINCT of them there is not tracked further (the same statistics: it has as many in
+#: the whole batch)
+PREFIX_ROWS = 512
 MAX_STRING_VALUES = 100_000
 MAX_ERRORS = 20
 
@@ -208,20 +210,23 @@ class RowSample:
         """The sampled values of the logical ``columns`` (rows x columns): a new column-major matrix, the caller's
         to change (the quantile bins sort it in place).
 
-        Decision: each column is copied from each block on its own (the blocks are column-major): selecting the
-        columns of a block first and stacking the selections made a row-major copy and then a transposing one
-        (20,000 x 200: 0.05-0.17 s against 0.01)."""
+        Decision: each run of consecutive columns is copied from each block as one column-major slab (the blocks
+        are column-major): selecting the columns of a block first and stacking the selections made a row-major
+        copy and then a transposing one (20,000 x 200: 0.05-0.17 s against 0.01), and a copy per column cost
+        0.27 s on 2,000 x 20,000."""
         self._cut()
         if not self.blocks:
             return np.empty((0, len(columns)), order="F")
         at = {c: j for j, c in enumerate(self.columns)}
-        pos = [at[c] for c in columns]
-        out = np.empty((sum(b.shape[0] for b in self.blocks), len(pos)), order="F")
+        pos = np.array([at[c] for c in columns], np.int64)
+        out = np.empty((sum(b.shape[0] for b in self.blocks), pos.size), order="F")
+        cuts = np.flatnonzero(np.diff(pos) != 1) + 1  # the runs of consecutive positions: [lo, hi) of out
+        runs = list(zip(np.r_[0, cuts].tolist(), np.r_[cuts, pos.size].tolist())) if pos.size else []
         start = 0
         for b in self.blocks:
             end = start + b.shape[0]
-            for j, p in enumerate(pos):
-                out[start:end, j] = b[:, p]
+            for lo, hi in runs:
+                out[start:end, lo:hi] = b[:, pos[lo]:pos[lo] + hi - lo]
             start = end
         return out
 
@@ -266,9 +271,10 @@ def add_numeric_matrix(stats: list, M: np.ndarray) -> None:
     """:meth:`ColumnStats.add_numeric` of the columns of ``M`` (rows x columns), vectorised.
 
     The same statistics as column by column: missing and known counts, min and max, and the distinct
-    values while there are at most 255. Columns with more than 255 distinct values among their first 300, else
-    512, rows are not sorted further (most columns of a wide continuous table; the shorter prefix sorts in about
-    half the time).
+    values while there are at most 255. Columns with more than 255 distinct values among their first
+    :data:`PREFIX_ROWS` rows are not sorted (most columns of a wide continuous table): a set of each column's values,
+    left once it holds 256 (:func:`~spark_fr.data.distinct.many_distinct`; sorting prefixes of 300, then 512 rows
+    took 0.19 s of a batch of 1,000 x 20,000 against 0.02).
     """
     if M.shape[0] == 0:
         return
@@ -279,11 +285,10 @@ def add_numeric_matrix(stats: list, M: np.ndarray) -> None:
     vmin, vmax = np.fmin.reduce(M, axis=0), np.fmax.reduce(M, axis=0)
     tracked = np.array([s.distinct is not None for s in stats], bool)
     many = np.zeros(M.shape[1], bool)
-    for prefix in PREFIX_ROWS:  # fewer rows first: most continuous columns show 256 values among 300
-        if M.shape[0] > prefix and tracked.any():
-            _, new0 = _distinct_sorted(M[:prefix, tracked])
-            many[np.flatnonzero(tracked)] = new0.sum(axis=0) > MAX_DISTINCT
-            tracked &= ~many
+    if M.shape[0] > MAX_DISTINCT and tracked.any():  # most continuous columns show 256 values in as many rows
+        cols = np.flatnonzero(tracked)
+        many[cols] = many_distinct(M, cols, PREFIX_ROWS, MAX_DISTINCT)
+        tracked &= ~many
     cand = np.flatnonzero(tracked)
     S, new = _distinct_sorted(M[:, cand]) if cand.size else (None, None)
     col = {j: q for q, j in enumerate(cand)}

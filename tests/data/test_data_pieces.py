@@ -327,6 +327,8 @@ def test_a_sample_keeping_every_row_appends_its_batches_and_truncates_as_before(
     np.testing.assert_array_equal(quantile_cuts(own, overwrite=True), quantile_cuts(np.vstack(blocks)))
     np.testing.assert_array_equal(own, np.sort(np.vstack(blocks), axis=0))  # sorted in place
     assert RowSample(3).matrix([0, 1]).shape == (0, 2)
+    for cols in ([1, 2], [2], [0, 2], [2, 1, 0], [0, 1, 2, 0, 1], []):  # runs of consecutive columns and others
+        np.testing.assert_array_equal(every.matrix(cols), np.vstack(blocks)[:, cols])
     some = RowSample(9)
     for h, b in zip(hashes, blocks):
         some.add(h, [0, 1, 2], b)
