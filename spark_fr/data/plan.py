@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime.spark import driver_map, driver_threads
 from ..scaling import unit_range
 from ..tasks import TargetColumn, TargetEncoder
 from .binning import OTHER_CATEGORY, FeatureBins, cut_matrix, nominal_bins, numeric_bins, quantile_bins
@@ -92,23 +91,23 @@ def nominal_categories(name: str, declared, counts: dict | None) -> list:
     return cats
 
 
-def quantile_cuts(values, overwrite: bool = False) -> np.ndarray:
+def quantile_cuts(values, presorted: bool = False) -> np.ndarray:
     """Exact quantiles (1/255 ... 254/255) of each column of the hash-selected sample (rows x columns, or a list
     of row blocks whose stacking is the sample): a matrix (254 x columns).
 
     The same as ``np.quantile(known values, QUANTILE_PROBS, method="inverted_cdf")`` per column (the
-    ``ceil(n q) - 1``-th smallest known value), for all columns with one sort (on the driver's threads, a share of
-    the columns each: numpy's sort releases the GIL). A column without known values gets no cut (NaN: no cut,
-    :func:`spark_fr.data.binning.quantile_bins`). ``overwrite``: a column-major float64 matrix is sorted in
-    place (the caller's own copy).
+    ``ceil(n q) - 1``-th smallest known value), for all columns with one sort. A column without known values gets
+    no cut (NaN: no cut, :func:`spark_fr.data.binning.quantile_bins`). ``presorted``: ``values`` is a matrix whose
+    columns are sorted already (NaN last: :meth:`~spark_fr.data.stats.RowSample.matrix` with ``sort``).
     """
-    if isinstance(values, list):  # blocks: stacked into the one new matrix that is sorted
-        V = stack_blocks(values) if len(values) > 1 else np.array(values[0], np.float64, order="F")
-    elif overwrite and values.dtype == np.float64 and values.flags.f_contiguous:
+    if presorted:
         V = values
     else:
-        V = np.array(values, np.float64, order="F")
-    sort_columns(V)  # NaN last
+        if isinstance(values, list):  # blocks: stacked into the one new matrix that is sorted
+            V = stack_blocks(values) if len(values) > 1 else np.array(values[0], np.float64, order="F")
+        else:
+            V = np.array(values, np.float64, order="F")
+        V.sort(axis=0)  # NaN last; column by column
     m, k = V.shape
     if not m:
         return np.full((QUANTILE_PROBS.size, k), np.nan)
@@ -121,14 +120,6 @@ def quantile_cuts(values, overwrite: bool = False) -> np.ndarray:
         # H[rows[q, j], j] read from H's column-major buffer (np.take_along_axis took twice as long)
         cuts[:, holed] = H.ravel(order="F")[rows + np.arange(holed.size, dtype=np.int64)[None, :] * m]
     return cuts
-
-
-def sort_columns(V: np.ndarray) -> None:
-    """Sort each column of a column-major matrix in place (NaN last), the columns shared among the driver's
-    threads."""
-    threads = min(driver_threads(), V.shape[1])
-    bounds = np.linspace(0, V.shape[1], threads + 1).astype(int)
-    driver_map(lambda lo_hi: V[:, lo_hi[0]:lo_hi[1]].sort(axis=0), list(zip(bounds[:-1], bounds[1:])))
 
 
 def _quantile_rows(n: np.ndarray) -> np.ndarray:
@@ -158,7 +149,7 @@ def feature_bins(features: list, fstats: list, sample=None) -> tuple:
     many = [f for f, (c, s) in enumerate(zip(features, fstats))
             if c.kind != "nominal" and s.n_known and s.distinct is None]
     if many:  # quantile bins, all at once (without a sample: no cut)
-        cuts = quantile_cuts(sample.matrix(many), overwrite=True) if sample is not None else np.empty((0, len(many)))
+        cuts = quantile_cuts(sample.matrix(many, sort=True), presorted=True) if sample is not None else np.empty((0, len(many)))
         quantiles = dict(zip(many, quantile_bins([features[f].name for f in many], cuts,
                                                  np.array([fstats[f].vmin for f in many], np.float64),
                                                  np.array([fstats[f].vmax for f in many], np.float64))))

@@ -48,6 +48,8 @@ MAX_DISTINCT = 255
 #: a column with more than MAX_DISTINCT of them there is not tracked further (the same statistics: it has as many in
 #: the whole batch)
 PREFIX_ROWS = 512
+#: the most consecutive columns of the sample a thread copies (and sorts) at a time (:meth:`RowSample.matrix`)
+SAMPLE_PIECE_COLUMNS = 256
 MAX_STRING_VALUES = 100_000
 MAX_ERRORS = 20
 
@@ -206,28 +208,35 @@ class RowSample:
             return self
         return self.add(other.hashes, other.columns, other.values)
 
-    def matrix(self, columns: list) -> np.ndarray:
+    def matrix(self, columns: list, sort: bool = False) -> np.ndarray:
         """The sampled values of the logical ``columns`` (rows x columns): a new column-major matrix, the caller's
-        to change (the quantile bins sort it in place).
+        to change; with ``sort``, each column sorted (NaN last), as the quantile bins read it.
 
-        Decision: each run of consecutive columns is copied from each block as one column-major slab (the blocks
-        are column-major): selecting the columns of a block first and stacking the selections made a row-major
-        copy and then a transposing one (20,000 x 200: 0.05-0.17 s against 0.01), and a copy per column cost
-        0.27 s on 2,000 x 20,000."""
+        Decision: the matrix is filled in pieces of at most :data:`SAMPLE_PIECE_COLUMNS` consecutive columns, on
+        the driver's threads (numpy's copies and sorts release the GIL), each piece copied from every block as one
+        column-major slab and sorted while it is in cache. Selecting the columns of each block first and stacking
+        the selections made a row-major copy and then a transposing one (20,000 x 200: 0.05-0.17 s against
+        0.01); a copy per column cost 0.27 s on 2,000 x 20,000, the whole matrix copied then sorted 0.39 + 0.13 s."""
         self._cut()
         if not self.blocks:
             return np.empty((0, len(columns)), order="F")
         at = {c: j for j, c in enumerate(self.columns)}
         pos = np.array([at[c] for c in columns], np.int64)
         out = np.empty((sum(b.shape[0] for b in self.blocks), pos.size), order="F")
-        cuts = np.flatnonzero(np.diff(pos) != 1) + 1  # the runs of consecutive positions: [lo, hi) of out
-        runs = list(zip(np.r_[0, cuts].tolist(), np.r_[cuts, pos.size].tolist())) if pos.size else []
-        start = 0
-        for b in self.blocks:
-            end = start + b.shape[0]
-            for lo, hi in runs:
+        cuts = np.union1d(np.flatnonzero(np.diff(pos) != 1) + 1, np.arange(0, pos.size, SAMPLE_PIECE_COLUMNS)[1:])
+        pieces = list(zip(np.r_[0, cuts].tolist(), np.r_[cuts, pos.size].tolist())) if pos.size else []
+
+        def fill(piece):
+            lo, hi = piece
+            start = 0
+            for b in self.blocks:
+                end = start + b.shape[0]
                 out[start:end, lo:hi] = b[:, pos[lo]:pos[lo] + hi - lo]
-            start = end
+                start = end
+            if sort:
+                out[:, lo:hi].sort(axis=0)
+
+        driver_map(fill, pieces)
         return out
 
     def column(self, i: int) -> np.ndarray:

@@ -324,8 +324,7 @@ def test_a_sample_keeping_every_row_appends_its_batches_and_truncates_as_before(
     np.testing.assert_array_equal(every.matrix([2, 0]), np.vstack(blocks)[:, [2, 0]])
     own = every.matrix([0, 1, 2])  # every column in order: still a new matrix, the caller's to sort
     assert own.flags.f_contiguous and not np.shares_memory(own, every.values)
-    np.testing.assert_array_equal(quantile_cuts(own, overwrite=True), quantile_cuts(np.vstack(blocks)))
-    np.testing.assert_array_equal(own, np.sort(np.vstack(blocks), axis=0))  # sorted in place
+    np.testing.assert_array_equal(every.matrix([2, 0], sort=True), np.sort(np.vstack(blocks)[:, [2, 0]], axis=0))
     assert RowSample(3).matrix([0, 1]).shape == (0, 2)
     for cols in ([1, 2], [2], [0, 2], [2, 1, 0], [0, 1, 2, 0, 1], []):  # runs of consecutive columns and others
         np.testing.assert_array_equal(every.matrix(cols), np.vstack(blocks)[:, cols])
@@ -357,7 +356,9 @@ def test_a_sample_keeping_every_row_appends_its_batches_and_truncates_as_before(
 def test_quantile_cuts_equal_numpys_inverted_cdf_quantiles_per_column(m, monkeypatch):
     """:func:`quantile_cuts` (one sort of all columns) against ``np.quantile(..., method="inverted_cdf")`` of each
     column's known values, with columns full, holed, all missing, and of repeated values."""
+    from spark_fr.data import stats
     from spark_fr.data.plan import QUANTILE_PROBS, quantile_cuts
+    from spark_fr.data.stats import RowSample
 
     rng = np.random.default_rng(m)
     V = rng.normal(size=(m, 6))
@@ -367,9 +368,13 @@ def test_quantile_cuts_equal_numpys_inverted_cdf_quantiles_per_column(m, monkeyp
     V[rng.random(m) < 0.6, 5] = np.nan  # holed as well, with another count of known values
     got = quantile_cuts(V)
     assert got.shape == (QUANTILE_PROBS.size, 6)
-    for threads in ("1", "4"):  # the columns' sort shared among threads, or not: the same cuts
+    sample = RowSample(m)
+    for part in np.array_split(np.arange(m), 3):  # a sample of three blocks, sorted in pieces of 2 columns
+        sample.add(part.astype(np.int64), list(range(6)), np.asfortranarray(V[part]))
+    monkeypatch.setattr(stats, "SAMPLE_PIECE_COLUMNS", 2)
+    for threads in ("1", "4"):  # the pieces shared among threads, or not: the same cuts
         monkeypatch.setenv("SPARK_FR_DRIVER_THREADS", threads)
-        np.testing.assert_array_equal(quantile_cuts(np.asfortranarray(V), overwrite=True), got)
+        np.testing.assert_array_equal(quantile_cuts(sample.matrix(list(range(6)), sort=True), presorted=True), got)
     for j in range(6):
         known = V[~np.isnan(V[:, j]), j]
         if known.size == 0:
