@@ -412,10 +412,10 @@ class ranking_input:
         from ..runtime.signals import deferred
 
         df = g.pandas.drop(columns=[g.id]) if self.drop_id else g.pandas
-        with deferred():  # a SIGTERM (spark_fr.runtime.signals) between making the folder and noting it waits
-            self._dir = tempfile.mkdtemp(prefix="spark_fr_relational_")
-        path = os.path.join(self._dir, "features.parquet")
-        try:
+        try:  # a SIGTERM that waited for the folder to be noted is raised as the deferred section ends: in here
+            with deferred():  # a SIGTERM (spark_fr.runtime.signals) between making the folder and noting it waits
+                self._dir = tempfile.mkdtemp(prefix="spark_fr_relational_")
+            path = os.path.join(self._dir, "features.parquet")
             write_parquet(df, path)
         except BaseException:  # __exit__ is not called when __enter__ fails (an error, an interruption)
             self.__exit__()

@@ -143,3 +143,34 @@ def test_sigterm_inside_any_weakref_callback_is_raised_after_it(capfd):
     assert not ran_on and watch() is None
     assert "Exception ignored" not in capfd.readouterr().err
     assert sys.unraisablehook is previous_hook
+
+
+def test_sigterm_as_the_feature_folder_is_made_removes_it(tmp_path, monkeypatch):
+    """A SIGTERM that lands while the relational feature folder is being made waits for the folder to be noted and
+    is raised as that section ends: the folder is removed all the same (a full-suite run under load once left it
+    behind, the signal raised before the clean-up's ``try``)."""
+    import os
+    import tempfile
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from spark_fr.relational.local import ranking_input
+    from spark_fr.runtime.signals import Terminated, sigterm_raises
+
+    made = []
+    mkdtemp = tempfile.mkdtemp
+
+    def signalled(**kwargs):  # the folder exists when the signal arrives, as the end-to-end test sends it
+        path = mkdtemp(dir=str(tmp_path), **kwargs)
+        made.append(path)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return path
+
+    monkeypatch.setattr(tempfile, "mkdtemp", signalled)
+    generated = SimpleNamespace(pandas=pd.DataFrame({"id": [1, 2], "x": [0.5, 1.5]}), id="id", frame=None)
+    with pytest.raises(Terminated):
+        with sigterm_raises():
+            with ranking_input(generated):
+                pytest.fail("the body ran after SIGTERM")
+    assert len(made) == 1 and not os.path.exists(made[0])
