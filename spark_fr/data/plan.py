@@ -21,7 +21,6 @@ import numpy as np
 from ..scaling import unit_range
 from ..tasks import TargetColumn, TargetEncoder
 from .binning import OTHER_CATEGORY, FeatureBins, cut_matrix, nominal_bins, numeric_bins, quantile_bins
-from .stats import stack_blocks
 
 log = logging.getLogger(__name__)
 
@@ -91,22 +90,19 @@ def nominal_categories(name: str, declared, counts: dict | None) -> list:
     return cats
 
 
-def quantile_cuts(values, presorted: bool = False) -> np.ndarray:
-    """Exact quantiles (1/255 ... 254/255) of each column of the hash-selected sample (rows x columns, or a list
-    of row blocks whose stacking is the sample): a matrix (254 x columns).
+def quantile_cuts(values: np.ndarray, presorted: bool = False) -> np.ndarray:
+    """Exact quantiles (1/255 ... 254/255) of each column of the hash-selected sample (rows x columns): a matrix
+    (254 x columns).
 
     The same as ``np.quantile(known values, QUANTILE_PROBS, method="inverted_cdf")`` per column (the
     ``ceil(n q) - 1``-th smallest known value), for all columns with one sort. A column without known values gets
-    no cut (NaN: no cut, :func:`spark_fr.data.binning.quantile_bins`). ``presorted``: ``values`` is a matrix whose
-    columns are sorted already (NaN last: :meth:`~spark_fr.data.stats.RowSample.matrix` with ``sort``).
+    no cut (NaN: no cut, :func:`spark_fr.data.binning.quantile_bins`). ``presorted``: the columns of ``values`` are
+    sorted already (NaN last: :meth:`~spark_fr.data.stats.RowSample.matrix` with ``sort``, as the bins read it).
     """
     if presorted:
         V = values
     else:
-        if isinstance(values, list):  # blocks: stacked into the one new matrix that is sorted
-            V = stack_blocks(values) if len(values) > 1 else np.array(values[0], np.float64, order="F")
-        else:
-            V = np.array(values, np.float64, order="F")
+        V = np.array(values, np.float64, order="F")
         V.sort(axis=0)  # NaN last; column by column
     m, k = V.shape
     if not m:
@@ -149,7 +145,10 @@ def feature_bins(features: list, fstats: list, sample=None) -> tuple:
     many = [f for f, (c, s) in enumerate(zip(features, fstats))
             if c.kind != "nominal" and s.n_known and s.distinct is None]
     if many:  # quantile bins, all at once (without a sample: no cut)
-        cuts = quantile_cuts(sample.matrix(many, sort=True), presorted=True) if sample is not None else np.empty((0, len(many)))
+        if sample is not None:
+            cuts = quantile_cuts(sample.matrix(many, sort=True), presorted=True)
+        else:
+            cuts = np.empty((0, len(many)))
         quantiles = dict(zip(many, quantile_bins([features[f].name for f in many], cuts,
                                                  np.array([fstats[f].vmin for f in many], np.float64),
                                                  np.array([fstats[f].vmax for f in many], np.float64))))
