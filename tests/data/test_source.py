@@ -44,25 +44,47 @@ def test_a_narrowing_collects_the_batches_of_its_projection(spark):
         assert sum(parts) == 50
 
 
-def test_a_wide_frame_is_collected_with_interpreted_projections_and_the_setting_restored(spark):
-    """A frame wider than whole-stage code takes is collected with Spark's interpreted projections (the same
-    batches); the session's setting is back afterwards; a narrow frame and a user's own value are left alone."""
-    from spark_fr.data.source import FACTORY_MODE, INTERPRETED, interpreted_projections
+def test_a_wide_frame_is_collected_with_interpreted_projections_and_small_batches_and_the_settings_restored(
+        spark, tmp_path):
+    """A frame wider than whole-stage code takes is collected with Spark's interpreted projections and Parquet column
+    batches of fewer rows (the same batches); the session's settings are back afterwards; a narrow frame and a
+    user's own value are left alone."""
+    import pyarrow.parquet as pq
 
-    before = spark.conf.get(FACTORY_MODE)
-    assert before != INTERPRETED
-    with interpreted_projections(spark, 101):
-        assert spark.conf.get(FACTORY_MODE) == INTERPRETED
-    assert spark.conf.get(FACTORY_MODE) == before
-    with interpreted_projections(spark, 100):
-        assert spark.conf.get(FACTORY_MODE) == before
+    from spark_fr.data.source import FACTORY_MODE, INTERPRETED, PARQUET_BATCH, collection_settings
+
+    before = spark.conf.get(FACTORY_MODE), spark.conf.get(PARQUET_BATCH)
+    assert before[0] != INTERPRETED and before[1] == "4096"
+    with collection_settings(spark, 101):
+        assert (spark.conf.get(FACTORY_MODE), spark.conf.get(PARQUET_BATCH)) == (INTERPRETED, "4096")
+    with collection_settings(spark, 5000):
+        assert (spark.conf.get(FACTORY_MODE), spark.conf.get(PARQUET_BATCH)) == (INTERPRETED, "128")
+    assert (spark.conf.get(FACTORY_MODE), spark.conf.get(PARQUET_BATCH)) == before
+    with collection_settings(spark, 100):
+        assert (spark.conf.get(FACTORY_MODE), spark.conf.get(PARQUET_BATCH)) == before
     spark.conf.set(FACTORY_MODE, "CODEGEN_ONLY")
+    spark.conf.set(PARQUET_BATCH, "1000")
     try:
-        with interpreted_projections(spark, 5000):
-            assert spark.conf.get(FACTORY_MODE) == "CODEGEN_ONLY"
-        assert spark.conf.get(FACTORY_MODE) == "CODEGEN_ONLY"
+        with collection_settings(spark, 5000):
+            assert (spark.conf.get(FACTORY_MODE), spark.conf.get(PARQUET_BATCH)) == ("CODEGEN_ONLY", "1000")
+        assert (spark.conf.get(FACTORY_MODE), spark.conf.get(PARQUET_BATCH)) == ("CODEGEN_ONLY", "1000")
     finally:
         spark.conf.unset(FACTORY_MODE)
+        spark.conf.unset(PARQUET_BATCH)
+    # a Parquet frame of 1,000 rows read in column batches of 128 rows (the settings of 20,000 columns) and as
+    # Spark reads it by default: the same rows, missing values included
+    rng = np.random.default_rng(4)
+    wide = pd.DataFrame(rng.normal(size=(1000, 30)), columns=[f"x{i}" for i in range(30)])
+    wide.iloc[::9, 2] = np.nan
+    wide["n"] = pd.array(rng.integers(0, 5, 1000), dtype="Int64")
+    wide.loc[::13, "n"] = pd.NA
+    pq.write_table(pa.Table.from_pandas(wide, preserve_index=False), tmp_path / "wide.parquet", row_group_size=700)
+    frame = spark.read.parquet(str(tmp_path / "wide.parquet")).where("x0 > -3")
+    plain = table_of(frame.toArrow().to_batches())
+    with collection_settings(spark, 20000):
+        assert spark.conf.get(PARQUET_BATCH) == "128"
+        small = table_of(frame.toArrow().to_batches())
+    assert small.num_rows > 900 and small.equals(plain)
     rng = np.random.default_rng(5)
     pdf = pd.DataFrame(rng.normal(size=(40, 130)), columns=[f"x{i}" for i in range(130)])
     pdf.iloc[::7, 3] = np.nan
@@ -72,4 +94,17 @@ def test_a_wide_frame_is_collected_with_interpreted_projections_and_the_setting_
     want = table_of(df.toArrow().to_batches())
     alias = {c.name: c.column for c in cols}
     assert got.select([alias[n] for n in pdf.columns]).rename_columns(list(pdf.columns)).equals(want)
-    assert spark.conf.get(FACTORY_MODE) == before
+    assert (spark.conf.get(FACTORY_MODE), spark.conf.get(PARQUET_BATCH)) == before
+
+
+def test_a_wide_frames_parquet_batches_hold_about_a_million_values_in_a_power_of_two_of_rows():
+    """The batch's rows: Spark's default up to 256 columns, then the largest power of two whose batch holds at most
+    2^20 values, never under 128 rows."""
+    from spark_fr.data.source import parquet_batch_rows
+
+    assert [parquet_batch_rows(n) for n in (1, 101, 256)] == [4096] * 3
+    for n in (257, 1000, 2048, 5000, 8191, 8192, 8193, 20000, 10 ** 6):
+        rows = parquet_batch_rows(n)
+        assert rows & (rows - 1) == 0 and 128 <= rows <= 4096, (n, rows)
+        assert rows == 128 or (rows * n <= 1 << 20 < 2 * rows * n), (n, rows)
+    assert (parquet_batch_rows(5000), parquet_batch_rows(1000), parquet_batch_rows(20000)) == (128, 1024, 128)
