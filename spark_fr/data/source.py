@@ -27,6 +27,7 @@ from abc import ABC, abstractmethod
 
 import pyarrow as pa
 
+from ..errors import one_line
 from ..runtime.engine import engine_for
 from ..runtime.progress import Progress
 from .columns import qcol, safe_columns, safe_names
@@ -158,7 +159,7 @@ class FrameSource(BatchSource):
         try:
             self._cached = self.df.persist(StorageLevel.MEMORY_AND_DISK)
         except Exception as err:  # a session that caches nothing (serverless compute): read it again instead
-            log.info("input not persisted (%s): read again for each pass", str(err).splitlines()[0][:120])
+            log.info("input not persisted (%s): read again for each pass", one_line(err)[:120])
             return
         self._df = self._cached
 
@@ -217,7 +218,7 @@ def collection_settings(spark, n_columns: int):
                 spark.conf.set(key, value)
                 changed.append(key)
     except Exception as err:  # a session without the setting: collected as it is
-        log.debug("collection settings not made (%s)", str(err).splitlines()[0][:120] if str(err) else err)
+        log.debug("collection settings not made (%s)", one_line(err)[:120])
     try:
         yield
     finally:
@@ -225,7 +226,7 @@ def collection_settings(spark, n_columns: int):
             try:
                 spark.conf.unset(key)
             except Exception as err:  # the session is gone (stopped meanwhile)
-                log.debug("%s not restored (%s)", key, str(err).splitlines()[0][:120] if str(err) else err)
+                log.debug("%s not restored (%s)", key, one_line(err)[:120])
 
 
 def collect_arrow(df) -> list:
